@@ -45,3 +45,7 @@ class FetchError(NadirdError):
 
 class StoreError(NadirdError):
     """The result store cannot be opened or written."""
+
+
+class StateError(NadirdError):
+    """A state file (snapshot, frontier) is missing parts, corrupt or unreadable."""

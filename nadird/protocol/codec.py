@@ -1,0 +1,66 @@
+"""msgpack codec: versioned maps with named fields, validated on decode.
+
+A frame that is not msgpack, not a map, of another protocol version or of an
+unknown kind, or whose fields do not match the message type, raises
+ProtocolError; the caller drops it and counts it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import cache
+from typing import Any
+
+import msgpack
+
+from nadird.errors import ProtocolError
+from nadird.protocol.messages import MESSAGE_TYPES, Message
+from nadird.typecheck import Mismatch, build
+
+VERSION = 1
+# Frames larger than this are refused before unpacking (a later hardening
+# step also sets ZMQ_MAXMSGSIZE on the sockets).
+MAX_FRAME = 64 * 1024 * 1024
+
+
+@cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+def _to_plain(msg: Any) -> Any:
+    if dataclasses.is_dataclass(msg) and not isinstance(msg, type):
+        return {name: _to_plain(getattr(msg, name)) for name in _field_names(type(msg))}
+    if isinstance(msg, list):
+        return [_to_plain(v) for v in msg]
+    return msg
+
+
+def encode(msg: Message) -> bytes:
+    body = _to_plain(msg)
+    body["v"] = VERSION
+    body["k"] = msg.KIND
+    packed: bytes = msgpack.packb(body, use_bin_type=True)
+    return packed
+
+
+def decode(frame: bytes) -> Message:
+    if len(frame) > MAX_FRAME:
+        raise ProtocolError(f"frame of {len(frame)} bytes exceeds {MAX_FRAME}")
+    try:
+        body = msgpack.unpackb(frame, raw=False, strict_map_key=True)
+    except Exception as exc:  # msgpack raises several unrelated types
+        raise ProtocolError(f"not msgpack: {type(exc).__name__}") from None
+    if not isinstance(body, dict):
+        raise ProtocolError("message is not a map")
+    version = body.pop("v", None)
+    if version != VERSION:
+        raise ProtocolError(f"unsupported protocol version {version!r}")
+    kind = body.pop("k", None)
+    cls = MESSAGE_TYPES.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise ProtocolError(f"unknown message kind {kind!r:.40}")
+    try:
+        return build(cls, body)
+    except Mismatch as exc:
+        raise ProtocolError(f"{kind}: {exc}") from None

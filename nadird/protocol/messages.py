@@ -1,0 +1,167 @@
+"""Message types exchanged between master and workers.
+
+Each message is a dataclass with named fields; on the wire it is a msgpack map
+carrying the protocol version `v` and the kind `k` beside those fields (see
+codec.py). Lists that travel side by side (urls/fps) are checked for equal
+length here, so a handler never has to.
+
+Socket use:
+  worker DEALER -> master ROUTER: Hello, Credit, Heartbeat, BagDone, Bye
+  master ROUTER -> worker DEALER: Welcome, Bag, Shutdown
+  worker PUSH   -> master PULL:   Results
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+FP_LEN = 16
+
+
+def _check_fps(name: str, fps: list[bytes]) -> None:
+    for fp in fps:
+        if len(fp) != FP_LEN:
+            raise ValueError(f"{name}: every fingerprint must be {FP_LEN} bytes")
+
+
+def _same_length(**lists: list[Any]) -> None:
+    lengths = {len(v) for v in lists.values()}
+    if len(lengths) > 1:
+        raise ValueError(f"{', '.join(lists)} must have the same length")
+
+
+@dataclass(frozen=True, slots=True)
+class Hello:
+    KIND: ClassVar[str] = "hello"
+    node: str
+    capacity: int
+    group: str = "default"
+    capabilities: list[str] = field(default_factory=list)
+    pid: int = 0
+    version: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Welcome:
+    KIND: ClassVar[str] = "welcome"
+    node: str
+    heartbeat_interval: float
+    lease_ttl: float
+
+
+@dataclass(frozen=True, slots=True)
+class Credit:
+    """The worker can take `bags` more bags (credit-based flow control)."""
+
+    KIND: ClassVar[str] = "credit"
+    node: str
+    bags: int
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat:
+    """Liveness; renews every lease listed."""
+
+    KIND: ClassVar[str] = "heartbeat"
+    node: str
+    leases: list[str]
+    inflight: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Bag:
+    """Up to bag_size URLs of ONE domain and ONE job, under a lease."""
+
+    KIND: ClassVar[str] = "bag"
+    lease: str
+    epoch: int
+    domain: str
+    job: dict[str, Any]
+    urls: list[str]
+    fps: list[bytes]
+    depths: list[int]
+    delay: float
+    domain_concurrency: int
+    ttl: float
+
+    def __post_init__(self) -> None:
+        _same_length(urls=self.urls, fps=self.fps, depths=self.depths)
+        _check_fps("fps", self.fps)
+
+
+@dataclass(frozen=True, slots=True)
+class BagDone:
+    """The worker finished a bag. `returned` are fingerprints it did not fetch.
+
+    `wait` is how many seconds from now the domain must rest before its next
+    request: relative, because master and worker clocks are not comparable.
+    """
+
+    KIND: ClassVar[str] = "bag_done"
+    node: str
+    lease: str
+    epoch: int
+    returned: list[bytes] = field(default_factory=list)
+    wait: float = 0.0
+
+    def __post_init__(self) -> None:
+        _check_fps("returned", self.returned)
+
+
+@dataclass(frozen=True, slots=True)
+class Bye:
+    KIND: ClassVar[str] = "bye"
+    node: str
+
+
+@dataclass(frozen=True, slots=True)
+class Shutdown:
+    """The master is going away (crawl complete or stopping)."""
+
+    KIND: ClassVar[str] = "shutdown"
+    reason: str
+    done: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PageResult:
+    url: str
+    fp: bytes
+    final_url: str
+    status: int
+    fetched_at: float
+    depth: int
+    content_type: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+    checksum: str | None = None
+    body: bytes | None = None
+    error: str | None = None
+    redirects: list[str] = field(default_factory=list)
+    links: list[str] = field(default_factory=list)
+    link_fps: list[bytes] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        _check_fps("fp", [self.fp])
+        _same_length(links=self.links, link_fps=self.link_fps)
+        _check_fps("link_fps", self.link_fps)
+
+
+@dataclass(frozen=True, slots=True)
+class Results:
+    """A batch of page results from one lease; each page acks its URL."""
+
+    KIND: ClassVar[str] = "results"
+    node: str
+    lease: str
+    epoch: int
+    job: str
+    pages: list[PageResult]
+
+
+Message = Hello | Welcome | Credit | Heartbeat | Bag | BagDone | Bye | Shutdown | Results
+
+MESSAGE_TYPES: dict[str, type[Message]] = {
+    cls.KIND: cls
+    for cls in (Hello, Welcome, Credit, Heartbeat, Bag, BagDone, Bye, Shutdown, Results)
+}

@@ -1,0 +1,64 @@
+"""Turn a `--store` URI into a Store, and print one safely.
+
+Accepted forms:
+
+- `sqlite:///crawl.db` (relative to the working directory) and
+  `sqlite:////var/lib/nadird/crawl.db` (absolute): the same three-slash /
+  four-slash convention as SQLAlchemy, so the part after `sqlite:///` is the
+  filesystem path as written;
+- a bare path ending in .db, .sqlite or .sqlite3, as a shorthand;
+- `mongodb://` and `mongodb+srv://` (reserved; not implemented yet).
+"""
+
+from __future__ import annotations
+
+from nadird.errors import StoreError
+from nadird.store.base import Store
+from nadird.store.sqlite import SqliteStore
+
+_SQLITE_PREFIX = "sqlite:///"
+_SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+_MONGO_SCHEMES = ("mongodb://", "mongodb+srv://")
+_ACCEPTED = (
+    "sqlite:///relative.db, sqlite:////absolute/path.db, "
+    "a path ending in .db/.sqlite/.sqlite3, or mongodb://..."
+)
+
+
+def open_store(uri: str) -> Store:
+    """The store for `uri`, not yet opened (the caller awaits `open()`)."""
+    lowered = uri.lower()
+    if lowered.startswith(_SQLITE_PREFIX):
+        return _sqlite_store(uri, uri[len(_SQLITE_PREFIX) :])
+    if lowered.startswith(_MONGO_SCHEMES):
+        raise StoreError(f"MongoDB store not available yet: {describe_store_uri(uri)}")
+    if "://" not in uri and lowered.endswith(_SQLITE_SUFFIXES):
+        return SqliteStore(uri)
+    raise StoreError(f"unsupported store URI {describe_store_uri(uri)!r}; expected {_ACCEPTED}")
+
+
+def _sqlite_store(uri: str, path: str) -> SqliteStore:
+    # Query strings and fragments are not parsed: silently taking "a.db?mode=ro"
+    # as a file name would surprise more than a clear error does.
+    if not path or path.endswith("/") or "?" in path or "#" in path:
+        raise StoreError(f"bad SQLite store URI {uri!r}: expected a file path after sqlite:///")
+    return SqliteStore(path)
+
+
+def describe_store_uri(uri: str) -> str:
+    """`uri` with any password replaced by ***, for logs and error messages."""
+    scheme, sep, rest = uri.partition("://")
+    if not sep:
+        return uri
+    # The authority ends at the first "/" after the scheme (mongodb allows
+    # several comma-separated hosts in it, so urllib's host parsing is avoided).
+    authority, slash, tail = rest.partition("/")
+    # A literal "@" in a password must be percent-encoded, so the last "@"
+    # is the one that ends the user info.
+    userinfo, at, hosts = authority.rpartition("@")
+    if not at:
+        return uri
+    user, colon, _password = userinfo.partition(":")
+    if not colon:
+        return uri
+    return f"{scheme}://{user}:***@{hosts}{slash}{tail}"

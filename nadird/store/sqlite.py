@@ -1,0 +1,276 @@
+"""The embedded default store: one SQLite file next to the master.
+
+sqlite3 calls block, so the connection lives on a private one-thread executor
+and every call goes through `run_in_executor`; the event loop (which is also
+serving the workers' sockets) never waits on disk. One thread, one connection:
+sqlite3's `check_same_thread` guard stays on and proves nothing else touches it.
+Everything CPU-heavy about a record (zlib, JSON) also happens on that thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sqlite3
+import zlib
+from collections.abc import AsyncIterator, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from nadird.errors import StoreError
+from nadird.store.base import PageRecord
+
+SCHEMA_VERSION = 1
+
+# Rows fetched per executor round trip by iter_records: big enough to amortise
+# the thread hop, small enough that a huge store never sits in memory at once.
+CHUNK_ROWS = 500
+
+_ZLIB_LEVEL = 6
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS pages (
+    fp BLOB PRIMARY KEY,
+    url TEXT NOT NULL,
+    final_url TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    fetched_at REAL NOT NULL,
+    content_type TEXT,
+    depth INTEGER NOT NULL,
+    job TEXT NOT NULL,
+    data TEXT NOT NULL,
+    checksum TEXT,
+    body BLOB,
+    error TEXT,
+    redirects TEXT NOT NULL,
+    node TEXT
+);
+CREATE INDEX IF NOT EXISTS pages_job ON pages (job);
+"""
+
+# Column order shared by the upsert and the select, so a row tuple maps to the
+# same names in both directions.
+_COLUMNS = (
+    "fp",
+    "url",
+    "final_url",
+    "status",
+    "fetched_at",
+    "content_type",
+    "depth",
+    "job",
+    "data",
+    "checksum",
+    "body",
+    "error",
+    "redirects",
+    "node",
+)
+
+_UPSERT = (
+    f"INSERT INTO pages ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))}) "
+    "ON CONFLICT(fp) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS if c != "fp")
+)
+
+# Keyset pagination on rowid: each chunk is a fresh, short query, so no read
+# cursor stays open across awaits (a write between chunks is never blocked and
+# never invalidates the iteration). An upsert keeps the row's rowid, and the
+# job index carries rowid, so both forms walk an index in order.
+_SELECT_ALL = (
+    f"SELECT rowid, {', '.join(_COLUMNS)} FROM pages WHERE rowid > ? ORDER BY rowid LIMIT ?"
+)
+_SELECT_JOB = (
+    f"SELECT rowid, {', '.join(_COLUMNS)} FROM pages "
+    "WHERE job = ? AND rowid > ? ORDER BY rowid LIMIT ?"
+)
+
+_T = TypeVar("_T")
+_Row = tuple[Any, ...]
+
+
+class SqliteStore:
+    """Store backed by one SQLite database file (created on `open`)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._executor: ThreadPoolExecutor | None = None
+        self._conn: sqlite3.Connection | None = None
+
+    def __repr__(self) -> str:
+        return f"SqliteStore({self.path!r})"
+
+    async def open(self) -> None:
+        if self._executor is not None:
+            return
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nadird-sqlite")
+        loop = asyncio.get_running_loop()
+        try:
+            self._conn = await loop.run_in_executor(executor, self._connect)
+        except BaseException:
+            executor.shutdown(wait=False)
+            raise
+        self._executor = executor
+
+    async def write(self, records: Sequence[PageRecord]) -> None:
+        if not records:
+            return
+        await self._run(self._write_sync, list(records))
+
+    async def count(self, job: str | None = None) -> int:
+        return await self._run(self._count_sync, job)
+
+    async def iter_records(self, job: str | None = None) -> AsyncIterator[PageRecord]:
+        after = 0
+        while True:
+            records, last = await self._run(self._chunk_sync, job, after)
+            for record in records:
+                yield record
+            if len(records) < CHUNK_ROWS:
+                return
+            after = last
+
+    async def close(self) -> None:
+        executor, self._executor = self._executor, None
+        if executor is None:
+            return
+        loop = asyncio.get_running_loop()
+        try:
+            # Queued behind any write still in flight, so that write finishes
+            # (and commits) before the connection goes away.
+            await loop.run_in_executor(executor, self._close_sync)
+        finally:
+            # The queue is empty by now, so this only joins an idle thread.
+            executor.shutdown(wait=True)
+
+    async def _run(self, fn: Callable[..., _T], *args: Any) -> _T:
+        if self._executor is None:
+            raise StoreError(f"{self.path}: store is not open")
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self._executor, fn, *args)
+        except sqlite3.Error as exc:
+            # Reads fail this way (disk I/O, file replaced); writes wrap their own.
+            raise StoreError(f"{self.path}: {exc}") from exc
+
+    # Everything below runs on the executor thread only.
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            return _open_db(self.path)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"{self.path}: cannot open SQLite store: {exc}") from exc
+
+    def _db(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StoreError(f"{self.path}: store is not open")
+        return self._conn
+
+    def _write_sync(self, records: list[PageRecord]) -> None:
+        rows = [_to_row(r) for r in records]
+        conn = self._db()
+        try:
+            # IMMEDIATE takes the write lock up front, so a second process on
+            # the same file fails here rather than halfway through the batch.
+            conn.execute("BEGIN IMMEDIATE")
+            conn.executemany(_UPSERT, rows)
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise StoreError(f"{self.path}: write of {len(rows)} records failed: {exc}") from exc
+
+    def _count_sync(self, job: str | None) -> int:
+        conn = self._db()
+        if job is None:
+            row = conn.execute("SELECT count(*) FROM pages").fetchone()
+        else:
+            row = conn.execute("SELECT count(*) FROM pages WHERE job = ?", (job,)).fetchone()
+        return int(row[0])
+
+    def _chunk_sync(self, job: str | None, after: int) -> tuple[list[PageRecord], int]:
+        conn = self._db()
+        if job is None:
+            rows = conn.execute(_SELECT_ALL, (after, CHUNK_ROWS)).fetchall()
+        else:
+            rows = conn.execute(_SELECT_JOB, (job, after, CHUNK_ROWS)).fetchall()
+        last = int(rows[-1][0]) if rows else after
+        return [_from_row(row[1:]) for row in rows], last
+
+    def _close_sync(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
+
+def _open_db(path: str) -> sqlite3.Connection:
+    parent = os.path.dirname(path)
+    if parent:
+        os.makedirs(parent, exist_ok=True)
+    # isolation_level=None: no implicit transactions; write() opens its own,
+    # so "one call = one transaction" is visible in the code.
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        _prepare(conn, path)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _prepare(conn: sqlite3.Connection, path: str) -> None:
+    """Set durability pragmas and create or check the schema."""
+    # WAL lets readers (count, export) run alongside the writer. In WAL mode
+    # synchronous=NORMAL still survives a crash of this process: a commit is
+    # in the WAL file, which the OS holds. Only a power loss or kernel crash
+    # can drop the last few commits, and even that never corrupts the file.
+    # (This is the first statement that reads the file, so a file that is not
+    # a database fails here with sqlite3.DatabaseError.)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.executescript(_SCHEMA)
+    conn.execute(
+        "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
+        (str(SCHEMA_VERSION),),
+    )
+    (found,) = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if found != str(SCHEMA_VERSION):
+        raise StoreError(f"{path}: schema version {found}, this nadird reads {SCHEMA_VERSION}")
+
+
+def _to_row(record: PageRecord) -> _Row:
+    body = None if record.body is None else zlib.compress(record.body, _ZLIB_LEVEL)
+    try:
+        data = json.dumps(record.data, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"record for {record.url}: data is not JSON: {exc}") from exc
+    return (
+        record.fp,
+        record.url,
+        record.final_url,
+        record.status,
+        record.fetched_at,
+        record.content_type,
+        record.depth,
+        record.job,
+        data,
+        record.checksum,
+        body,
+        record.error,
+        json.dumps(record.redirects, ensure_ascii=False),
+        record.node,
+    )
+
+
+def _from_row(row: _Row) -> PageRecord:
+    values = dict(zip(_COLUMNS, row, strict=True))
+    body = values["body"]
+    values["body"] = None if body is None else zlib.decompress(body)
+    values["data"] = json.loads(values["data"])
+    values["redirects"] = json.loads(values["redirects"])
+    return PageRecord(**values)

@@ -111,6 +111,7 @@ class FetchConfig:
     pool_size: int = 100
     allow_private: bool = False
     resolve: dict[str, str] = field(default_factory=dict)
+    source_address: str | None = None
     html_types: list[str] = field(default_factory=lambda: ["text/html", "application/xhtml+xml"])
 
     def __post_init__(self) -> None:

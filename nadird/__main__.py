@@ -1,0 +1,5 @@
+import sys
+
+from nadird.cli import main
+
+sys.exit(main())

@@ -1,0 +1,162 @@
+"""Command line: `nadird --role master|worker -c FILE`, `crawl`, `export`.
+
+Exit status: 0 success, 1 runtime error, 2 usage or configuration error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+from nadird import __version__
+from nadird.config import Config, load_config
+from nadird.errors import ConfigError, StateError, StoreError
+from nadird.logs import configure
+
+EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
+
+
+def _host_ip(text: str) -> tuple[str, str]:
+    host, sep, ip = text.partition("=")
+    if not sep or not host or not ip:
+        raise argparse.ArgumentTypeError(f"expected HOST=IP (e.g. example.test=127.0.0.1), got {text!r}")
+    return host, ip
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be >= 1")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    value = float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be >= 0")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="nadird", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"nadird {__version__}")
+    parser.add_argument("--role", choices=["master", "worker"], help="run a daemon role")
+    parser.add_argument("-c", "--config", help="YAML config file")
+    parser.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    crawl = sub.add_parser("crawl", help="crawl to completion with a local master and workers")
+    crawl.add_argument("seed_urls", nargs="*", metavar="SEED_URL")
+    crawl.add_argument("--seeds", help="file with one seed URL per line")
+    crawl.add_argument("--workers", type=_positive_int, default=2)
+    crawl.add_argument("--max-pages", type=_positive_int)
+    crawl.add_argument("--max-depth", type=int)
+    crawl.add_argument("--allow-domain", action="append", default=[], metavar="DOMAIN")
+    crawl.add_argument("--out", help="write the crawled records as JSON lines")
+    crawl.add_argument("--config", dest="crawl_config", help="base YAML config (jobs, fetch...)")
+    crawl.add_argument("--delay", type=_non_negative_float, help="seconds between requests to a domain")
+    crawl.add_argument("--domain-concurrency", type=_positive_int)
+    crawl.add_argument("--store", default="sqlite:///nadird-crawl.db", help="store URI")
+    crawl.add_argument("--resolve", type=_host_ip, action="append", default=[],
+                       metavar="HOST=IP", help="pin a host name (or *.pattern) to an address")
+    crawl.add_argument("--allow-private", action="store_true",
+                       help="allow loopback, private and link-local destinations")
+    crawl.add_argument("--state-dir", help="keep master state here (default: a temp dir)")
+    crawl.add_argument("--log-level", dest="crawl_log_level",
+                       choices=["debug", "info", "warning", "error"])
+
+    export = sub.add_parser("export", help="write stored records as JSON lines or CSV")
+    export.add_argument("--store", help="store URI (default: store.uri of --config)")
+    export.add_argument("--config", dest="export_config")
+    export.add_argument("--format", choices=["jsonl", "csv"], default="jsonl")
+    export.add_argument("--job")
+    export.add_argument("--out", help="output file (default: stdout)")
+    return parser
+
+
+def _seeds(args: argparse.Namespace) -> list[str]:
+    seeds = list(args.seed_urls)
+    if args.seeds:
+        try:
+            lines = Path(args.seeds).read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise ConfigError(args.seeds, "(file)", f"readable seed file ({exc.strerror})") from None
+        seeds += [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
+    return seeds
+
+
+def _crawl(args: argparse.Namespace) -> int:
+    from nadird.crawl import CrawlOptions, run_crawl
+    from nadird.daemon import run_async
+
+    base = load_config(args.crawl_config) if args.crawl_config else Config()
+    configure("crawl", base.node, args.crawl_log_level or base.log_level, stream=sys.stderr)
+    seeds = _seeds(args)
+    if not seeds and not base.seeds:
+        raise ConfigError("(command line)", "SEED_URL", "at least one seed URL or --seeds FILE")
+    opts = CrawlOptions(
+        seeds=seeds, workers=args.workers, max_pages=args.max_pages, max_depth=args.max_depth,
+        allow_domains=args.allow_domain, out=args.out, delay=args.delay,
+        domain_concurrency=args.domain_concurrency, store=args.store,
+        resolve=dict(args.resolve), allow_private=args.allow_private, state_dir=args.state_dir,
+    )
+    return run_async(run_crawl(opts, base))
+
+
+def _export(args: argparse.Namespace) -> int:
+    from nadird.store.export import export_records
+    from nadird.store.open import open_store
+
+    uri = args.store
+    if uri is None:
+        uri = (load_config(args.export_config) if args.export_config else Config()).store.uri
+
+    async def go() -> int:
+        store = open_store(uri)
+        await store.open()
+        try:
+            if args.out:
+                with open(args.out, "w", encoding="utf-8", newline="") as fh:
+                    return await export_records(store, fh, args.format, args.job)
+            return await export_records(store, sys.stdout, args.format, args.job)
+        finally:
+            await store.close()
+
+    rows = asyncio.run(go())
+    print(f"exported {rows} records", file=sys.stderr)
+    return EXIT_OK
+
+
+def _daemon(args: argparse.Namespace) -> int:
+    from nadird.daemon import master_main, run_async, worker_main
+
+    if not args.config:
+        raise ConfigError("(command line)", "--config", "a config file for --role")
+    config = load_config(args.config)
+    configure(args.role, config.node, args.log_level or config.log_level)
+    main = master_main if args.role == "master" else worker_main
+    return run_async(main(config))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "crawl":
+            return _crawl(args)
+        if args.command == "export":
+            return _export(args)
+        if args.role:
+            return _daemon(args)
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    except (ConfigError, StoreError) as exc:
+        print(f"nadird: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except StateError as exc:
+        print(f"nadird: error: {exc}", file=sys.stderr)
+        return EXIT_RUNTIME
+    except KeyboardInterrupt:
+        return EXIT_RUNTIME

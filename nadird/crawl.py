@@ -1,0 +1,206 @@
+"""`nadird crawl`: a master in this process and N worker processes, to completion.
+
+The same master and worker code as the daemons, wired over loopback TCP on
+ports the kernel picks. Workers that die are restarted (a few times) and lose
+nothing: their leases expire or are reclaimed when they say hello again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from nadird.config import Config, Seed
+from nadird.daemon import stop_on_signals
+from nadird.jobs import Job
+from nadird.logs import get_logger
+from nadird.master.server import Master
+from nadird.store.base import Store
+from nadird.store.open import describe_store_uri, open_store
+
+log = get_logger()
+MAX_RESTARTS = 5
+
+
+@dataclass
+class CrawlOptions:
+    seeds: list[str]
+    workers: int = 2
+    max_pages: int | None = None
+    max_depth: int | None = None
+    allow_domains: list[str] = field(default_factory=list)
+    out: str | None = None
+    delay: float | None = None
+    domain_concurrency: int | None = None
+    store: str = "sqlite:///nadird-crawl.db"
+    resolve: dict[str, str] = field(default_factory=dict)
+    allow_private: bool = False
+    state_dir: str | None = None
+
+
+def crawl_config(opts: CrawlOptions, base: Config, state_dir: str) -> Config:
+    job = base.jobs.get("default", Job())
+    links = job.links
+    if opts.allow_domains:
+        links = dataclasses.replace(
+            links, scope="allowed-domains",
+            allowed_domains=[*links.allowed_domains, *opts.allow_domains],
+        )
+    job = dataclasses.replace(
+        job,
+        links=links,
+        max_depth=opts.max_depth if opts.max_depth is not None else job.max_depth,
+        max_pages=opts.max_pages if opts.max_pages is not None else job.max_pages,
+        delay=opts.delay if opts.delay is not None else job.delay,
+        domain_concurrency=opts.domain_concurrency or job.domain_concurrency,
+    )
+    fetch = dataclasses.replace(
+        base.fetch,
+        resolve={**base.fetch.resolve, **opts.resolve},
+        allow_private=opts.allow_private or base.fetch.allow_private,
+    )
+    master = dataclasses.replace(
+        base.master, bind="tcp://127.0.0.1:*", results_bind="tcp://127.0.0.1:*",
+        state_dir=state_dir, exit_when_done=True,
+    )
+    return dataclasses.replace(
+        base,
+        master=master,
+        fetch=fetch,
+        store=dataclasses.replace(base.store, uri=opts.store),
+        jobs={**base.jobs, "default": job},
+        seeds=[*base.seeds, *(Seed(url=u) for u in opts.seeds)],
+    )
+
+
+def worker_config_file(config: Config, master: Master, index: int, state_dir: str) -> Path:
+    data = {
+        "node": f"{config.node}-w{index}",
+        "log_level": config.log_level,
+        "worker": {
+            **dataclasses.asdict(config.worker),
+            "master": master.control_endpoint,
+            "results": master.results_endpoint,
+            "exit_when_done": True,
+        },
+        "fetch": dataclasses.asdict(config.fetch),
+    }
+    path = Path(state_dir) / f"worker-{index}.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+class WorkerPool:
+    """Starts worker processes and restarts ones that die before the end."""
+
+    def __init__(self, files: list[Path]) -> None:
+        self._files = files
+        self._procs: list[asyncio.subprocess.Process | None] = [None] * len(files)
+        self.restarts = 0
+        self.closing = False
+
+    async def _spawn(self, index: int) -> None:
+        self._procs[index] = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "nadird", "--role", "worker", "-c", str(self._files[index]),
+            stdin=asyncio.subprocess.DEVNULL, stdout=sys.stderr.fileno(),
+        )
+
+    async def supervise(self) -> None:
+        for i in range(len(self._files)):
+            await self._spawn(i)
+        while not self.closing:
+            await asyncio.sleep(0.2)
+            for i, proc in enumerate(self._procs):
+                if proc is None or proc.returncode is None or self.closing:
+                    continue
+                if self.restarts >= MAX_RESTARTS:
+                    raise RuntimeError(f"worker processes keep dying (last exit {proc.returncode})")
+                self.restarts += 1
+                log.warning("worker_restarted", index=i, exit=proc.returncode)
+                await self._spawn(i)
+
+    async def close(self, grace: float = 10.0) -> None:
+        self.closing = True
+        procs = [p for p in self._procs if p is not None]
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.gather(*(p.wait() for p in procs)), grace)
+        for proc in procs:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+
+
+async def summarize(store: Store, started: float, out: str | None) -> dict[str, Any]:
+    """Count (and export) what this crawl stored: records fetched since it started."""
+    pages = errors = 0
+    sink = open(out, "w", encoding="utf-8") if out else None  # noqa: SIM115
+    try:
+        async for record in store.iter_records():
+            if record.fetched_at < started:
+                continue
+            if record.error:
+                errors += 1
+            else:
+                pages += 1
+            if sink is not None:
+                sink.write(json.dumps(record.export_dict(), ensure_ascii=False) + "\n")
+    finally:
+        if sink is not None:
+            sink.close()
+    return {"pages": pages, "errors": errors}
+
+
+async def run_crawl(opts: CrawlOptions, base: Config) -> int:
+    started_wall = time.time()
+    started = time.monotonic()
+    temp = None if opts.state_dir else tempfile.TemporaryDirectory(prefix="nadird-crawl-")
+    state_dir = opts.state_dir or (temp.name if temp else ".")
+    config = crawl_config(opts, base, state_dir)
+    store = open_store(config.store.uri)
+    await store.open()
+    master = Master(config, store)
+    stop = asyncio.Event()
+    stop_on_signals(stop)
+    await master.start()
+    files = [worker_config_file(config, master, i + 1, state_dir) for i in range(opts.workers)]
+    pool = WorkerPool(files)
+    supervisor = asyncio.create_task(pool.supervise())
+    waits = {asyncio.ensure_future(master.done.wait()), asyncio.ensure_future(stop.wait()),
+             supervisor}
+    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    failed = supervisor.done() and supervisor.exception() is not None
+    pool.closing = True
+    await master.stop()
+    await pool.close()
+    supervisor.cancel()
+    with contextlib.suppress(asyncio.CancelledError, RuntimeError):
+        await supervisor
+    counts = await summarize(store, started_wall, opts.out)
+    await store.close()
+    if temp is not None:
+        temp.cleanup()
+    seconds = time.monotonic() - started
+    summary = {
+        "event": "crawl_summary",
+        "complete": master.done.is_set(),
+        **counts,
+        "seconds": round(seconds, 3),
+        "pages_per_s": round(counts["pages"] / seconds, 1) if seconds > 0 else 0.0,
+        "store": describe_store_uri(config.store.uri),
+        "out": opts.out,
+    }
+    print(json.dumps(summary), flush=True)
+    if failed:
+        log.error("crawl_failed", error=str(supervisor.exception()))
+        return 1
+    return 0 if master.done.is_set() else 1

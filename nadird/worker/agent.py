@@ -1,0 +1,181 @@
+"""The worker's main loop: register, ask for bags with credits, crawl, report.
+
+The worker holds no state worth keeping: kill it at any moment and the master
+re-leases what it held once the lease expires (or at once when it restarts
+under the same node name).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections import deque
+
+import zmq
+import zmq.asyncio
+
+from nadird import __version__
+from nadird.config import Config
+from nadird.errors import ProtocolError
+from nadird.jobs import Job
+from nadird.logs import get_logger
+from nadird.protocol.codec import decode, encode
+from nadird.protocol.messages import (
+    Bag,
+    BagDone,
+    Bye,
+    Credit,
+    Heartbeat,
+    Hello,
+    Message,
+    Shutdown,
+    Welcome,
+)
+from nadird.worker.bag import BagRun, Pacer, crawl_bag
+from nadird.worker.fetcher import Fetcher
+from nadird.worker.pages import PageProcessor, PageTask
+from nadird.worker.sender import ResultSender
+
+log = get_logger()
+
+
+class WorkerAgent:
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.node = config.node
+        self.fetcher = Fetcher(config.fetch)
+        self.finished = asyncio.Event()
+        self._heartbeat_interval = 2.0
+        self._registered = False
+        self._bags: dict[str, tuple[Bag, BagRun, asyncio.Task[None]]] = {}
+        self._ctx = zmq.asyncio.Context()
+        self._dealer = self._ctx.socket(zmq.DEALER)
+        self._push = self._ctx.socket(zmq.PUSH)
+        self._sender = ResultSender(
+            self._push, self.node, config.worker.result_batch, config.worker.result_flush_interval
+        )
+        self._loops: list[asyncio.Task[None]] = []
+
+    async def run(self, stop: asyncio.Event) -> None:
+        worker = self.config.worker
+        self._dealer.setsockopt(zmq.LINGER, 2000)
+        self._push.setsockopt(zmq.LINGER, 10000)
+        self._push.setsockopt(zmq.SNDHWM, 100_000)
+        self._dealer.connect(worker.master)
+        self._push.connect(worker.results)
+        await self.fetcher.start()
+        self._sender.start()
+        await self._hello()
+        self._loops = [
+            asyncio.create_task(self._recv_loop(), name="recv"),
+            asyncio.create_task(self._heartbeat_loop(), name="heartbeat"),
+        ]
+        stopper = asyncio.create_task(stop.wait())
+        finisher = asyncio.create_task(self.finished.wait())
+        await asyncio.wait({stopper, finisher}, return_when=asyncio.FIRST_COMPLETED)
+        stopper.cancel()
+        finisher.cancel()
+        await self._shutdown()
+
+    async def _shutdown(self) -> None:
+        for _bag, run, _task in self._bags.values():
+            run.stop()
+        tasks = [task for _b, _r, task in self._bags.values()]
+        if tasks:
+            await asyncio.wait(tasks, timeout=self.config.fetch.total_timeout)
+        for loop in self._loops:
+            loop.cancel()
+        await self._sender.close()
+        with contextlib.suppress(zmq.ZMQError):
+            await self._send(Bye(node=self.node))
+        await self.fetcher.close()
+        self._dealer.close()
+        self._push.close()
+        self._ctx.term()
+        log.info("worker_stopped", pages=self._sender.sent_pages)
+
+    async def _send(self, msg: Message) -> None:
+        await self._dealer.send(encode(msg))
+
+    async def _hello(self) -> None:
+        worker = self.config.worker
+        await self._send(Hello(
+            node=self.node, capacity=worker.bags, group=worker.group,
+            capabilities=list(worker.capabilities), pid=os.getpid(), version=__version__,
+        ))
+
+    async def _heartbeat_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self._heartbeat_interval)
+            if not self._registered:
+                await self._hello()
+                continue
+            await self._send(Heartbeat(
+                node=self.node, leases=list(self._bags), inflight=len(self._bags)
+            ))
+
+    async def _recv_loop(self) -> None:
+        while True:
+            frame = await self._dealer.recv()
+            try:
+                msg = decode(frame)
+            except ProtocolError as exc:
+                log.warning("message_dropped", peer="master", reason=str(exc))
+                continue
+            await self._on_message(msg)
+
+    async def _on_message(self, msg: Message) -> None:
+        if isinstance(msg, Welcome):
+            self._registered = True
+            self._heartbeat_interval = msg.heartbeat_interval
+            free = self.config.worker.bags - len(self._bags)
+            await self._send(Credit(node=self.node, bags=free))
+            log.info("worker_registered", lease_ttl=msg.lease_ttl)
+        elif isinstance(msg, Bag):
+            self._start_bag(msg)
+        elif isinstance(msg, Shutdown):
+            self._registered = False
+            log.info("master_shutdown", reason=msg.reason, done=msg.done)
+            if msg.done and self.config.worker.exit_when_done:
+                self.finished.set()
+        else:
+            log.warning("message_dropped", peer="master", reason=f"unexpected {msg.KIND}")
+
+    def _start_bag(self, bag: Bag) -> None:
+        try:
+            job = Job.from_wire(bag.job)
+        except (TypeError, ValueError) as exc:
+            log.error("bag_rejected", lease=bag.lease, error=str(exc))
+            job = None
+        tasks = deque(PageTask(u, f, d) for u, f, d in zip(bag.urls, bag.fps, bag.depths,
+                                                              strict=True))
+        run = BagRun(tasks, bag.domain_concurrency, Pacer(bag.delay))
+        if job is None:
+            run.stop()
+        task = asyncio.create_task(self._crawl(bag, job, run), name=f"bag-{bag.lease}")
+        self._bags[bag.lease] = (bag, run, task)
+
+    async def _crawl(self, bag: Bag, job: Job | None, run: BagRun) -> None:
+        fetch = self.config.fetch
+        try:
+            if job is not None:
+                processor = PageProcessor(
+                    self.fetcher, job, bag.domain, fetch.html_types, fetch.store_body_bytes
+                )
+                await crawl_bag(run, processor, lambda page: self._sender.add(
+                    bag.lease, bag.epoch, job.name, page))
+            else:
+                run.returned.extend(bag.fps)
+        except Exception:
+            log.exception("bag_failed", lease=bag.lease, domain=bag.domain)
+            run.returned.extend(t.fp for t in run.tasks)
+        finally:
+            self._sender.flush(bag.lease)
+            self._bags.pop(bag.lease, None)
+            await self._send(BagDone(
+                node=self.node, lease=bag.lease, epoch=bag.epoch,
+                returned=run.returned, wait=run.pacer.rest(),
+            ))
+            if not run.stopping:
+                await self._send(Credit(node=self.node, bags=1))

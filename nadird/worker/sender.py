@@ -1,0 +1,62 @@
+"""Batches page results per lease onto the PUSH socket.
+
+One message carries several pages of the same lease: flushed when the batch is
+full, on a short timer, and always before the bag's BagDone is sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import zmq.asyncio
+
+from nadird.protocol.codec import encode
+from nadird.protocol.messages import PageResult, Results
+
+
+class ResultSender:
+    def __init__(self, sock: zmq.asyncio.Socket, node: str, batch: int, interval: float) -> None:
+        self._sock = sock
+        self._node = node
+        self._batch = batch
+        self._interval = interval
+        self._buffers: dict[str, tuple[int, str, list[PageResult]]] = {}
+        self._task: asyncio.Task[None] | None = None
+        self.sent_pages = 0
+
+    def add(self, lease: str, epoch: int, job: str, page: PageResult) -> None:
+        entry = self._buffers.setdefault(lease, (epoch, job, []))
+        entry[2].append(page)
+        if len(entry[2]) >= self._batch:
+            self._send(lease)
+
+    def _send(self, lease: str) -> None:
+        entry = self._buffers.pop(lease, None)
+        if entry is None or not entry[2]:
+            return
+        epoch, job, pages = entry
+        msg = Results(node=self._node, lease=lease, epoch=epoch, job=job, pages=pages)
+        # PUSH queues up to its high-water mark without blocking; results are
+        # never dropped here (a full queue blocks the send instead).
+        self._sock.send(encode(msg))
+        self.sent_pages += len(pages)
+
+    def flush(self, lease: str | None = None) -> None:
+        for key in [lease] if lease is not None else list(self._buffers):
+            self._send(key)
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="result-sender")
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self._interval)
+            self.flush()
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        self.flush()

@@ -1,0 +1,138 @@
+"""One master and worker PROCESSES crawl the synthetic web; the server's access
+log and the store say what really happened."""
+
+from __future__ import annotations
+
+import signal
+from collections import Counter, defaultdict
+from typing import Any
+
+import pytest
+
+from nadird.testing.cluster import Cluster, wait_until, worker_address
+from nadird.testing.graph import SiteGraph
+from nadird.testing.web import AccessEntry, SyntheticWeb, run_in_thread
+
+pytestmark = pytest.mark.slow
+
+FIELDS: dict[str, Any] = {
+    "title": [{"xpath": "//title/text()"}],
+    "h1": [{"css": "h2.absent"}, {"css": "h1"}],
+    "price": [{"regex": r"class=\"price\">\s*([^<]+)<"}, {"css": ".price"}],
+    "sku": [{"css": "meta[name=sku]", "attr": "content"}],
+}
+
+
+def site_job(graph: SiteGraph) -> dict[str, Any]:
+    return {
+        "default": {
+            "fields": FIELDS,
+            "links": {"scope": "allowed-domains", "allowed_domains": list(graph.hosts),
+                      "deny": ["/private/"]},
+        }
+    }
+
+
+def expected_set(graph: SiteGraph) -> dict[str, int]:
+    return graph.reachable(graph.seeds(), graph.in_site_scope)
+
+
+def page_requests(web: SyntheticWeb) -> list[AccessEntry]:
+    return [e for e in web.entries() if e.path != "/robots.txt"]
+
+
+def assert_exact_store(cluster: Cluster, graph: SiteGraph) -> None:
+    records = cluster.records()
+    urls = [r.url for r in records]
+    assert len(urls) == len(set(urls)), "a URL was stored twice"
+    assert set(urls) == set(expected_set(graph))
+    for record in records:
+        assert record.error is None, (record.url, record.error)
+        assert record.status == graph.status_of(record.url)
+
+
+def assert_one_worker_per_domain(entries: list[AccessEntry]) -> None:
+    """With domain_concurrency 1, requests to a host never overlap in time —
+    they would if two workers held the same domain at once."""
+    by_host: dict[str, list[AccessEntry]] = defaultdict(list)
+    for entry in entries:
+        by_host[entry.host].append(entry)
+    for host, hits in by_host.items():
+        hits.sort(key=lambda e: e.t_start)
+        for before, after in zip(hits, hits[1:], strict=False):
+            assert after.t_start >= before.t_end, (host, before, after)
+
+
+def start_crawl(cluster: Cluster, graph: SiteGraph, workers: int = 2, **master: Any) -> Any:
+    config = cluster.master_config(jobs=site_job(graph), seeds=graph.seeds(), **master)
+    proc = cluster.start("master", "master", config)
+    for i in range(1, workers + 1):
+        cluster.start("worker", f"w{i}", cluster.worker_config(i))
+    return proc
+
+
+def test_two_worker_processes_store_exactly_the_reachable_set(cluster: Cluster) -> None:
+    graph = SiteGraph(hosts=20, pages=200)
+    with run_in_thread(graph) as web:
+        master = start_crawl(cluster, graph)
+        assert cluster.wait(master, 120) == 0
+        entries = page_requests(web)
+    assert_exact_store(cluster, graph)
+    # From the server's side: every reachable URL fetched exactly once, nothing else.
+    fetched = Counter(graph.canonical(f"http://{e.host}{e.path}") for e in entries)
+    assert set(fetched) == set(expected_set(graph))
+    assert max(fetched.values()) == 1
+    assert {e.client for e in entries} == {worker_address(1), worker_address(2)}
+    assert_one_worker_per_domain(entries)
+    # Extraction rules (xpath, css with fallback, regex, attribute) on every page.
+    for record in cluster.records():
+        if record.content_type == "text/html" and "/p/" in record.url:
+            want = graph.expected_fields(record.url)
+            assert record.data == {k: want[k] for k in FIELDS}, record.url
+    # The seen set was snapshotted at shutdown.
+    assert (cluster.workdir / "state" / "seen.bloom").exists()
+
+
+def test_kill_9_of_a_worker_mid_crawl_loses_nothing(cluster: Cluster) -> None:
+    graph = SiteGraph(hosts=8, pages=150)
+    with run_in_thread(graph, latency=0.004) as web:
+        master = start_crawl(cluster, graph)
+        total = len(expected_set(graph))
+        victim = worker_address(1)
+        assert wait_until(
+            lambda: sum(e.client == victim for e in web.entries()) > total // 5, 60)
+        cluster.procs[1].kill(signal.SIGKILL)
+        killed_at = web.entries()[-1].t_end
+        assert cluster.wait(master, 120) == 0
+        entries = page_requests(web)
+    assert_exact_store(cluster, graph)
+    after = [e for e in entries if e.t_start > killed_at + 0.5]
+    assert after and all(e.client == worker_address(2) for e in after)
+    assert_one_worker_per_domain(entries)
+    stats = next(e for e in cluster.procs[0].logs() if e["event"] == "master_stopped")
+    assert stats["leases_reclaimed"] >= 1
+
+
+def test_garbage_on_the_sockets_is_dropped_and_counted(cluster: Cluster) -> None:
+    import zmq
+
+    graph = SiteGraph(hosts=3, pages=40)
+    with run_in_thread(graph, latency=0.002):
+        master = start_crawl(cluster, graph, workers=1)
+        ctx = zmq.Context()
+        dealer = ctx.socket(zmq.DEALER)
+        push = ctx.socket(zmq.PUSH)
+        dealer.connect(cluster.control)
+        push.connect(cluster.results)
+        bad = [b"", b"\xc1", b"\x93\x01\x02\x03", b'\x81\xa1v\x01', b"\x82\xa1v\x01\xa1k\xa3bag"]
+        for frame in bad:
+            dealer.send(frame)
+            push.send(frame)
+        dealer.send_multipart([b"a", b"b"])
+        for sock in (dealer, push):
+            sock.close(linger=2000)
+        ctx.term()
+        assert cluster.wait(master, 120) == 0
+    assert_exact_store(cluster, graph)
+    stats = next(e for e in cluster.procs[0].logs() if e["event"] == "master_stopped")
+    assert stats["dropped_messages"] == 2 * len(bad) + 1

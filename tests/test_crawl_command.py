@@ -1,0 +1,128 @@
+"""`nadird crawl` as a user runs it: a subprocess against the synthetic web."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nadird.testing.cluster import read_records
+from nadird.testing.graph import SiteGraph
+from nadird.testing.web import SyntheticWeb, run_in_thread
+
+pytestmark = pytest.mark.slow
+
+
+def crawl(tmp_path: Path, web: SyntheticWeb, *extra: str, private: bool = True,
+          seeds: list[str] | None = None) -> tuple[subprocess.CompletedProcess[str], Path]:
+    store = tmp_path / "crawl.db"
+    args = [
+        sys.executable, "-m", "nadird", "crawl", *(seeds or web.graph.seeds()),
+        "--resolve", "*.test=127.0.0.1", "--delay", "0", "--workers", "2",
+        "--store", f"sqlite:///{store}", *extra,
+    ]
+    if private:
+        args.append("--allow-private")
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=180, cwd=tmp_path)
+    return proc, store
+
+
+def summary(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    last = proc.stdout.strip().splitlines()[-1]
+    data: dict[str, Any] = json.loads(last)
+    assert data["event"] == "crawl_summary"
+    return data
+
+
+def same_domain_reachable(graph: SiteGraph, max_depth: int | None = None) -> dict[str, int]:
+    """What the default scope (same registrable domain as the linking page) reaches."""
+    reached: dict[str, int] = {}
+    for seed in graph.seeds():
+        netloc = seed.split("/")[2]
+        reached.update(graph.reachable([seed], lambda u, n=netloc: u.split("/")[2] == n,
+                                       max_depth=max_depth))
+    return reached
+
+
+def records(store: Path) -> list[Any]:
+    import asyncio
+
+    return asyncio.run(read_records(str(store)))
+
+
+def test_crawl_exits_0_and_its_summary_matches_the_store(tmp_path: Path) -> None:
+    graph = SiteGraph(hosts=5, pages=60)
+    out = tmp_path / "out.jsonl"
+    with run_in_thread(graph) as web:
+        proc, store = crawl(tmp_path, web, "--out", str(out))
+    result = summary(proc)
+    stored = records(store)
+    expected = same_domain_reachable(graph)
+    assert {r.url for r in stored} == set(expected)
+    assert result["complete"] is True
+    assert result["pages"] == sum(1 for r in stored if r.error is None) == len(expected)
+    assert result["errors"] == 0
+    assert result["pages_per_s"] > 0
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(lines) == len(stored)
+    for line in lines:
+        assert {"url", "final_url", "status", "fetched_at", "job", "depth", "data"} <= set(line)
+        assert line["depth"] == expected[line["url"]]
+
+
+def test_max_pages_and_max_depth_bound_the_crawl(tmp_path: Path) -> None:
+    graph = SiteGraph(hosts=3, pages=80)
+    with run_in_thread(graph) as web:
+        proc, store = crawl(tmp_path, web, "--max-pages", "25")
+        assert summary(proc)["pages"] == 25
+        assert len(records(store)) == 25
+        store.unlink()
+        proc, store = crawl(tmp_path, web, "--max-depth", "1")
+    summary(proc)
+    expected = same_domain_reachable(graph, max_depth=1)
+    assert {r.url: r.depth for r in records(store)} == expected
+
+
+def test_refused_and_dead_destinations_are_recorded_errors(tmp_path: Path) -> None:
+    graph = SiteGraph(hosts=2, pages=10)
+    with run_in_thread(graph) as web:
+        # Loopback is refused without --allow-private: nothing reaches the server.
+        proc, store = crawl(tmp_path, web, private=False,
+                            seeds=[*graph.seeds(), "ftp://not-crawlable/", "http://x:99999/"])
+        assert web.entries() == []
+    result = summary(proc)
+    stored = records(store)
+    assert result["errors"] == len(stored) == 2
+    assert all(r.error is not None and r.error.startswith("blocked_address") for r in stored)
+
+
+def test_connection_refused_is_an_error_and_the_crawl_goes_on(tmp_path: Path) -> None:
+    import socket
+
+    graph = SiteGraph(hosts=2, pages=10)
+    with socket.socket() as probe:  # a port with nothing listening
+        probe.bind(("127.0.0.1", 0))
+        dead_port = probe.getsockname()[1]
+    with run_in_thread(graph) as web:
+        proc, store = crawl(tmp_path, web, seeds=[*graph.seeds(), f"http://dead.test:{dead_port}/"])
+    result = summary(proc)
+    dead = [r for r in records(store) if r.error]
+    assert [r.url for r in dead] == [f"http://dead.test:{dead_port}/"]
+    assert dead[0].error.startswith("connect")  # type: ignore[union-attr]
+    assert result["errors"] == 1 and result["pages"] > 0
+
+
+def test_bad_config_exits_2_naming_file_and_key(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("fetch:\n  pool_sise: 3\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "nadird", "crawl", "http://a.test/", "--config", str(bad)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 2
+    assert f"{bad}: fetch.pool_sise: unknown key" in proc.stderr

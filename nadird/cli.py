@@ -21,7 +21,9 @@ EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 def _host_ip(text: str) -> tuple[str, str]:
     host, sep, ip = text.partition("=")
     if not sep or not host or not ip:
-        raise argparse.ArgumentTypeError(f"expected HOST=IP (e.g. example.test=127.0.0.1), got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected HOST=IP (e.g. example.test=127.0.0.1), got {text!r}"
+        )
     return host, ip
 
 
@@ -56,16 +58,28 @@ def build_parser() -> argparse.ArgumentParser:
     crawl.add_argument("--allow-domain", action="append", default=[], metavar="DOMAIN")
     crawl.add_argument("--out", help="write the crawled records as JSON lines")
     crawl.add_argument("--config", dest="crawl_config", help="base YAML config (jobs, fetch...)")
-    crawl.add_argument("--delay", type=_non_negative_float, help="seconds between requests to a domain")
+    crawl.add_argument(
+        "--delay", type=_non_negative_float, help="seconds between requests to a domain"
+    )
     crawl.add_argument("--domain-concurrency", type=_positive_int)
     crawl.add_argument("--store", default="sqlite:///nadird-crawl.db", help="store URI")
-    crawl.add_argument("--resolve", type=_host_ip, action="append", default=[],
-                       metavar="HOST=IP", help="pin a host name (or *.pattern) to an address")
-    crawl.add_argument("--allow-private", action="store_true",
-                       help="allow loopback, private and link-local destinations")
+    crawl.add_argument(
+        "--resolve",
+        type=_host_ip,
+        action="append",
+        default=[],
+        metavar="HOST=IP",
+        help="pin a host name (or *.pattern) to an address",
+    )
+    crawl.add_argument(
+        "--allow-private",
+        action="store_true",
+        help="allow loopback, private and link-local destinations",
+    )
     crawl.add_argument("--state-dir", help="keep master state here (default: a temp dir)")
-    crawl.add_argument("--log-level", dest="crawl_log_level",
-                       choices=["debug", "info", "warning", "error"])
+    crawl.add_argument(
+        "--log-level", dest="crawl_log_level", choices=["debug", "info", "warning", "error"]
+    )
 
     export = sub.add_parser("export", help="write stored records as JSON lines or CSV")
     export.add_argument("--store", help="store URI (default: store.uri of --config)")
@@ -82,7 +96,9 @@ def _seeds(args: argparse.Namespace) -> list[str]:
         try:
             lines = Path(args.seeds).read_text(encoding="utf-8").splitlines()
         except OSError as exc:
-            raise ConfigError(args.seeds, "(file)", f"readable seed file ({exc.strerror})") from None
+            raise ConfigError(
+                args.seeds, "(file)", f"readable seed file ({exc.strerror})"
+            ) from None
         seeds += [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
     return seeds
 
@@ -97,10 +113,18 @@ def _crawl(args: argparse.Namespace) -> int:
     if not seeds and not base.seeds:
         raise ConfigError("(command line)", "SEED_URL", "at least one seed URL or --seeds FILE")
     opts = CrawlOptions(
-        seeds=seeds, workers=args.workers, max_pages=args.max_pages, max_depth=args.max_depth,
-        allow_domains=args.allow_domain, out=args.out, delay=args.delay,
-        domain_concurrency=args.domain_concurrency, store=args.store,
-        resolve=dict(args.resolve), allow_private=args.allow_private, state_dir=args.state_dir,
+        seeds=seeds,
+        workers=args.workers,
+        max_pages=args.max_pages,
+        max_depth=args.max_depth,
+        allow_domains=args.allow_domain,
+        out=args.out,
+        delay=args.delay,
+        domain_concurrency=args.domain_concurrency,
+        store=args.store,
+        resolve=dict(args.resolve),
+        allow_private=args.allow_private,
+        state_dir=args.state_dir,
     )
     return run_async(run_crawl(opts, base))
 

@@ -145,7 +145,7 @@ class Config:
 
 def _name_jobs(config: Config, source: str) -> Config:
     """A job's name is its key in `jobs`; a conflicting `name:` is an error."""
-    named: dict[str, Job] = {}
+    named: dict[str, Job] = {"default": Job()}  # seeds name no job: they use this one
     for key, job in config.jobs.items():
         if job.name not in ("default", key):
             raise ConfigError(source, f"jobs.{key}.name", f"must equal the key {key!r}")
@@ -154,11 +154,12 @@ def _name_jobs(config: Config, source: str) -> Config:
 
 
 def _check_references(config: Config, source: str) -> None:
-    from nadird.worker.parser import validate_fields
+    from nadird.worker.parser import validate_fields, validate_link_rules
 
     for name, job in config.jobs.items():
         try:
             validate_fields(job.fields)
+            validate_link_rules(job.links)
         except ValueError as exc:
             raise ConfigError(source, f"jobs.{name}", str(exc)) from exc
     for i, seed in enumerate(config.seed_list()):

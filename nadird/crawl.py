@@ -53,7 +53,8 @@ def crawl_config(opts: CrawlOptions, base: Config, state_dir: str) -> Config:
     links = job.links
     if opts.allow_domains:
         links = dataclasses.replace(
-            links, scope="allowed-domains",
+            links,
+            scope="allowed-domains",
             allowed_domains=[*links.allowed_domains, *opts.allow_domains],
         )
     job = dataclasses.replace(
@@ -70,8 +71,11 @@ def crawl_config(opts: CrawlOptions, base: Config, state_dir: str) -> Config:
         allow_private=opts.allow_private or base.fetch.allow_private,
     )
     master = dataclasses.replace(
-        base.master, bind="tcp://127.0.0.1:*", results_bind="tcp://127.0.0.1:*",
-        state_dir=state_dir, exit_when_done=True,
+        base.master,
+        bind="tcp://127.0.0.1:*",
+        results_bind="tcp://127.0.0.1:*",
+        state_dir=state_dir,
+        exit_when_done=True,
     )
     return dataclasses.replace(
         base,
@@ -111,8 +115,15 @@ class WorkerPool:
 
     async def _spawn(self, index: int) -> None:
         self._procs[index] = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "nadird", "--role", "worker", "-c", str(self._files[index]),
-            stdin=asyncio.subprocess.DEVNULL, stdout=sys.stderr.fileno(),
+            sys.executable,
+            "-m",
+            "nadird",
+            "--role",
+            "worker",
+            "-c",
+            str(self._files[index]),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=sys.stderr.fileno(),
         )
 
     async def supervise(self) -> None:
@@ -175,8 +186,11 @@ async def run_crawl(opts: CrawlOptions, base: Config) -> int:
     files = [worker_config_file(config, master, i + 1, state_dir) for i in range(opts.workers)]
     pool = WorkerPool(files)
     supervisor = asyncio.create_task(pool.supervise())
-    waits = {asyncio.ensure_future(master.done.wait()), asyncio.ensure_future(stop.wait()),
-             supervisor}
+    waits = {
+        asyncio.ensure_future(master.done.wait()),
+        asyncio.ensure_future(stop.wait()),
+        supervisor,
+    }
     await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
     failed = supervisor.done() and supervisor.exception() is not None
     pool.closing = True

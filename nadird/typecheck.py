@@ -27,8 +27,10 @@ class Mismatch(Exception):
 
 
 @cache
-def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+def _spec(cls: Any) -> tuple[dict[str, Any], frozenset[str]]:
+    """Type hints and init field names of a dataclass, computed once per class."""
+    names = frozenset(f.name for f in dataclasses.fields(cls) if f.init)
+    return typing.get_type_hints(cls), names
 
 
 def _join(path: str, key: str) -> str:
@@ -103,8 +105,8 @@ def build(cls: type[T], data: Any, path: str = "") -> T:
     """Build dataclass `cls` from a mapping; unknown keys are errors."""
     if not isinstance(data, dict):
         raise Mismatch(path or "(top level)", f"expected a mapping, got {type(data).__name__}")
-    hints = _hints(cls)
-    names = {f.name for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
+    klass: Any = cls  # functools.cache wants a Hashable; a class is one
+    hints, names = _spec(klass)
     unknown = [k for k in data if k not in names]
     if unknown:
         allowed = ", ".join(sorted(names))

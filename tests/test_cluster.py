@@ -3,6 +3,7 @@ log and the store say what really happened."""
 
 from __future__ import annotations
 
+import itertools
 import signal
 from collections import Counter, defaultdict
 from typing import Any
@@ -27,8 +28,11 @@ def site_job(graph: SiteGraph) -> dict[str, Any]:
     return {
         "default": {
             "fields": FIELDS,
-            "links": {"scope": "allowed-domains", "allowed_domains": list(graph.hosts),
-                      "deny": ["/private/"]},
+            "links": {
+                "scope": "allowed-domains",
+                "allowed_domains": list(graph.hosts),
+                "deny": ["/private/"],
+            },
         }
     }
 
@@ -59,7 +63,7 @@ def assert_one_worker_per_domain(entries: list[AccessEntry]) -> None:
         by_host[entry.host].append(entry)
     for host, hits in by_host.items():
         hits.sort(key=lambda e: e.t_start)
-        for before, after in zip(hits, hits[1:], strict=False):
+        for before, after in itertools.pairwise(hits):
             assert after.t_start >= before.t_end, (host, before, after)
 
 
@@ -101,8 +105,7 @@ def test_kill_9_of_a_worker_mid_crawl_loses_nothing(cluster: Cluster) -> None:
         master = start_crawl(cluster, graph)
         total = len(expected_set(graph))
         victim = worker_address(1)
-        assert wait_until(
-            lambda: sum(e.client == victim for e in web.entries()) > total // 5, 60)
+        assert wait_until(lambda: sum(e.client == victim for e in web.entries()) > total // 5, 60)
         cluster.procs[1].kill(signal.SIGKILL)
         killed_at = web.entries()[-1].t_end
         assert cluster.wait(master, 120) == 0
@@ -126,7 +129,7 @@ def test_garbage_on_the_sockets_is_dropped_and_counted(cluster: Cluster) -> None
         push = ctx.socket(zmq.PUSH)
         dealer.connect(cluster.control)
         push.connect(cluster.results)
-        bad = [b"", b"\xc1", b"\x93\x01\x02\x03", b'\x81\xa1v\x01', b"\x82\xa1v\x01\xa1k\xa3bag"]
+        bad = [b"", b"\xc1", b"\x93\x01\x02\x03", b"\x81\xa1v\x01", b"\x82\xa1v\x01\xa1k\xa3bag"]
         for frame in bad:
             dealer.send(frame)
             push.send(frame)

@@ -65,8 +65,11 @@ def test_a_full_config_loads_into_typed_sections(tmp_path: Path) -> None:
         ("master:\n  bag_size: 0\n", "master", "bag_size must be > 0"),
         ("log_level: loud\n", "log_level", "expected one of"),
         ("jobs:\n  j:\n    links:\n      scope: everywhere\n", "jobs.j.links.scope", "one of"),
-        ("jobs:\n  j:\n    fields:\n      t:\n        - {css: a, xpath: b}\n",
-         "jobs.j.fields.t[0]", "exactly one of"),
+        (
+            "jobs:\n  j:\n    fields:\n      t:\n        - {css: a, xpath: b}\n",
+            "jobs.j.fields.t[0]",
+            "exactly one of",
+        ),
         ("jobs:\n  j:\n    fields:\n      t:\n        - xpath: '//['\n", "jobs.j", "t"),
         ("seeds:\n  - url: http://a.test/\n    job: missing\n", "seeds[0].job", "unknown job"),
         ("master: [1, 2]\n", "master", "expected a mapping"),
@@ -94,7 +97,9 @@ def test_the_daemon_exits_2_with_one_clear_line(tmp_path: Path) -> None:
     path = write(tmp_path, "worker:\n  bags: -1\n")
     proc = subprocess.run(
         [sys.executable, "-m", "nadird", "--role", "worker", "-c", str(path)],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()

@@ -17,13 +17,29 @@ from nadird.testing.web import SyntheticWeb, run_in_thread
 pytestmark = pytest.mark.slow
 
 
-def crawl(tmp_path: Path, web: SyntheticWeb, *extra: str, private: bool = True,
-          seeds: list[str] | None = None) -> tuple[subprocess.CompletedProcess[str], Path]:
+def crawl(
+    tmp_path: Path,
+    web: SyntheticWeb,
+    *extra: str,
+    private: bool = True,
+    seeds: list[str] | None = None,
+) -> tuple[subprocess.CompletedProcess[str], Path]:
     store = tmp_path / "crawl.db"
     args = [
-        sys.executable, "-m", "nadird", "crawl", *(seeds or web.graph.seeds()),
-        "--resolve", "*.test=127.0.0.1", "--delay", "0", "--workers", "2",
-        "--store", f"sqlite:///{store}", *extra,
+        sys.executable,
+        "-m",
+        "nadird",
+        "crawl",
+        *(seeds or web.graph.seeds()),
+        "--resolve",
+        "*.test=127.0.0.1",
+        "--delay",
+        "0",
+        "--workers",
+        "2",
+        "--store",
+        f"sqlite:///{store}",
+        *extra,
     ]
     if private:
         args.append("--allow-private")
@@ -44,8 +60,9 @@ def same_domain_reachable(graph: SiteGraph, max_depth: int | None = None) -> dic
     reached: dict[str, int] = {}
     for seed in graph.seeds():
         netloc = seed.split("/")[2]
-        reached.update(graph.reachable([seed], lambda u, n=netloc: u.split("/")[2] == n,
-                                       max_depth=max_depth))
+        reached.update(
+            graph.reachable([seed], lambda u, n=netloc: u.split("/")[2] == n, max_depth=max_depth)
+        )
     return reached
 
 
@@ -92,8 +109,12 @@ def test_refused_and_dead_destinations_are_recorded_errors(tmp_path: Path) -> No
     graph = SiteGraph(hosts=2, pages=10)
     with run_in_thread(graph) as web:
         # Loopback is refused without --allow-private: nothing reaches the server.
-        proc, store = crawl(tmp_path, web, private=False,
-                            seeds=[*graph.seeds(), "ftp://not-crawlable/", "http://x:99999/"])
+        proc, store = crawl(
+            tmp_path,
+            web,
+            private=False,
+            seeds=[*graph.seeds(), "ftp://not-crawlable/", "http://x:99999/"],
+        )
         assert web.entries() == []
     result = summary(proc)
     stored = records(store)
@@ -122,7 +143,9 @@ def test_bad_config_exits_2_naming_file_and_key(tmp_path: Path) -> None:
     bad.write_text("fetch:\n  pool_sise: 3\n")
     proc = subprocess.run(
         [sys.executable, "-m", "nadird", "crawl", "http://a.test/", "--config", str(bad)],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 2
     assert f"{bad}: fetch.pool_sise: unknown key" in proc.stderr

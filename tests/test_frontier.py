@@ -3,7 +3,9 @@ from nadird.master.leases import LeaseTable
 
 
 def entries(n: int, job: str = "j", start: int = 0) -> list[Entry]:
-    return [Entry(f"http://a.test/{i}", i.to_bytes(16, "big"), 0, job) for i in range(start, start + n)]
+    return [
+        Entry(f"http://a.test/{i}", i.to_bytes(16, "big"), 0, job) for i in range(start, start + n)
+    ]
 
 
 def test_ready_domains_come_out_by_next_allowed_time() -> None:

@@ -45,5 +45,5 @@ def test_damaged_snapshot_is_refused(tmp_path: Path, damage: str) -> None:
     else:
         data[:8] = b"SOMETHNG"
     path.write_bytes(bytes(data))
-    with pytest.raises(StateError, match="seen.bloom"):
+    with pytest.raises(StateError, match=r"seen\.bloom"):
         SeenSet.load(path)

@@ -24,9 +24,7 @@ class Admission:
         self.admitted: Counter[str] = Counter()
         self.capped: Counter[str] = Counter()
 
-    def admit(
-        self, job_name: str, urls: Sequence[str], fps: Sequence[bytes], depth: int
-    ) -> int:
+    def admit(self, job_name: str, urls: Sequence[str], fps: Sequence[bytes], depth: int) -> int:
         """Admit links found at `depth - 1`; returns how many were new."""
         job = self.jobs.get(job_name)
         if job is None or (job.max_depth is not None and depth > job.max_depth):

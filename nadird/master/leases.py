@@ -43,9 +43,7 @@ class LeaseTable:
     def __iter__(self):  # type: ignore[no-untyped-def]
         return iter(list(self._leases.values()))
 
-    def grant(
-        self, domain: str, node: str, entries: list[Entry], now: float, ttl: float
-    ) -> Lease:
+    def grant(self, domain: str, node: str, entries: list[Entry], now: float, ttl: float) -> Lease:
         epoch = self._epochs.get(domain, 0) + 1
         self._epochs[domain] = epoch
         lease = Lease(

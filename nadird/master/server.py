@@ -98,8 +98,12 @@ class Master:
             (self._housekeeping_loop(), "housekeeping"),
         ):
             self._tasks.append(asyncio.create_task(coro, name=name))
-        log.info("master_started", control=self.control_endpoint, results=self.results_endpoint,
-                 queued=self.frontier.queued)
+        log.info(
+            "master_started",
+            control=self.control_endpoint,
+            results=self.results_endpoint,
+            queued=self.frontier.queued,
+        )
 
     async def stop(self) -> None:
         for task in self._tasks:
@@ -259,8 +263,14 @@ class Master:
             back = lease.returned + list(lease.pending.values())
             self.frontier.release(lease.domain, now + lease.wait, back)
             self.stats["leases_reclaimed"] += 1
-            log.info("lease_reclaimed", lease=lease.id, domain=lease.domain, worker=lease.node,
-                     urls=len(back), why=why)
+            log.info(
+                "lease_reclaimed",
+                lease=lease.id,
+                domain=lease.domain,
+                worker=lease.node,
+                urls=len(back),
+                why=why,
+            )
         if leases:
             self._wake.set()
 
@@ -311,8 +321,9 @@ class Master:
             if dq is None:
                 return
             node = max(nodes, key=lambda n: n.credits)
-            entries = self.frontier.take(dq, self.config.master.bag_size)
-            lease = self.leases.grant(dq.name, node.node, entries, now, self.config.master.lease_ttl)
+            master = self.config.master
+            entries = self.frontier.take(dq, master.bag_size)
+            lease = self.leases.grant(dq.name, node.node, entries, now, master.lease_ttl)
             node.credits -= 1
             if node.credits == 0:
                 nodes.remove(node)

@@ -100,10 +100,16 @@ class WorkerAgent:
 
     async def _hello(self) -> None:
         worker = self.config.worker
-        await self._send(Hello(
-            node=self.node, capacity=worker.bags, group=worker.group,
-            capabilities=list(worker.capabilities), pid=os.getpid(), version=__version__,
-        ))
+        await self._send(
+            Hello(
+                node=self.node,
+                capacity=worker.bags,
+                group=worker.group,
+                capabilities=list(worker.capabilities),
+                pid=os.getpid(),
+                version=__version__,
+            )
+        )
 
     async def _heartbeat_loop(self) -> None:
         while True:
@@ -111,9 +117,9 @@ class WorkerAgent:
             if not self._registered:
                 await self._hello()
                 continue
-            await self._send(Heartbeat(
-                node=self.node, leases=list(self._bags), inflight=len(self._bags)
-            ))
+            await self._send(
+                Heartbeat(node=self.node, leases=list(self._bags), inflight=len(self._bags))
+            )
 
     async def _recv_loop(self) -> None:
         while True:
@@ -148,8 +154,9 @@ class WorkerAgent:
         except (TypeError, ValueError) as exc:
             log.error("bag_rejected", lease=bag.lease, error=str(exc))
             job = None
-        tasks = deque(PageTask(u, f, d) for u, f, d in zip(bag.urls, bag.fps, bag.depths,
-                                                              strict=True))
+        tasks = deque(
+            PageTask(u, f, d) for u, f, d in zip(bag.urls, bag.fps, bag.depths, strict=True)
+        )
         run = BagRun(tasks, bag.domain_concurrency, Pacer(bag.delay))
         if job is None:
             run.stop()
@@ -163,8 +170,11 @@ class WorkerAgent:
                 processor = PageProcessor(
                     self.fetcher, job, bag.domain, fetch.html_types, fetch.store_body_bytes
                 )
-                await crawl_bag(run, processor, lambda page: self._sender.add(
-                    bag.lease, bag.epoch, job.name, page))
+                await crawl_bag(
+                    run,
+                    processor,
+                    lambda page: self._sender.add(bag.lease, bag.epoch, job.name, page),
+                )
             else:
                 run.returned.extend(bag.fps)
         except Exception:
@@ -173,9 +183,14 @@ class WorkerAgent:
         finally:
             self._sender.flush(bag.lease)
             self._bags.pop(bag.lease, None)
-            await self._send(BagDone(
-                node=self.node, lease=bag.lease, epoch=bag.epoch,
-                returned=run.returned, wait=run.pacer.rest(),
-            ))
+            await self._send(
+                BagDone(
+                    node=self.node,
+                    lease=bag.lease,
+                    epoch=bag.epoch,
+                    returned=run.returned,
+                    wait=run.pacer.rest(),
+                )
+            )
             if not run.stopping:
                 await self._send(Credit(node=self.node, bags=1))

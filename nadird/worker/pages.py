@@ -9,11 +9,12 @@ from nadird.errors import FetchError
 from nadird.jobs import Job
 from nadird.logs import get_logger
 from nadird.protocol.messages import PageResult
-from nadird.urls import fingerprint
+from nadird.urls import domain_of, fingerprint
 from nadird.worker.fetcher import Fetcher, FetchOutcome
 from nadird.worker.parser import (
     LinkFilter,
     content_checksum,
+    decode_html,
     extract_fields,
     extract_links,
     parse_html,
@@ -37,7 +38,7 @@ class PageProcessor:
     ) -> None:
         self._fetcher = fetcher
         self._job = job
-        self._links = LinkFilter(job.links, domain)
+        self._filters = {domain: LinkFilter(job.links, domain)}
         self._html_types = set(html_types)
         self._body_cap = body_cap
 
@@ -61,11 +62,11 @@ class PageProcessor:
             if doc is None:
                 error = "parse: document could not be parsed"
             else:
-                text = outcome.body.decode(outcome.charset or "utf-8", errors="replace")
+                text = decode_html(outcome.body, outcome.charset)
                 data = dict(extract_fields(doc, text, self._job.fields))
                 if self._follows(task.depth):
-                    links = [u for u in extract_links(doc, outcome.final_url)
-                             if self._links.allowed(u)]
+                    scope = self._filter(outcome.final_url)
+                    links = [u for u in extract_links(doc, outcome.final_url) if scope.allowed(u)]
         return PageResult(
             url=task.url,
             fp=task.fp,
@@ -83,6 +84,14 @@ class PageProcessor:
             link_fps=[fingerprint(u) for u in links],
         )
 
+    def _filter(self, page_url: str) -> LinkFilter:
+        """Scope is judged from the page's own domain (it may have redirected away)."""
+        domain = domain_of(page_url)
+        found = self._filters.get(domain)
+        if found is None:
+            found = self._filters[domain] = LinkFilter(self._job.links, domain)
+        return found
+
     def _follows(self, depth: int) -> bool:
         job = self._job
         return job.links.follow and (job.max_depth is None or depth < job.max_depth)
@@ -90,6 +99,11 @@ class PageProcessor:
 
 def _error(task: PageTask, started: float, error: str) -> PageResult:
     return PageResult(
-        url=task.url, fp=task.fp, final_url=task.url, status=0, fetched_at=started,
-        depth=task.depth, error=error[:1000],
+        url=task.url,
+        fp=task.fp,
+        final_url=task.url,
+        status=0,
+        fetched_at=started,
+        depth=task.depth,
+        error=error[:1000],
     )

@@ -38,11 +38,16 @@ class PolicyResolver(AbstractResolver):
         address = self.pinned(host)
         if address is not None:
             v6 = ":" in address
-            results: list[ResolveResult] = [{
-                "hostname": host, "host": address, "port": port,
-                "family": socket.AF_INET6 if v6 else socket.AF_INET,
-                "proto": 0, "flags": socket.AI_NUMERICHOST,
-            }]
+            results: list[ResolveResult] = [
+                {
+                    "hostname": host,
+                    "host": address,
+                    "port": port,
+                    "family": socket.AF_INET6 if v6 else socket.AF_INET,
+                    "proto": 0,
+                    "flags": socket.AI_NUMERICHOST,
+                }
+            ]
         else:
             results = await self._fallback.resolve(host, port, family)
         allowed = [r for r in results if self._policy.permits(r["host"])]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -47,6 +48,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--role", choices=["master", "worker"], help="run a daemon role")
     parser.add_argument("-c", "--config", help="YAML config file")
     parser.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
+    parser.add_argument(
+        "--exit-when-done", action="store_true", help="master: exit once the crawl is complete"
+    )
+    parser.add_argument(
+        "--rebuild-seen",
+        action="store_true",
+        help="master: rebuild the seen set from the store and the frontier",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     crawl = sub.add_parser("crawl", help="crawl to completion with a local master and workers")
@@ -62,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--delay", type=_non_negative_float, help="seconds between requests to a domain"
     )
     crawl.add_argument("--domain-concurrency", type=_positive_int)
+    crawl.add_argument("--retries", type=int, help="retries of transient failures (default 3)")
     crawl.add_argument("--store", default="sqlite:///nadird-crawl.db", help="store URI")
     crawl.add_argument(
         "--resolve",
@@ -80,6 +90,13 @@ def build_parser() -> argparse.ArgumentParser:
     crawl.add_argument(
         "--log-level", dest="crawl_log_level", choices=["debug", "info", "warning", "error"]
     )
+
+    dead = sub.add_parser("dead-letters", help="list, retry or purge URLs whose retries ran out")
+    dead.add_argument("action", choices=["list", "retry", "purge"])
+    dead.add_argument("--config", dest="dead_config", help="master config (for master.state_dir)")
+    dead.add_argument("--state-dir", help="the master's state directory")
+    dead.add_argument("--job")
+    dead.add_argument("--domain")
 
     export = sub.add_parser("export", help="write stored records as JSON lines or CSV")
     export.add_argument("--store", help="store URI (default: store.uri of --config)")
@@ -121,6 +138,7 @@ def _crawl(args: argparse.Namespace) -> int:
         out=args.out,
         delay=args.delay,
         domain_concurrency=args.domain_concurrency,
+        retries=args.retries,
         store=args.store,
         resolve=dict(args.resolve),
         allow_private=args.allow_private,
@@ -153,15 +171,31 @@ def _export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _dead_letters(args: argparse.Namespace) -> int:
+    from nadird import deadletters
+
+    state_dir = args.state_dir
+    if state_dir is None:
+        state_dir = (
+            load_config(args.dead_config) if args.dead_config else Config()
+        ).master.state_dir
+    return deadletters.run(args.action, state_dir, args.job, args.domain)
+
+
 def _daemon(args: argparse.Namespace) -> int:
     from nadird.daemon import master_main, run_async, worker_main
 
     if not args.config:
         raise ConfigError("(command line)", "--config", "a config file for --role")
     config = load_config(args.config)
+    if args.exit_when_done:
+        config = dataclasses.replace(
+            config, master=dataclasses.replace(config.master, exit_when_done=True)
+        )
     configure(args.role, config.node, args.log_level or config.log_level)
-    main = master_main if args.role == "master" else worker_main
-    return run_async(main(config))
+    if args.role == "master":
+        return run_async(master_main(config, rebuild_seen=args.rebuild_seen))
+    return run_async(worker_main(config))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -172,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
             return _crawl(args)
         if args.command == "export":
             return _export(args)
+        if args.command == "dead-letters":
+            return _dead_letters(args)
         if args.role:
             return _daemon(args)
         parser.print_help(sys.stderr)

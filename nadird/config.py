@@ -9,6 +9,7 @@ passes silently.
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import os
 import socket
 from dataclasses import dataclass, field
@@ -46,9 +47,24 @@ class MasterConfig:
     heartbeat_interval: float = 2.0
     snapshot_interval: float = 60.0
     exit_when_done: bool = False
+    retry_base_delay: float = 2.0
+    retry_max_delay: float = 600.0
+    max_queued_per_domain: int | None = None
+    max_queued: int | None = None
+    # After a restart with queued URLs, hold dispatch this long (default:
+    # lease_ttl) so bags the old master leased have stopped everywhere.
+    recovery_grace: float | None = None
+    dead_letter_poll: float = 2.0
 
     def __post_init__(self) -> None:
         _positive(self, "bag_size", "lease_ttl", "heartbeat_interval", "snapshot_interval")
+        _positive(self, "retry_base_delay", "retry_max_delay", "dead_letter_poll")
+        for name in ("max_queued_per_domain", "max_queued"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"{name} must be >= 1")
+        if self.recovery_grace is not None and self.recovery_grace < 0:
+            raise ValueError("recovery_grace must be >= 0")
         if self.heartbeat_interval * 2 > self.lease_ttl:
             raise ValueError("heartbeat_interval must be at most half of lease_ttl")
 
@@ -79,9 +95,36 @@ class StoreConfig:
     uri: str = "sqlite:///./nadird-state/nadird.db"
     flush_size: int = 500
     flush_interval: float = 0.5
+    # The keys below apply to mongodb:// stores only (see README, "MongoDB store").
+    # "majority" or a number of members; a `w=` in the URI wins over this.
+    write_concern: str | int = "majority"
+    journal: bool = True
+    # Short on purpose: an outage must be noticed within seconds, after which
+    # batches go to the spool instead of waiting on the network.
+    server_selection_timeout: float = 5.0
+    connect_timeout: float = 5.0
+    operation_timeout: float = 30.0
+    password_env: str | None = None
+    password_file: str | None = None
+    spool_path: str = "./nadird-state/mongo-spool.db"
+    spool_max_bytes: int = 1024 * 1024 * 1024
+    raw_retention_days: int = 30
+    body_max_bytes: int = 8 * 1024 * 1024
 
     def __post_init__(self) -> None:
         _positive(self, "flush_size", "flush_interval")
+        _positive(self, "server_selection_timeout", "connect_timeout", "operation_timeout")
+        _positive(self, "spool_max_bytes")
+        _not_negative(self, "raw_retention_days", "body_max_bytes")
+        if isinstance(self.write_concern, int) and self.write_concern < 1:
+            # w=0 is fire-and-forget: nothing would be durable when write() returns.
+            raise ValueError("write_concern must be 'majority' or a number >= 1")
+        if isinstance(self.write_concern, str) and not self.write_concern:
+            raise ValueError("write_concern must be 'majority' or a number >= 1")
+        if self.password_env and self.password_file:
+            raise ValueError("set at most one of password_env and password_file")
+        if not self.spool_path:
+            raise ValueError("spool_path must not be empty")
 
 
 @dataclass(frozen=True)
@@ -99,9 +142,127 @@ class WorkerConfig:
         _positive(self, "bags", "result_batch", "result_flush_interval")
 
 
+# Query/path parameters that identify a visit or a session, never a page:
+# dropped from discovered links so that one page is not crawled once per
+# campaign or per session. A trailing '*' matches any suffix.
+DEFAULT_STRIP_PARAMS = [
+    "utm_*",
+    "fbclid",
+    "gclid",
+    "dclid",
+    "gbraid",
+    "wbraid",
+    "msclkid",
+    "yclid",
+    "mc_cid",
+    "mc_eid",
+    "igshid",
+    "_ga",
+    "_gl",
+    "jsessionid",
+    "phpsessid",
+    "aspsessionid*",
+    "sessionid",
+    "sid",
+]
+
+
+@dataclass(frozen=True)
+class RobotsConfig:
+    """robots.txt (RFC 9309) and per-page robots directives."""
+
+    user_agent: str = "nadird"  # product token matched against User-agent lines
+    ttl: float = 3600.0  # a fetched robots.txt is reused this long per host
+    # 5xx / 429 on robots.txt: the host is taken as fully disallowed for this
+    # long (its bag is handed back to rest), then robots.txt is fetched again.
+    error_ttl: float = 600.0
+    max_bytes: int = 512 * 1024  # RFC 9309 asks for at least 500 KiB; the rest is ignored
+    max_redirects: int = 5
+    max_hosts: int = 10_000  # cached hosts per worker (least recently used go first)
+    respect_meta: bool = True  # <meta name=robots> and X-Robots-Tag nofollow/noindex
+    respect_nofollow: bool = True  # rel=nofollow links are not followed
+
+    def __post_init__(self) -> None:
+        _positive(self, "ttl", "error_ttl", "max_bytes", "max_hosts")
+        _not_negative(self, "max_redirects")
+        if not self.user_agent.strip():
+            raise ValueError("user_agent must not be empty")
+
+
+@dataclass(frozen=True)
+class ThrottleConfig:
+    """How the delay between two request starts to one domain is chosen.
+
+    delay = max(job/politeness delay, robots Crawl-delay (<= max_crawl_delay),
+    adaptive delay (<= max_delay)), plus up to `jitter` times that at random.
+    """
+
+    adaptive: bool = True  # AutoThrottle-like: aim at target_concurrency from latency
+    target_concurrency: float = 1.0
+    start_delay: float = 0.0
+    max_delay: float = 60.0
+    max_crawl_delay: float = 30.0
+    jitter: float = 0.0
+    # 429/503: Retry-After is honoured up to max_retry_after; without one the
+    # domain rests backoff_base * 2**n seconds (n = throttled answers in a row).
+    backoff_base: float = 1.0
+    max_retry_after: float = 3600.0
+    max_domains: int = 100_000  # per-domain state kept per worker (LRU)
+
+    def __post_init__(self) -> None:
+        _positive(self, "target_concurrency", "max_domains")
+        _not_negative(self, "start_delay", "max_delay", "max_crawl_delay", "jitter", "backoff_base")
+        _not_negative(self, "max_retry_after")
+
+
+@dataclass(frozen=True)
+class TrapConfig:
+    """Spider-trap guards applied to every discovered link."""
+
+    max_url_length: int = 2048
+    max_path_depth: int = 16  # path segments
+    max_segment_repeats: int = 3  # the same segment this many times: /a/b/a/b/a/b/...
+
+    def __post_init__(self) -> None:
+        _positive(self, "max_url_length", "max_path_depth", "max_segment_repeats")
+
+
+@dataclass(frozen=True)
+class SitemapConfig:
+    """Bounds on reading a host's sitemaps (jobs opt in with `sitemaps: true`)."""
+
+    max_files: int = 20  # sitemap documents per host, indexes included
+    max_urls: int = 50_000  # URLs taken per host
+    max_bytes: int = 50 * 1024 * 1024  # per document, after gunzip
+    max_depth: int = 2  # index -> index -> sitemap
+
+    def __post_init__(self) -> None:
+        _positive(self, "max_files", "max_urls", "max_bytes")
+        _not_negative(self, "max_depth")
+
+
+_PROXY_SCHEMES = ("http://", "https://", "socks4://", "socks5://")
+
+
+@dataclass(frozen=True)
+class ProxyConfig:
+    """Outgoing proxies, used in turn; one failing max_failures times in a row
+    rests for `cooldown` seconds. socks4/socks5 need the `socks` extra."""
+
+    urls: list[str] = field(default_factory=list)
+    max_failures: int = 3
+    cooldown: float = 300.0
+
+    def __post_init__(self) -> None:
+        _positive(self, "max_failures", "cooldown")
+        for i, url in enumerate(self.urls):
+            if not url.lower().startswith(_PROXY_SCHEMES):
+                raise ValueError(f"urls[{i}]: expected http://, https://, socks4:// or socks5://")
+
+
 @dataclass(frozen=True)
 class FetchConfig:
-    user_agent: str = "nadird/0.1 (+set fetch.user_agent to a contact URL)"
+    user_agent: str = "nadird/0.1 (+https://example.invalid/replace-with-your-contact-page)"
     connect_timeout: float = 10.0
     read_timeout: float = 30.0
     total_timeout: float = 60.0
@@ -113,11 +274,27 @@ class FetchConfig:
     resolve: dict[str, str] = field(default_factory=dict)
     source_address: str | None = None
     html_types: list[str] = field(default_factory=lambda: ["text/html", "application/xhtml+xml"])
+    # --- politeness and hardening (worker side) ---
+    user_agents: list[str] = field(default_factory=list)  # rotated per request when set
+    # Networks allowed even when allow_private is false (e.g. [10.1.0.0/16]).
+    allow_networks: list[str] = field(default_factory=list)
+    max_decoded_bytes: int = 10 * 1024 * 1024  # body after gzip/deflate/br decoding
+    strip_params: list[str] = field(default_factory=lambda: list(DEFAULT_STRIP_PARAMS))
+    robots: RobotsConfig = field(default_factory=RobotsConfig)
+    throttle: ThrottleConfig = field(default_factory=ThrottleConfig)
+    traps: TrapConfig = field(default_factory=TrapConfig)
+    sitemaps: SitemapConfig = field(default_factory=SitemapConfig)
+    proxies: ProxyConfig = field(default_factory=ProxyConfig)
 
     def __post_init__(self) -> None:
         _positive(self, "connect_timeout", "read_timeout", "total_timeout", "pool_size")
-        _positive(self, "max_body_bytes")
+        _positive(self, "max_body_bytes", "max_decoded_bytes")
         _not_negative(self, "max_redirects", "store_body_bytes")
+        for i, network in enumerate(self.allow_networks):
+            try:
+                ipaddress.ip_network(network, strict=False)
+            except ValueError:
+                raise ValueError(f"allow_networks[{i}]: not a network: {network!r}") from None
 
 
 @dataclass(frozen=True)

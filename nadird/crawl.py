@@ -42,6 +42,7 @@ class CrawlOptions:
     out: str | None = None
     delay: float | None = None
     domain_concurrency: int | None = None
+    retries: int | None = None
     store: str = "sqlite:///nadird-crawl.db"
     resolve: dict[str, str] = field(default_factory=dict)
     allow_private: bool = False
@@ -64,6 +65,7 @@ def crawl_config(opts: CrawlOptions, base: Config, state_dir: str) -> Config:
         max_pages=opts.max_pages if opts.max_pages is not None else job.max_pages,
         delay=opts.delay if opts.delay is not None else job.delay,
         domain_concurrency=opts.domain_concurrency or job.domain_concurrency,
+        max_retries=opts.retries if opts.retries is not None else job.max_retries,
     )
     fetch = dataclasses.replace(
         base.fetch,
@@ -208,6 +210,8 @@ async def run_crawl(opts: CrawlOptions, base: Config) -> int:
         "event": "crawl_summary",
         "complete": master.done.is_set(),
         **counts,
+        "dead_letters": master.core.stats["dead_letters"],
+        "retries": master.core.stats["retries"],
         "seconds": round(seconds, 3),
         "pages_per_s": round(counts["pages"] / seconds, 1) if seconds > 0 else 0.0,
         "store": describe_store_uri(config.store.uri),

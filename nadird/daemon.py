@@ -54,13 +54,15 @@ async def _first(*waits: Awaitable[Any]) -> None:
         task.cancel()
 
 
-async def master_main(config: Config) -> int:
+async def master_main(config: Config, rebuild_seen: bool = False) -> int:
+    from nadird.master.seen_rebuild import rebuild
     from nadird.master.server import Master
     from nadird.store.open import open_store
 
     store = open_store(config.store.uri)
     await store.open()
-    master = Master(config, store)
+    seen = await rebuild(config, store) if rebuild_seen else None
+    master = Master(config, store, seen)
     stop = asyncio.Event()
     stop_on_signals(stop)
     await master.start()

@@ -56,6 +56,20 @@ class Job:
     max_pages: int | None = None
     delay: float | None = None
     domain_concurrency: int | None = None
+    # Politeness switches, read by workers (defaults keep older configs valid).
+    robots: bool = True  # obey robots.txt; disallowed URLs are recorded, not fetched
+    sitemaps: bool = False  # read robots.txt Sitemap: lines and /sitemap.xml per host
+    # Pages per registrable domain. Workers stop emitting links to a domain
+    # they alone fetched this many pages of; the exact cap is the master's.
+    max_pages_per_domain: int | None = None
+    strip_params: list[str] | None = None  # None: the worker's fetch.strip_params
+    proxies: bool = True  # use the worker's fetch.proxies when it has any
+    # Higher first. Seeds get a bonus and each level of depth costs one, so a
+    # crawl goes breadth-first within a domain unless a job says otherwise.
+    priority: int = 0
+    # Transient failures (timeouts, connection errors, 5xx, 429) are retried
+    # this many times with exponential back-off, then dead-lettered.
+    max_retries: int = 3
 
     def to_wire(self) -> dict[str, Any]:
         return asdict(self)

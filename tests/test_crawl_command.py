@@ -122,20 +122,28 @@ def test_refused_and_dead_destinations_are_recorded_errors(tmp_path: Path) -> No
     assert all(r.error is not None and r.error.startswith("blocked_address") for r in stored)
 
 
-def test_connection_refused_is_an_error_and_the_crawl_goes_on(tmp_path: Path) -> None:
+def test_connection_refused_ends_in_dead_letters_and_the_crawl_goes_on(tmp_path: Path) -> None:
     import socket
 
     graph = SiteGraph(hosts=2, pages=10)
     with socket.socket() as probe:  # a port with nothing listening
         probe.bind(("127.0.0.1", 0))
         dead_port = probe.getsockname()[1]
+    dead_url = f"http://dead.test:{dead_port}/"
     with run_in_thread(graph) as web:
-        proc, store = crawl(tmp_path, web, seeds=[*graph.seeds(), f"http://dead.test:{dead_port}/"])
+        proc, store = crawl(tmp_path, web, "--retries", "0", "--state-dir", str(tmp_path / "st"),
+                            seeds=[*graph.seeds(), dead_url])
     result = summary(proc)
-    dead = [r for r in records(store) if r.error]
-    assert [r.url for r in dead] == [f"http://dead.test:{dead_port}/"]
-    assert dead[0].error.startswith("connect")  # type: ignore[union-attr]
-    assert result["errors"] == 1 and result["pages"] > 0
+    assert dead_url not in {r.url for r in records(store)}
+    assert result["dead_letters"] == 1 and result["errors"] == 0 and result["pages"] > 0
+    listing = subprocess.run(
+        [sys.executable, "-m", "nadird", "dead-letters", "list", "--state-dir",
+         str(tmp_path / "st")], capture_output=True, text=True, timeout=60,
+    )
+    assert listing.returncode == 0, listing.stderr
+    [letter] = [json.loads(line) for line in listing.stdout.splitlines()]
+    assert letter["url"] == dead_url and letter["attempts"] == 1
+    assert letter["error"].startswith("connect")
 
 
 def test_bad_config_exits_2_naming_file_and_key(tmp_path: Path) -> None:

@@ -1,66 +1,198 @@
-from nadird.master.frontier import Entry, Frontier
+from pathlib import Path
+
+import pytest
+
+from nadird.master.frontier import Caps, Frontier
+from nadird.master.frontier_db import FrontierDB, Row
 from nadird.master.leases import LeaseTable
 
 
-def entries(n: int, job: str = "j", start: int = 0) -> list[Entry]:
+class Clock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def rows(
+    n: int, domain: str = "a.test", job: str = "j", start: int = 0, prio: int = 0
+) -> list[Row]:
     return [
-        Entry(f"http://a.test/{i}", i.to_bytes(16, "big"), 0, job) for i in range(start, start + n)
+        Row(
+            f"http://{domain}/{i}",
+            f"{domain}{i}".encode().ljust(16, b".")[:16],
+            1,
+            job,
+            prio,
+            domain,
+        )
+        for i in range(start, start + n)
     ]
 
 
-def test_ready_domains_come_out_by_next_allowed_time() -> None:
-    f = Frontier()
-    f.push("a.test", entries(1))
-    f.push("b.test", entries(1, start=10))
-    f.release("a.test", next_allowed=5.0)  # a must rest until t=5
-    assert f.pop_ready(1.0).name == "b.test"  # type: ignore[union-attr]
-    assert f.pop_ready(1.0) is None
-    assert f.next_ready_at() == 5.0
-    assert f.pop_ready(5.0).name == "a.test"  # type: ignore[union-attr]
+@pytest.fixture
+def db(tmp_path: Path) -> FrontierDB:
+    return FrontierDB(tmp_path / "frontier.db")
 
 
-def test_leased_domain_is_never_ready_until_released() -> None:
-    f = Frontier()
-    f.push("a.test", entries(5))
-    dq = f.pop_ready(0.0)
-    assert dq is not None
-    bag = f.take(dq, 2)
-    assert [e.url for e in bag] == ["http://a.test/0", "http://a.test/1"]
-    f.push("a.test", entries(1, start=99))  # new URLs while leased
-    assert f.pop_ready(100.0) is None
-    f.release("a.test", next_allowed=1.0, returned=bag[1:])
-    dq = f.pop_ready(1.0)
-    assert dq is not None
-    # Returned URLs go first, before the ones that were still queued.
-    assert [e.url for e in f.take(dq, 10)][:2] == ["http://a.test/1", "http://a.test/2"]
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
 
 
-def test_bag_holds_one_job_only() -> None:
-    f = Frontier()
-    f.push("a.test", entries(2, job="x") + entries(2, job="y", start=5))
-    dq = f.pop_ready(0.0)
-    assert dq is not None
-    assert {e.job for e in f.take(dq, 10)} == {"x"}
-    assert f.queued == 2
+def frontier(db: FrontierDB, clock: Clock, caps: Caps | None = None) -> Frontier:
+    return Frontier(db, caps or Caps(), clock=clock, wall=clock)
 
 
-def test_queued_counts_every_move() -> None:
-    f = Frontier()
-    f.push("a.test", entries(3))
-    dq = f.pop_ready(0.0)
-    assert dq is not None
-    bag = f.take(dq, 3)
+def test_ready_domains_come_out_by_next_allowed_time(db: FrontierDB, clock: Clock) -> None:
+    f = frontier(db, clock)
+    f.admit(rows(1, "a.test") + rows(1, "b.test"))
+    a = f.pop_ready(clock.t)
+    assert a is not None
+    taken = f.take(a, 5)
+    f.release(a.name, clock.t + 5.0, taken)  # a must rest 5 s
+    b = f.pop_ready(clock.t)
+    assert b is not None and b.name == "b.test"
+    assert f.pop_ready(clock.t) is None
+    assert f.next_ready_at() == clock.t + 5.0
+    assert f.pop_ready(clock.t + 5.0).name == "a.test"  # type: ignore[union-attr]
+
+
+def test_leased_domain_is_never_ready_and_returned_urls_come_first(
+    db: FrontierDB, clock: Clock
+) -> None:
+    f = frontier(db, clock)
+    f.admit(rows(5))
+    ds = f.pop_ready(clock.t)
+    assert ds is not None
+    bag = f.take(ds, 2)
+    assert [r.url for r in bag] == ["http://a.test/0", "http://a.test/1"]
+    f.admit(rows(1, start=99))  # new URLs while leased
+    assert f.pop_ready(clock.t + 100) is None
+    f.acked(bag[0].fp)
+    f.release("a.test", clock.t, bag[1:])
+    ds = f.pop_ready(clock.t)
+    assert ds is not None
+    # The acked URL is settling (not yet stored): never handed out again.
+    assert [r.url for r in f.take(ds, 3)] == [
+        "http://a.test/1",
+        "http://a.test/2",
+        "http://a.test/3",
+    ]
+
+
+def test_higher_priority_first_and_one_job_per_bag(db: FrontierDB, clock: Clock) -> None:
+    f = frontier(db, clock)
+    f.admit(rows(2, job="x", prio=1) + rows(2, job="y", start=5, prio=5))
+    ds = f.pop_ready(clock.t)
+    assert ds is not None
+    bag = f.take(ds, 10)
+    assert {r.job for r in bag} == {"y"}
+    assert f.queued == 4
+
+
+def test_urls_leave_only_when_durable(db: FrontierDB, clock: Clock) -> None:
+    f = frontier(db, clock)
+    f.admit(rows(3))
+    ds = f.pop_ready(clock.t)
+    assert ds is not None
+    bag = f.take(ds, 3)
+    for r in bag:
+        f.acked(r.fp)
+    f.release("a.test", clock.t)
+    assert f.queued == 3 and db.total_rows() == 3
+    f.durable([bag[0].fp, bag[1].fp])
+    assert f.queued == 1 and db.total_rows() == 1
+    f.durable([bag[2].fp, bag[2].fp])  # a replayed ack is harmless
+    assert f.queued == 0 and db.total_rows() == 0
+
+
+def test_state_survives_reopening_and_every_row_is_available_again(
+    tmp_path: Path, clock: Clock
+) -> None:
+    db = FrontierDB(tmp_path / "f.db")
+    f = frontier(db, clock)
+    f.admit(rows(4) + rows(2, "b.test"))
+    ds = f.pop_ready(clock.t)
+    assert ds is not None
+    f.take(ds, 4)  # leased when the "crash" happens
+    db.close()
+    again = frontier(FrontierDB(tmp_path / "f.db"), clock)
+    assert again.queued == 6
+    seen = set()
+    while (ds := again.pop_ready(clock.t)) is not None:
+        seen |= {r.url for r in again.take(ds, 10)}
+    assert len(seen) == 6
+
+
+def test_retry_waits_and_dead_letters_leave_the_queue(db: FrontierDB, clock: Clock) -> None:
+    f = frontier(db, clock)
+    f.admit(rows(2))
+    ds = f.pop_ready(clock.t)
+    assert ds is not None
+    first, second = f.take(ds, 2)
+    f.retry(first, attempts=1, delay=30.0, error="timeout: slow")
+    f.dead(second, "connect: refused", attempts=4)
+    f.release("a.test", clock.t)
+    assert f.queued == 1
+    ds = f.pop_ready(clock.t)
+    assert ds is not None
+    assert f.take(ds, 5) == []  # the only URL waits for its retry time
+    clock.t += 31
+    ds = f.pop_ready(clock.t)
+    assert ds is not None
+    again = f.take(ds, 5)
+    assert [(r.url, r.attempts) for r in again] == [(first.url, 1)]
+    [letter] = db.dead_letters()
+    assert (letter.url, letter.attempts, letter.error) == (second.url, 4, "connect: refused")
+
+
+def test_requeued_dead_letters_come_back(db: FrontierDB, clock: Clock) -> None:
+    f = frontier(db, clock)
+    f.admit(rows(1))
+    ds = f.pop_ready(clock.t)
+    assert ds is not None
+    [row] = f.take(ds, 1)
+    f.dead(row, "http: status 500", attempts=4)
+    f.release("a.test", clock.t)
     assert f.queued == 0
-    f.release("a.test", 0.0, bag)
+    assert db.mark_requeue([row.fp]) == 1
+    assert f.requeue_dead() == 1
+    assert db.dead_letters() == []
+    ds = f.pop_ready(clock.t + 2)
+    assert ds is not None
+    assert [r.attempts for r in f.take(ds, 1)] == [0]
+
+
+def test_domain_cap_evicts_lowest_priority_into_overflow(db: FrontierDB, clock: Clock) -> None:
+    f = frontier(db, clock, Caps(per_domain=3))
+    f.admit(rows(3, prio=1))
+    f.admit(rows(1, start=10, prio=0))  # lower than all: refused
+    f.admit(rows(1, start=20, prio=9))  # higher: evicts the newest lowest
     assert f.queued == 3
+    assert f.overflowed == 2
+    ds = f.pop_ready(clock.t)
+    assert ds is not None
+    assert [r.url for r in f.take(ds, 5)] == [
+        "http://a.test/20",
+        "http://a.test/0",
+        "http://a.test/1",
+    ]
+
+
+def test_total_cap_sends_new_urls_to_overflow(db: FrontierDB, clock: Clock) -> None:
+    f = frontier(db, clock, Caps(total=2))
+    assert f.admit(rows(3)) == 2
+    assert f.overflowed == 1
 
 
 def test_lease_epochs_fence_old_leases() -> None:
     t = LeaseTable()
-    first = t.grant("a.test", "w1", entries(2), now=0.0, ttl=10.0)
+    first = t.grant("a.test", "w1", rows(2), now=0.0, ttl=10.0)
     assert t.current(first.id, first.epoch) is first
     t.remove(first)
-    second = t.grant("a.test", "w2", entries(2), now=11.0, ttl=10.0)
+    second = t.grant("a.test", "w2", rows(2), now=11.0, ttl=10.0)
     assert second.epoch == first.epoch + 1
     assert t.current(first.id, first.epoch) is None
     assert t.current(second.id, first.epoch) is None
@@ -69,7 +201,7 @@ def test_lease_epochs_fence_old_leases() -> None:
 
 def test_only_the_holder_renews_a_lease() -> None:
     t = LeaseTable()
-    lease = t.grant("a.test", "w1", entries(1), now=0.0, ttl=10.0)
+    lease = t.grant("a.test", "w1", rows(1), now=0.0, ttl=10.0)
     t.renew("w2", [lease.id], now=5.0, ttl=10.0)
     assert lease.expires == 10.0
     t.renew("w1", [lease.id], now=5.0, ttl=10.0)

@@ -1,8 +1,10 @@
-"""Admission: which discovered URLs enter the frontier.
+"""Admission: which discovered URLs enter the frontier, and at what priority.
 
 Workers send canonical URLs with their fingerprints; the master only applies
 the job's caps and the Bloom filter. A URL is marked seen at the moment it is
-admitted, so it can be handed to one worker only.
+admitted, so it can be handed to one worker only; the frontier commits it to
+disk (with an admission sequence number) before anything can acknowledge the
+page that found it.
 """
 
 from __future__ import annotations
@@ -11,9 +13,16 @@ from collections import Counter
 from collections.abc import Sequence
 
 from nadird.jobs import Job
-from nadird.master.frontier import Entry, Frontier
+from nadird.master.frontier import Frontier
+from nadird.master.frontier_db import Row
 from nadird.master.seen import SeenSet
 from nadird.urls import domain_of
+
+SEED_BONUS = 1000
+
+
+def priority(job: Job, depth: int) -> int:
+    return job.priority + (SEED_BONUS if depth == 0 else 0) - depth
 
 
 class Admission:
@@ -21,7 +30,8 @@ class Admission:
         self.seen = seen
         self.frontier = frontier
         self.jobs = jobs
-        self.admitted: Counter[str] = Counter()
+        # Kept on disk so max_pages holds across restarts.
+        self.admitted: Counter[str] = Counter(frontier.db.job_counts())
         self.capped: Counter[str] = Counter()
 
     def admit(self, job_name: str, urls: Sequence[str], fps: Sequence[bytes], depth: int) -> int:
@@ -30,22 +40,22 @@ class Admission:
         if job is None or (job.max_depth is not None and depth > job.max_depth):
             return 0
         room = self._room(job)
-        by_domain: dict[str, list[Entry]] = {}
-        added = 0
+        rows: list[Row] = []
+        rank = priority(job, depth)
         for url, fp in zip(urls, fps, strict=True):
             if fp in self.seen:
                 continue
-            if added >= room:
+            if len(rows) >= room:
                 # Not marked seen: raising max_pages later lets it in again.
                 self.capped[job_name] += 1
                 continue
             self.seen.add_new((fp,))
-            by_domain.setdefault(domain_of(url), []).append(Entry(url, fp, depth, job_name))
-            added += 1
-        for domain, entries in by_domain.items():
-            self.frontier.push(domain, entries)
-        self.admitted[job_name] += added
-        return added
+            rows.append(Row(url, fp, depth, job_name, rank, domain_of(url)))
+        if rows:
+            self.frontier.admit(rows)
+            self.seen.seq = self.frontier.seq
+        self.admitted[job_name] += len(rows)
+        return len(rows)
 
     def _room(self, job: Job) -> float:
         if job.max_pages is None:

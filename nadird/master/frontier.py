@@ -1,109 +1,272 @@
-"""Per-domain URL queues and the schedule of which domain is ready next.
+"""Per-domain URL queues (on disk) and the schedule of which domain is ready.
 
-A domain is ready when it has queued URLs, is not leased, and its next allowed
-fetch time has come. The ready schedule is a heap with lazy invalidation: a
-domain's heap entry is valid only while its `scheduled_at` still matches, so
-rescheduling never needs to search the heap.
+Memory holds only one small record per domain: counts, politeness time and
+lease flag. URLs live in FrontierDB until their result is durable in the
+store. A domain is ready when it has available URLs, is not leased, and its
+next allowed time has come. The ready schedule is a heap with lazy
+invalidation: a heap entry is valid only while the domain's `scheduled_at`
+still matches it.
+
+Each queued URL is in exactly one of three states: available (can be taken),
+out (in a lease), or settling (its result is on its way to the store; the row
+goes once the store says it is durable).
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
-from collections import deque
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from nadird.master.frontier_db import FrontierDB, Row
+
+Clock = Callable[[], float]
 
 
 @dataclass(slots=True)
-class Entry:
-    url: str
-    fp: bytes
-    depth: int
-    job: str
-
-
-@dataclass(slots=True)
-class DomainQueue:
+class DomainState:
     name: str
-    entries: deque[Entry] = field(default_factory=deque)
-    next_allowed: float = 0.0
+    id: int
+    rows: int = 0
+    out: int = 0
+    settling: int = 0
+    next_allowed: float = 0.0  # monotonic
     leased: bool = False
     scheduled_at: float | None = None
 
+    @property
+    def available(self) -> int:
+        return self.rows - self.out - self.settling
+
+
+@dataclass(frozen=True, slots=True)
+class Caps:
+    per_domain: int | None = None
+    total: int | None = None
+
 
 class Frontier:
-    def __init__(self) -> None:
-        self._domains: dict[str, DomainQueue] = {}
+    def __init__(
+        self,
+        db: FrontierDB,
+        caps: Caps = Caps(),
+        clock: Clock = time.monotonic,
+        wall: Clock = time.time,
+    ) -> None:
+        self.db = db
+        self.caps = caps
+        self._clock = clock
+        self._wall = wall
+        self._domains: dict[str, DomainState] = {}
         self._heap: list[tuple[float, int, str]] = []
         self._tiebreak = itertools.count()
-        self._queued = 0
+        self._out: dict[bytes, DomainState] = {}
+        self._settling: dict[bytes, DomainState] = {}
+        self.rows = 0
+        self.overflowed = 0
+        self.seq = db.last_seq()
+        self._load()
+
+    # ------------------------------------------------------------ state
+    def _load(self) -> None:
+        """Rebuild the per-domain records from disk; every row starts available."""
+        now, wall = self._clock(), self._wall()
+        for count in self.db.domain_counts():
+            ds = DomainState(count.name, count.id, rows=count.rows)
+            ds.next_allowed = now + max(0.0, max(count.next_allowed, count.earliest_retry) - wall)
+            self._domains[count.name] = ds
+            self.rows += count.rows
+            self._schedule(ds)
 
     @property
     def queued(self) -> int:
-        return self._queued
+        """URLs not yet stored: available, out in leases, or settling."""
+        return self.rows
 
-    def domain(self, name: str) -> DomainQueue:
-        dq = self._domains.get(name)
-        if dq is None:
-            dq = self._domains[name] = DomainQueue(name)
-        return dq
+    def domain(self, name: str) -> DomainState:
+        ds = self._domains.get(name)
+        if ds is None:
+            ds = self._domains[name] = DomainState(name, self.db.domain_id(name))
+        return ds
 
-    def push(self, domain: str, entries: Iterable[Entry], front: bool = False) -> None:
-        dq = self.domain(domain)
-        before = len(dq.entries)
-        if front:
-            # Returned or expired URLs go first, in their original order.
-            dq.entries.extendleft(reversed(list(entries)))
-        else:
-            dq.entries.extend(entries)
-        self._queued += len(dq.entries) - before
-        self._schedule(dq)
+    def get(self, name: str) -> DomainState | None:
+        return self._domains.get(name)
 
-    def _schedule(self, dq: DomainQueue) -> None:
-        if dq.leased or not dq.entries or dq.scheduled_at == dq.next_allowed:
+    def _to_wall(self, mono: float) -> float:
+        return self._wall() + (mono - self._clock())
+
+    # ---------------------------------------------------------- admission
+    def admit(self, rows: Iterable[Row]) -> int:
+        """Queue new URLs (already checked against the seen set); commits to disk."""
+        accepted: list[tuple[int, Row]] = []
+        touched: list[DomainState] = []
+        for row in rows:
+            ds = self.domain(row.domain)
+            if self._make_room(ds, row):
+                accepted.append((ds.id, row))
+                ds.rows += 1
+                self.rows += 1
+                touched.append(ds)
+        if not accepted:
+            self.db.commit()
+            return 0
+        self.seq = self.db.admit(accepted)
+        for ds in touched:
+            self._schedule(ds)
+        return len(accepted)
+
+    def _make_room(self, ds: DomainState, row: Row) -> bool:
+        caps = self.caps
+        if caps.total is not None and self.rows >= caps.total:
+            self._overflow(row, "total queue cap")
+            return False
+        if caps.per_domain is None or ds.rows < caps.per_domain:
+            return True
+        lowest = self.db.lowest(ds.id)
+        evictable = (
+            lowest is not None
+            and lowest.priority < row.priority
+            and lowest.fp not in self._out
+            and lowest.fp not in self._settling
+        )
+        if not evictable or lowest is None:
+            self._overflow(row, "domain queue cap")
+            return False
+        lowest.domain = ds.name
+        self.db.delete_one(lowest.fp)
+        self._overflow(lowest, "evicted by higher priority")
+        ds.rows -= 1
+        self.rows -= 1
+        return True
+
+    def _overflow(self, row: Row, reason: str) -> None:
+        self.db.overflow(row, reason)
+        self.overflowed += 1
+
+    # ----------------------------------------------------------- schedule
+    def _schedule(self, ds: DomainState) -> None:
+        if ds.leased or ds.available <= 0 or ds.scheduled_at == ds.next_allowed:
             return
-        dq.scheduled_at = dq.next_allowed
-        heapq.heappush(self._heap, (dq.next_allowed, next(self._tiebreak), dq.name))
+        ds.scheduled_at = ds.next_allowed
+        heapq.heappush(self._heap, (ds.next_allowed, next(self._tiebreak), ds.name))
 
-    def _valid_top(self) -> DomainQueue | None:
+    def _valid_top(self) -> DomainState | None:
         while self._heap:
             at, _, name = self._heap[0]
-            dq = self._domains[name]
-            if dq.scheduled_at == at and not dq.leased and dq.entries:
-                return dq
+            ds = self._domains[name]
+            if ds.scheduled_at == at and not ds.leased and ds.available > 0:
+                return ds
             heapq.heappop(self._heap)
+            if ds.scheduled_at == at:
+                ds.scheduled_at = None
         return None
 
     def next_ready_at(self) -> float | None:
-        """When the earliest domain becomes ready, or None if none is waiting."""
-        dq = self._valid_top()
-        return dq.next_allowed if dq else None
+        ds = self._valid_top()
+        return ds.next_allowed if ds else None
 
-    def pop_ready(self, now: float) -> DomainQueue | None:
-        dq = self._valid_top()
-        if dq is None or dq.next_allowed > now:
+    def pop_ready(self, now: float) -> DomainState | None:
+        ds = self._valid_top()
+        if ds is None or ds.next_allowed > now:
             return None
         heapq.heappop(self._heap)
-        dq.scheduled_at = None
-        return dq
+        ds.scheduled_at = None
+        return ds
 
-    def take(self, dq: DomainQueue, limit: int) -> list[Entry]:
-        """Lease the domain and take up to `limit` URLs of the head URL's job."""
-        job = dq.entries[0].job
-        taken: list[Entry] = []
-        while dq.entries and len(taken) < limit and dq.entries[0].job == job:
-            taken.append(dq.entries.popleft())
-        self._queued -= len(taken)
-        dq.leased = True
-        return taken
+    def defer(self, ds: DomainState, until: float) -> None:
+        """The domain may not be fetched before `until` (monotonic)."""
+        ds.next_allowed = max(ds.next_allowed, until)
+        if ds.next_allowed - self._clock() > 1.0:
+            # Long rests (Retry-After, retries) survive a master restart.
+            self.db.set_next_allowed(ds.id, self._to_wall(ds.next_allowed))
+        self._schedule(ds)
 
-    def release(self, domain: str, next_allowed: float, returned: Iterable[Entry] = ()) -> None:
-        dq = self.domain(domain)
-        dq.leased = False
-        dq.next_allowed = max(dq.next_allowed, next_allowed)
-        self.push(domain, returned, front=True)
+    # ------------------------------------------------------------ leasing
+    def take(self, ds: DomainState, limit: int) -> list[Row]:
+        """Lease the domain and take up to `limit` URLs of one job, best first.
 
-    def unready(self, dq: DomainQueue) -> None:
-        """Put back a domain taken by pop_ready but not leased (no worker could take it)."""
-        self._schedule(dq)
+        Returns [] (and reschedules) when every available URL waits for a retry.
+        """
+        rows = self.db.take(ds.id, ds.name, limit + ds.settling, self._wall())
+        rows = [r for r in rows if r.fp not in self._settling]
+        if rows:
+            rows = [r for r in rows if r.job == rows[0].job][:limit]
+        if not rows:
+            earliest = self.db.earliest_retry(ds.id)
+            wait = max(1.0, (earliest or 0.0) - self._wall())
+            self.defer(ds, self._clock() + wait)
+            return []
+        ds.leased = True
+        ds.out += len(rows)
+        for row in rows:
+            self._out[row.fp] = ds
+        return rows
+
+    def _unout(self, fp: bytes) -> DomainState | None:
+        ds = self._out.pop(fp, None)
+        if ds is not None:
+            ds.out -= 1
+        return ds
+
+    def release(self, domain: str, next_allowed: float, returned: Iterable[Row] = ()) -> None:
+        """End the domain's lease; URLs handed back become available again."""
+        ds = self.domain(domain)
+        for row in returned:
+            self._unout(row.fp)
+        ds.leased = False
+        self.defer(ds, next_allowed)
+
+    def acked(self, fp: bytes) -> None:
+        """A leased URL's result arrived; it leaves once the store has it."""
+        ds = self._unout(fp)
+        if ds is not None:
+            ds.settling += 1
+            self._settling[fp] = ds
+
+    def late(self, fp: bytes, domain: str) -> None:
+        """A result outside any live lease: hold the URL back until it is stored."""
+        if fp in self._out or fp in self._settling:
+            return
+        ds = self._domains.get(domain)
+        if ds is not None:
+            ds.settling += 1
+            self._settling[fp] = ds
+
+    def durable(self, fps: Iterable[bytes]) -> None:
+        """The store confirmed these results: their URLs leave the frontier."""
+        for fp in fps:
+            ds = self._settling.pop(fp, None)
+            if ds is None:
+                continue
+            ds.settling -= 1
+            if self.db.delete_one(fp):
+                ds.rows -= 1
+                self.rows -= 1
+            self._schedule(ds)
+
+    def retry(self, row: Row, attempts: int, delay: float, error: str) -> None:
+        """Keep a URL that failed transiently; it becomes available after `delay`."""
+        self._unout(row.fp)
+        self.db.schedule_retry(row.fp, attempts, self._wall() + delay, error)
+
+    def dead(self, row: Row, error: str, attempts: int) -> None:
+        ds = self._unout(row.fp)
+        self.db.dead_letter(row, error, attempts)
+        if ds is not None:
+            ds.rows -= 1
+            self.rows -= 1
+
+    def requeue_dead(self) -> int:
+        """Move dead letters marked for retry back into the queue."""
+        letters = self.db.dead_letters(requeued=True)
+        if not letters:
+            return 0
+        self.db.requeue_dead(letters)
+        for letter in letters:
+            ds = self.domain(letter.domain)
+            ds.rows += 1
+            self.rows += 1
+            self._schedule(ds)
+        return len(letters)

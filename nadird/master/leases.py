@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from nadird.master.frontier import Entry
+from nadird.master.frontier_db import Row
 
 
 @dataclass(slots=True)
@@ -23,10 +24,10 @@ class Lease:
     node: str
     expires: float
     granted_at: float
-    pending: dict[bytes, Entry]
+    pending: dict[bytes, Row]
     done: bool = False
     wait: float = 0.0
-    returned: list[Entry] = field(default_factory=list)
+    returned: list[Row] = field(default_factory=list)
 
 
 class LeaseTable:
@@ -40,10 +41,10 @@ class LeaseTable:
     def __len__(self) -> int:
         return len(self._leases)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[Lease]:
         return iter(list(self._leases.values()))
 
-    def grant(self, domain: str, node: str, entries: list[Entry], now: float, ttl: float) -> Lease:
+    def grant(self, domain: str, node: str, entries: list[Row], now: float, ttl: float) -> Lease:
         epoch = self._epochs.get(domain, 0) + 1
         self._epochs[domain] = epoch
         lease = Lease(

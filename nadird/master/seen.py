@@ -17,8 +17,9 @@ from rbloom import Bloom
 
 from nadird.errors import StateError
 
-MAGIC = b"NADSEEN1"
-_HEADER = struct.Struct("<8sQdQI")  # magic, expected, fp_rate, added, crc32(payload)
+MAGIC = b"NADSEEN2"
+# magic, expected, fp_rate, added, seq (last admission included), crc32(payload)
+_HEADER = struct.Struct("<8sQdQQI")
 
 
 def _fp_hash(fp: bytes) -> int:
@@ -31,6 +32,9 @@ class SeenSet:
         self.expected = expected
         self.fp_rate = fp_rate
         self.added = 0
+        # The frontier's admission sequence number this set includes up to:
+        # on restart, admissions after it are replayed from the frontier.
+        self.seq = 0
         self._bloom = Bloom(expected, fp_rate, _fp_hash)
 
     def __contains__(self, fp: bytes) -> bool:
@@ -55,21 +59,23 @@ class SeenSet:
 
     def to_bytes(self) -> bytes:
         payload: bytes = self._bloom.save_bytes()
-        header = _HEADER.pack(MAGIC, self.expected, self.fp_rate, self.added, zlib.crc32(payload))
+        header = _HEADER.pack(
+            MAGIC, self.expected, self.fp_rate, self.added, self.seq, zlib.crc32(payload)
+        )
         return header + payload
 
     @classmethod
     def from_bytes(cls, data: bytes, source: str) -> SeenSet:
         if len(data) < _HEADER.size:
             raise StateError(f"{source}: truncated seen-set snapshot")
-        magic, expected, fp_rate, added, crc = _HEADER.unpack_from(data)
+        magic, expected, fp_rate, added, seq, crc = _HEADER.unpack_from(data)
         payload = data[_HEADER.size :]
         if magic != MAGIC:
             raise StateError(f"{source}: not a nadird seen-set snapshot")
         if zlib.crc32(payload) != crc:
             raise StateError(f"{source}: corrupt seen-set snapshot (checksum mismatch)")
         seen = cls.__new__(cls)
-        seen.expected, seen.fp_rate, seen.added = expected, fp_rate, added
+        seen.expected, seen.fp_rate, seen.added, seen.seq = expected, fp_rate, added, seq
         try:
             seen._bloom = Bloom.load_bytes(payload, _fp_hash)
         except Exception as exc:

@@ -1,8 +1,7 @@
-"""The master: sockets, the dispatch loop and the housekeeping loop.
+"""The master process: sockets, the dispatch loop and housekeeping.
 
-The master never fetches. It admits fingerprints, leases domain bags to
-workers that have credit, turns results into store records, and takes back
-the URLs of leases whose worker went silent.
+The decisions live in MasterCore; this module moves bytes, runs the timers
+and owns the files in the state directory (frontier.db, seen.bloom).
 """
 
 from __future__ import annotations
@@ -10,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -18,45 +16,50 @@ import zmq
 import zmq.asyncio
 
 from nadird.config import Config
-from nadird.errors import InvalidURL, ProtocolError
+from nadird.errors import InvalidURL, ProtocolError, StateError
 from nadird.logs import get_logger
-from nadird.master.admission import Admission
-from nadird.master.frontier import Frontier
-from nadird.master.leases import Lease, LeaseTable
-from nadird.master.nodes import Node, NodeRegistry
-from nadird.master.records import page_record
+from nadird.master.core import MasterCore, Outgoing
+from nadird.master.frontier_db import FrontierDB
 from nadird.master.seen import SeenSet
 from nadird.master.writer import ResultWriter
 from nadird.protocol.codec import decode, encode
-from nadird.protocol.messages import (
-    Bag,
-    BagDone,
-    Bye,
-    Credit,
-    Heartbeat,
-    Hello,
-    Message,
-    Results,
-    Shutdown,
-    Welcome,
-)
+from nadird.protocol.messages import Message, Results, Shutdown
 from nadird.store.base import Store
 from nadird.urls import canonicalize, fingerprint
 
 log = get_logger()
 SEEN_FILE = "seen.bloom"
+FRONTIER_FILE = "frontier.db"
+
+
+def load_seen(config: Config, db: FrontierDB) -> SeenSet:
+    """The last snapshot plus every admission logged after it."""
+    path = Path(config.master.state_dir) / SEEN_FILE
+    if path.exists():
+        try:
+            seen = SeenSet.load(path)
+        except StateError as exc:
+            raise StateError(
+                f"{exc}; refusing to start with an empty seen set. Start the master with "
+                "--rebuild-seen to rebuild it from the store and the frontier"
+            ) from None
+    else:
+        seen = SeenSet(config.bloom.expected_urls, config.bloom.fp_rate)
+    replayed = seen.add_new(db.admitted_since(seen.seq))
+    seen.seq = db.last_seq()
+    log.info("seen_loaded", snapshot=path.exists(), added=seen.added, replayed=len(replayed))
+    return seen
 
 
 class Master:
-    def __init__(self, config: Config, store: Store) -> None:
+    def __init__(self, config: Config, store: Store, seen: SeenSet | None = None) -> None:
         self.config = config
-        self.frontier = Frontier()
-        self.leases = LeaseTable()
-        self.nodes = NodeRegistry()
-        self.seen = self._load_seen()
-        self.admission = Admission(self.seen, self.frontier, dict(config.jobs))
-        self.writer = ResultWriter(store, config.store.flush_size, config.store.flush_interval)
-        self.stats: Counter[str] = Counter()
+        state = Path(config.master.state_dir)
+        self.db = FrontierDB(state / FRONTIER_FILE)
+        self.core = MasterCore(config, self.db, seen or load_seen(config, self.db))
+        self.writer = ResultWriter(
+            store, config.store.flush_size, config.store.flush_interval, self._on_durable
+        )
         self.done = asyncio.Event()
         self.control_endpoint = ""
         self.results_endpoint = ""
@@ -66,19 +69,13 @@ class Master:
         self._pull: zmq.asyncio.Socket | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._last_snapshot = time.monotonic()
+        self._last_dead_poll = 0.0
 
-    # ----------------------------------------------------------- life cycle
-    def _seen_path(self) -> Path:
+    @property
+    def seen_path(self) -> Path:
         return Path(self.config.master.state_dir) / SEEN_FILE
 
-    def _load_seen(self) -> SeenSet:
-        path = self._seen_path()
-        if path.exists():
-            seen = SeenSet.load(path)
-            log.info("seen_loaded", path=str(path), added=seen.added)
-            return seen
-        return SeenSet(self.config.bloom.expected_urls, self.config.bloom.fp_rate)
-
+    # ---------------------------------------------------------- life cycle
     async def start(self) -> None:
         self._ctx = zmq.asyncio.Context()
         self._router = self._ctx.socket(zmq.ROUTER)
@@ -102,7 +99,8 @@ class Master:
             "master_started",
             control=self.control_endpoint,
             results=self.results_endpoint,
-            queued=self.frontier.queued,
+            queued=self.core.frontier.queued,
+            hold=max(0.0, self.core.hold_until - time.monotonic()),
         )
 
     async def stop(self) -> None:
@@ -113,58 +111,55 @@ class Master:
                 await task
         await self._broadcast(Shutdown(reason="master stopping", done=self.done.is_set()))
         await self.writer.close()
-        await asyncio.to_thread(self.seen.snapshot, self._seen_path())
+        self.db.commit()
+        await self._snapshot()
         for sock in (self._router, self._pull):
             if sock is not None:
                 sock.close()
         if self._ctx is not None:
             self._ctx.term()
+        self.db.close()
         log.info("master_stopped", **self.status())
 
-    # --------------------------------------------------------------- seeds
+    # ---------------------------------------------------------------- seeds
     def admit_seeds(self, seeds: list[tuple[str, str]]) -> int:
         added = 0
         for url, job in seeds:
             try:
                 canonical = canonicalize(url)
             except InvalidURL as exc:
-                self.stats["seeds_invalid"] += 1
+                self.core.stats["seeds_invalid"] += 1
                 log.error("seed_invalid", url=url, error=str(exc))
                 continue
-            added += self.admission.admit(job, [canonical], [fingerprint(canonical)], 0)
+            added += self.core.admission.admit(job, [canonical], [fingerprint(canonical)], 0)
         self._wake.set()
         return added
 
-    # ------------------------------------------------------------- status
+    # --------------------------------------------------------------- status
     def status(self) -> dict[str, Any]:
         return {
-            "queued": self.frontier.queued,
-            "leases": len(self.leases),
-            "workers": len(self.nodes),
+            **self.core.status(),
             "store_pending": self.writer.pending,
             "stored": self.writer.written,
-            "seen": self.seen.added,
             "complete": self.is_complete(),
-            **{k: v for k, v in sorted(self.stats.items())},
         }
 
     def is_complete(self) -> bool:
-        return self.frontier.queued == 0 and len(self.leases) == 0 and self.writer.pending == 0
+        return not self.core.has_work() and self.writer.pending == 0
 
-    # ------------------------------------------------------------ sockets
-    async def _send(self, identity: bytes, msg: Message) -> None:
+    # -------------------------------------------------------------- sockets
+    async def _send_all(self, out: Outgoing) -> None:
         assert self._router is not None
-        await self._router.send_multipart([identity, encode(msg)])
+        for identity, msg in out:
+            with contextlib.suppress(zmq.ZMQError):
+                await self._router.send_multipart([identity, encode(msg)])
 
     async def _broadcast(self, msg: Message) -> None:
-        if self._router is None:
-            return
-        for node in self.nodes.all():
-            with contextlib.suppress(zmq.ZMQError):
-                await self._send(node.identity, msg)
+        if self._router is not None:
+            await self._send_all([(n.identity, msg) for n in self.core.nodes.all()])
 
-    def _drop(self, reason: str, peer: str = "?") -> None:
-        self.stats["dropped_messages"] += 1
+    def _drop(self, reason: str, peer: str) -> None:
+        self.core.stats["dropped_messages"] += 1
         log.warning("message_dropped", peer=peer, reason=reason[:200])
 
     async def _control_loop(self) -> None:
@@ -172,7 +167,7 @@ class Master:
         while True:
             frames = await self._router.recv_multipart()
             if len(frames) != 2:
-                self._drop(f"expected 2 frames, got {len(frames)}")
+                self._drop(f"expected 2 frames, got {len(frames)}", "control")
                 continue
             identity, payload = frames
             try:
@@ -181,10 +176,14 @@ class Master:
                 self._drop(str(exc), identity.hex())
                 continue
             try:
-                await self._on_control(identity, msg)
+                await self._send_all(self.core.on_control(identity, msg, time.monotonic()))
             except Exception:  # a handler bug must not stop the master
-                self.stats["handler_errors"] += 1
+                self.core.stats["handler_errors"] += 1
                 log.exception("control_handler_failed", kind=msg.KIND)
+            self._wake.set()
+            # A ready socket's recv() completes without yielding to the event
+            # loop; without this a flood on one socket starves the others.
+            await asyncio.sleep(0)
 
     async def _results_loop(self) -> None:
         assert self._pull is not None
@@ -199,180 +198,65 @@ class Master:
                 self._drop(f"{msg.KIND} on the results socket", "results")
                 continue
             try:
-                self._on_results(msg)
+                self.writer.add(self.core.on_results(msg, time.monotonic()))
             except Exception:
-                self.stats["handler_errors"] += 1
+                self.core.stats["handler_errors"] += 1
                 log.exception("results_handler_failed", node=msg.node)
-
-    # ------------------------------------------------------------ control
-    async def _on_control(self, identity: bytes, msg: Message) -> None:
-        now = time.monotonic()
-        if isinstance(msg, Hello):
-            await self._on_hello(identity, msg, now)
-            return
-        node = self.nodes.by_identity(identity, now)
-        if node is None or getattr(msg, "node", None) != node.node:
-            self._drop(f"{msg.KIND} from an unregistered peer", identity.hex())
-            return
-        if isinstance(msg, Credit):
-            node.credits = max(0, min(node.capacity, node.credits + msg.bags))
             self._wake.set()
-        elif isinstance(msg, Heartbeat):
-            node.inflight = msg.inflight
-            self.leases.renew(node.node, msg.leases, now, self.config.master.lease_ttl)
-        elif isinstance(msg, BagDone):
-            self._on_bag_done(node, msg, now)
-        elif isinstance(msg, Bye):
-            self._forget_node(node, "bye")
-        else:
-            self._drop(f"unexpected {msg.KIND} from a worker", node.node)
+            await asyncio.sleep(0)
 
-    async def _on_hello(self, identity: bytes, msg: Hello, now: float) -> None:
-        previous = self.nodes.register(identity, msg, now)
-        if previous is not None:
-            # The same worker restarted: whatever its old process held is lost.
-            self._reclaim(self.leases.of_node(msg.node), now, "worker restarted")
-        log.info("worker_joined", worker=msg.node, capacity=msg.capacity, pid=msg.pid)
-        master = self.config.master
-        await self._send(identity, Welcome(msg.node, master.heartbeat_interval, master.lease_ttl))
-
-    def _on_bag_done(self, node: Node, msg: BagDone, now: float) -> None:
-        lease = self.leases.current(msg.lease, msg.epoch)
-        if lease is None or lease.node != node.node:
-            self.stats["stale_bag_done"] += 1
-            return
-        lease.done = True
-        lease.wait = max(0.0, msg.wait)
-        for fp in msg.returned:
-            entry = lease.pending.pop(fp, None)
-            if entry is not None:
-                lease.returned.append(entry)
-        self._close_if_finished(lease, now)
-
-    def _close_if_finished(self, lease: Lease, now: float) -> None:
-        if not (lease.done and not lease.pending):
-            return
-        self.leases.remove(lease)
-        self.frontier.release(lease.domain, now + lease.wait, lease.returned)
-        self.stats["bags_done"] += 1
+    def _on_durable(self, records: Any) -> None:
+        self.core.on_durable(records)
         self._wake.set()
 
-    def _reclaim(self, leases: list[Lease], now: float, why: str) -> None:
-        for lease in leases:
-            self.leases.remove(lease)
-            back = lease.returned + list(lease.pending.values())
-            self.frontier.release(lease.domain, now + lease.wait, back)
-            self.stats["leases_reclaimed"] += 1
-            log.info(
-                "lease_reclaimed",
-                lease=lease.id,
-                domain=lease.domain,
-                worker=lease.node,
-                urls=len(back),
-                why=why,
-            )
-        if leases:
-            self._wake.set()
-
-    def _forget_node(self, node: Node, why: str) -> None:
-        self.nodes.remove(node)
-        self._reclaim(self.leases.of_node(node.node), time.monotonic(), why)
-        log.info("worker_left", worker=node.node, why=why)
-
-    # ------------------------------------------------------------ results
-    def _on_results(self, msg: Results) -> None:
-        lease = self.leases.current(msg.lease, msg.epoch)
-        if lease is not None and lease.node != msg.node:
-            self._drop("results for another worker's lease", msg.node)
-            return
-        if lease is None:
-            # Late result of an expired lease: stored idempotently, frontier untouched.
-            self.stats["late_results"] += len(msg.pages)
-        records = []
-        for page in msg.pages:
-            records.append(page_record(page, msg.job, msg.node))
-            self.stats["pages_error" if page.error else "pages_ok"] += 1
-            if page.links:
-                self.admission.admit(msg.job, page.links, page.link_fps, page.depth + 1)
-            if lease is not None:
-                lease.pending.pop(page.fp, None)
-        self.writer.add(records)
-        if lease is not None:
-            self._close_if_finished(lease, time.monotonic())
-        self._wake.set()
-
-    # ----------------------------------------------------------- dispatch
+    # ------------------------------------------------------------- dispatch
     async def _dispatch_loop(self) -> None:
         while True:
-            await self._dispatch_ready()
-            timeout: float | None = None
-            ready_at = self.frontier.next_ready_at()
-            if ready_at is not None and self.nodes.with_credits():
-                timeout = max(0.0, ready_at - time.monotonic())
+            await self._send_all(self.core.dispatch(time.monotonic()))
+            due = self.core.next_dispatch_at()
+            timeout = None if due is None else max(0.0, due - time.monotonic())
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout)
             self._wake.clear()
 
-    async def _dispatch_ready(self) -> None:
-        nodes = self.nodes.with_credits()
-        now = time.monotonic()
-        while nodes:
-            dq = self.frontier.pop_ready(now)
-            if dq is None:
-                return
-            node = max(nodes, key=lambda n: n.credits)
-            master = self.config.master
-            entries = self.frontier.take(dq, master.bag_size)
-            lease = self.leases.grant(dq.name, node.node, entries, now, master.lease_ttl)
-            node.credits -= 1
-            if node.credits == 0:
-                nodes.remove(node)
-            await self._send(node.identity, self._bag(lease))
-            self.stats["bags_leased"] += 1
-
-    def _bag(self, lease: Lease) -> Bag:
-        job = self.admission.jobs[lease.job]
-        politeness = self.config.politeness
-        entries = list(lease.pending.values())
-        return Bag(
-            lease=lease.id,
-            epoch=lease.epoch,
-            domain=lease.domain,
-            job=job.to_wire(),
-            urls=[e.url for e in entries],
-            fps=[e.fp for e in entries],
-            depths=[e.depth for e in entries],
-            delay=job.delay if job.delay is not None else politeness.delay,
-            domain_concurrency=job.domain_concurrency or politeness.domain_concurrency,
-            ttl=self.config.master.lease_ttl,
-        )
-
-    # -------------------------------------------------------- housekeeping
+    # --------------------------------------------------------- housekeeping
     async def _housekeeping_loop(self) -> None:
         master = self.config.master
         tick = min(1.0, master.lease_ttl / 4)
         while True:
             await asyncio.sleep(tick)
             now = time.monotonic()
-            expired = self.leases.expired(now)
-            self.stats["leases_expired"] += len(expired)
-            self._reclaim(expired, now, "lease expired")
-            for node in self.nodes.silent(now, master.lease_ttl):
-                self._forget_node(node, "silent")
+            self.core.expire(now)
+            if now - self._last_dead_poll >= master.dead_letter_poll:
+                self._last_dead_poll = now
+                if self.core.frontier.requeue_dead():
+                    log.info("dead_letters_requeued")
+            self.db.commit()
             if now - self._last_snapshot >= master.snapshot_interval:
                 self._last_snapshot = now
                 await self._snapshot()
+            self._wake.set()
             self._check_complete()
 
     async def _snapshot(self) -> None:
+        seen = self.core.seen
+        data, seq = seen.to_bytes(), seen.seq
         try:
-            await asyncio.to_thread(self.seen.snapshot, self._seen_path())
+            await asyncio.to_thread(_write_snapshot, self.seen_path, data)
         except OSError as exc:
             # The previous snapshot is intact (atomic rename); keep crawling.
-            log.error("snapshot_failed", path=str(self._seen_path()), error=str(exc))
+            log.error("snapshot_failed", path=str(self.seen_path), error=str(exc))
+            return
+        self.db.trim_admitted(seq)
 
     def _check_complete(self) -> None:
         if self.done.is_set() or not self.is_complete():
             return
         log.info("crawl_complete", **self.status())
         self.done.set()
+
+
+def _write_snapshot(path: Path, data: bytes) -> None:
+    from nadird.master.seen import write_atomic
+
+    write_atomic(path, data)

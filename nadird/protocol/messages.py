@@ -7,14 +7,14 @@ length here, so a handler never has to.
 
 Socket use:
   worker DEALER -> master ROUTER: Hello, Credit, Heartbeat, BagDone, Bye
-  master ROUTER -> worker DEALER: Welcome, Bag, Shutdown
+  master ROUTER -> worker DEALER: Welcome, Pong, Reset, Bag, Shutdown
   worker PUSH   -> master PULL:   Results
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, get_args
 
 FP_LEN = 16
 
@@ -67,6 +67,25 @@ class Heartbeat:
     node: str
     leases: list[str]
     inflight: int = 0
+    seq: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Pong:
+    """The master's answer to a heartbeat: proof of contact, so a worker cut
+    off from the master stops its bags before their leases can expire."""
+
+    KIND: ClassVar[str] = "pong"
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reset:
+    """The master does not know this worker (it restarted): drop every bag
+    without reporting, and say hello again."""
+
+    KIND: ClassVar[str] = "reset"
+    reason: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +159,8 @@ class PageResult:
     redirects: list[str] = field(default_factory=list)
     links: list[str] = field(default_factory=list)
     link_fps: list[bytes] = field(default_factory=list)
+    # The page's <link rel=canonical>, canonicalized, when it names another URL.
+    canonical: str | None = None
 
     def __post_init__(self) -> None:
         _check_fps("fp", [self.fp])
@@ -159,9 +180,8 @@ class Results:
     pages: list[PageResult]
 
 
-Message = Hello | Welcome | Credit | Heartbeat | Bag | BagDone | Bye | Shutdown | Results
+Message = (
+    Hello | Welcome | Credit | Heartbeat | Pong | Reset | Bag | BagDone | Bye | Shutdown | Results
+)
 
-MESSAGE_TYPES: dict[str, type[Message]] = {
-    cls.KIND: cls
-    for cls in (Hello, Welcome, Credit, Heartbeat, Bag, BagDone, Bye, Shutdown, Results)
-}
+MESSAGE_TYPES: dict[str, type[Message]] = {cls.KIND: cls for cls in get_args(Message)}

@@ -75,8 +75,8 @@ class Cluster:
                 "results_bind": self.results,
                 "state_dir": str(self.workdir / "state"),
                 "bag_size": 20,
-                "lease_ttl": 1.0,
-                "heartbeat_interval": 0.2,
+                "lease_ttl": 1.5,
+                "heartbeat_interval": 0.25,
                 "exit_when_done": True,
             },
             "politeness": {"delay": 0.0},
@@ -116,7 +116,9 @@ class Cluster:
         with open(log_path, "wb") as out:
             popen = subprocess.Popen(
                 [sys.executable, "-m", "nadird", "--role", role, "-c", str(path)],
-                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
             )
         proc = Proc(name, popen, log_path)
         self.procs.append(proc)

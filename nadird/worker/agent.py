@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import time
 from collections import deque
 
 import zmq
@@ -29,6 +30,8 @@ from nadird.protocol.messages import (
     Heartbeat,
     Hello,
     Message,
+    Pong,
+    Reset,
     Shutdown,
     Welcome,
 )
@@ -47,7 +50,15 @@ class WorkerAgent:
         self.fetcher = Fetcher(config.fetch)
         self.finished = asyncio.Event()
         self._heartbeat_interval = 2.0
+        self._lease_ttl = 30.0
         self._registered = False
+        # Self-fencing: the send time of the newest heartbeat the master
+        # answered. The master renewed our leases no earlier than that, so
+        # once lease_ttl has passed since, they may belong to someone else.
+        self._heartbeats: dict[int, float] = {}
+        self._hb_seq = 0
+        self._hb_wake = asyncio.Event()
+        self._last_ack = time.monotonic()
         self._bags: dict[str, tuple[Bag, BagRun, asyncio.Task[None]]] = {}
         self._ctx = zmq.asyncio.Context()
         self._dealer = self._ctx.socket(zmq.DEALER)
@@ -113,13 +124,40 @@ class WorkerAgent:
 
     async def _heartbeat_loop(self) -> None:
         while True:
-            await asyncio.sleep(self._heartbeat_interval)
+            # Woken early by a Welcome: its interval may be shorter than ours.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._hb_wake.wait(), self._heartbeat_interval)
+            self._hb_wake.clear()
+            if self._bags and self._fenced():
+                self._drop_bags("no answer from the master within the lease period")
             if not self._registered:
                 await self._hello()
                 continue
+            self._hb_seq += 1
+            self._heartbeats[self._hb_seq] = time.monotonic()
             await self._send(
-                Heartbeat(node=self.node, leases=list(self._bags), inflight=len(self._bags))
+                Heartbeat(
+                    node=self.node,
+                    leases=list(self._bags),
+                    inflight=len(self._bags),
+                    seq=self._hb_seq,
+                )
             )
+
+    def _fenced(self) -> bool:
+        # The master renewed our leases when it read that heartbeat, not
+        # before; a tenth of the period covers the Bag's trip to a successor.
+        return time.monotonic() - self._last_ack > self._lease_ttl * 0.9
+
+    def _drop_bags(self, why: str) -> None:
+        """Stop every bag at once without reporting: their leases are no longer ours."""
+        if self._bags:
+            log.warning("bags_dropped", bags=len(self._bags), why=why)
+        for _bag, run, task in self._bags.values():
+            run.dropped = True
+            task.cancel()
+        self._bags.clear()
+        self._registered = False
 
     async def _recv_loop(self) -> None:
         while True:
@@ -132,9 +170,20 @@ class WorkerAgent:
             await self._on_message(msg)
 
     async def _on_message(self, msg: Message) -> None:
-        if isinstance(msg, Welcome):
+        if isinstance(msg, Pong):
+            sent = self._heartbeats.pop(msg.seq, None)
+            if sent is not None:
+                self._last_ack = max(self._last_ack, sent)
+                self._heartbeats = {k: v for k, v in self._heartbeats.items() if k > msg.seq}
+        elif isinstance(msg, Reset):
+            self._drop_bags(msg.reason)
+            await self._hello()
+        elif isinstance(msg, Welcome):
             self._registered = True
+            self._last_ack = time.monotonic()
             self._heartbeat_interval = msg.heartbeat_interval
+            self._lease_ttl = msg.lease_ttl
+            self._hb_wake.set()
             free = self.config.worker.bags - len(self._bags)
             await self._send(Credit(node=self.node, bags=free))
             log.info("worker_registered", lease_ttl=msg.lease_ttl)
@@ -183,6 +232,7 @@ class WorkerAgent:
         finally:
             self._sender.flush(bag.lease)
             self._bags.pop(bag.lease, None)
+        if not run.dropped:
             await self._send(
                 BagDone(
                     node=self.node,

@@ -38,6 +38,7 @@ class BagRun:
     concurrency: int
     pacer: Pacer
     stopping: bool = False
+    dropped: bool = False  # fenced: the lease is no longer ours, report nothing
     returned: list[bytes] = field(default_factory=list)
 
     def stop(self) -> None:

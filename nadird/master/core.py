@@ -1,0 +1,249 @@
+"""The master's state machine, without sockets.
+
+Every handler takes a decoded message and returns the messages to send as
+(identity, message) pairs; the server does the I/O. Keeping the decisions here
+makes them testable without ZeroMQ and keeps the server a thin loop.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from nadird.config import Config
+from nadird.logs import get_logger
+from nadird.master.admission import Admission
+from nadird.master.frontier import Caps, Frontier
+from nadird.master.frontier_db import FrontierDB, Row
+from nadird.master.leases import Lease, LeaseTable
+from nadird.master.nodes import Node, NodeRegistry
+from nadird.master.records import page_record
+from nadird.master.retries import backoff, describe, is_transient
+from nadird.master.seen import SeenSet
+from nadird.protocol.messages import (
+    Bag,
+    BagDone,
+    Bye,
+    Credit,
+    Heartbeat,
+    Hello,
+    Message,
+    PageResult,
+    Pong,
+    Reset,
+    Results,
+    Welcome,
+)
+from nadird.store.base import PageRecord
+from nadird.urls import domain_of
+
+log = get_logger()
+Outgoing = list[tuple[bytes, Message]]
+
+
+class MasterCore:
+    def __init__(self, config: Config, db: FrontierDB, seen: SeenSet) -> None:
+        self.config = config
+        master = config.master
+        self.frontier = Frontier(db, Caps(master.max_queued_per_domain, master.max_queued))
+        self.leases = LeaseTable()
+        self.nodes = NodeRegistry()
+        self.seen = seen
+        self.admission = Admission(seen, self.frontier, dict(config.jobs))
+        self.stats: Counter[str] = Counter()
+        grace = master.recovery_grace if master.recovery_grace is not None else master.lease_ttl
+        # Bags leased by a previous master run may still be in flight for
+        # up to one lease period; nobody gets their domains before then.
+        self.hold_until = time.monotonic() + grace if self.frontier.rows else 0.0
+
+    # ------------------------------------------------------------ status
+    def status(self) -> dict[str, Any]:
+        return {
+            "queued": self.frontier.queued,
+            "leases": len(self.leases),
+            "workers": len(self.nodes),
+            "seen": self.seen.added,
+            "overflow": self.frontier.overflowed,
+            **{k: v for k, v in sorted(self.stats.items())},
+        }
+
+    def has_work(self) -> bool:
+        return self.frontier.queued > 0 or len(self.leases) > 0
+
+    # ----------------------------------------------------------- control
+    def on_control(self, identity: bytes, msg: Message, now: float) -> Outgoing:
+        if isinstance(msg, Hello):
+            return self._on_hello(identity, msg, now)
+        node = self.nodes.by_identity(identity, now)
+        if node is None or getattr(msg, "node", None) != node.node:
+            self.stats["unknown_peer_messages"] += 1
+            return [(identity, Reset(reason="unknown worker; say hello"))]
+        if isinstance(msg, Credit):
+            node.credits = max(0, min(node.capacity, node.credits + msg.bags))
+        elif isinstance(msg, Heartbeat):
+            node.inflight = msg.inflight
+            self.leases.renew(node.node, msg.leases, now, self.config.master.lease_ttl)
+            return [(identity, Pong(seq=msg.seq))]
+        elif isinstance(msg, BagDone):
+            self._on_bag_done(node, msg, now)
+        elif isinstance(msg, Bye):
+            self.forget_node(node, "bye", now)
+        else:
+            self.stats["dropped_messages"] += 1
+            log.warning("message_dropped", peer=node.node, reason=f"unexpected {msg.KIND}")
+        return []
+
+    def _on_hello(self, identity: bytes, msg: Hello, now: float) -> Outgoing:
+        previous = self.nodes.register(identity, msg, now)
+        if previous is not None:
+            # The same worker restarted: whatever its old process held is lost.
+            self._reclaim(self.leases.of_node(msg.node), now, "worker restarted")
+        log.info("worker_joined", worker=msg.node, capacity=msg.capacity, pid=msg.pid)
+        master = self.config.master
+        return [(identity, Welcome(msg.node, master.heartbeat_interval, master.lease_ttl))]
+
+    def _on_bag_done(self, node: Node, msg: BagDone, now: float) -> None:
+        lease = self.leases.current(msg.lease, msg.epoch)
+        if lease is None or lease.node != node.node:
+            self.stats["stale_bag_done"] += 1
+            return
+        lease.done = True
+        lease.wait = max(0.0, msg.wait)
+        for fp in msg.returned:
+            row = lease.pending.pop(fp, None)
+            if row is not None:
+                lease.returned.append(row)
+        self._close_if_finished(lease, now)
+
+    def _close_if_finished(self, lease: Lease, now: float) -> None:
+        if not (lease.done and not lease.pending):
+            return
+        self.leases.remove(lease)
+        self.frontier.release(lease.domain, now + lease.wait, lease.returned)
+        self.stats["bags_done"] += 1
+
+    def _reclaim(self, leases: Sequence[Lease], now: float, why: str) -> None:
+        for lease in leases:
+            self.leases.remove(lease)
+            back = lease.returned + list(lease.pending.values())
+            self.frontier.release(lease.domain, now + lease.wait, back)
+            self.stats["leases_reclaimed"] += 1
+            log.info(
+                "lease_reclaimed",
+                lease=lease.id,
+                domain=lease.domain,
+                worker=lease.node,
+                urls=len(back),
+                why=why,
+            )
+
+    def forget_node(self, node: Node, why: str, now: float) -> None:
+        self.nodes.remove(node)
+        self._reclaim(self.leases.of_node(node.node), now, why)
+        log.info("worker_left", worker=node.node, why=why)
+
+    def expire(self, now: float) -> None:
+        expired = self.leases.expired(now)
+        self.stats["leases_expired"] += len(expired)
+        self._reclaim(expired, now, "lease expired")
+        for node in self.nodes.silent(now, self.config.master.lease_ttl):
+            self.forget_node(node, "silent", now)
+
+    # ----------------------------------------------------------- results
+    def on_results(self, msg: Results, now: float) -> list[PageRecord]:
+        """Admit links, settle URLs, schedule retries; returns records to store."""
+        lease = self.leases.current(msg.lease, msg.epoch)
+        if lease is not None and lease.node != msg.node:
+            self.stats["dropped_messages"] += 1
+            log.warning("message_dropped", peer=msg.node, reason="results for another's lease")
+            return []
+        if lease is None:
+            self.stats["late_results"] += len(msg.pages)
+        records: list[PageRecord] = []
+        for page in msg.pages:
+            row = lease.pending.pop(page.fp, None) if lease is not None else None
+            if is_transient(page):
+                self._failed(page, row, lease)
+                continue
+            if page.links:
+                self.admission.admit(msg.job, page.links, page.link_fps, page.depth + 1)
+            if row is not None:
+                self.frontier.acked(page.fp)
+            else:
+                self.frontier.late(page.fp, domain_of(page.url))
+            records.append(page_record(page, msg.job, msg.node))
+            self.stats["pages_error" if page.error else "pages_ok"] += 1
+        if lease is not None:
+            self._close_if_finished(lease, now)
+        return records
+
+    def _failed(self, page: PageResult, row: Row | None, lease: Lease | None) -> None:
+        """A transient failure: back off and retry, or dead-letter when out of tries."""
+        if row is None or lease is None:
+            return  # a late failure changes nothing: the URL is still queued
+        job = self.admission.jobs.get(row.job)
+        attempts = row.attempts + 1
+        error = describe(page)
+        if job is None or attempts > job.max_retries:
+            self.frontier.dead(row, error, attempts)
+            self.stats["dead_letters"] += 1
+            log.warning("dead_letter", url=row.url, error=error, attempts=attempts)
+            return
+        master = self.config.master
+        delay = backoff(attempts, master.retry_base_delay, master.retry_max_delay)
+        self.frontier.retry(row, attempts, delay, error)
+        self.stats["retries"] += 1
+
+    def on_durable(self, records: Sequence[PageRecord]) -> None:
+        self.frontier.durable(r.fp for r in records)
+
+    # ---------------------------------------------------------- dispatch
+    def dispatch(self, now: float) -> Outgoing:
+        """Lease ready domains to workers with credit; one bag per credit."""
+        if now < self.hold_until:
+            return []
+        out: Outgoing = []
+        nodes = self.nodes.with_credits()
+        master = self.config.master
+        while nodes:
+            ds = self.frontier.pop_ready(now)
+            if ds is None:
+                break
+            rows = self.frontier.take(ds, master.bag_size)
+            if not rows:
+                continue
+            node = max(nodes, key=lambda n: n.credits)
+            lease = self.leases.grant(ds.name, node.node, rows, now, master.lease_ttl)
+            node.credits -= 1
+            if node.credits == 0:
+                nodes.remove(node)
+            out.append((node.identity, self._bag(lease)))
+            self.stats["bags_leased"] += 1
+        return out
+
+    def next_dispatch_at(self) -> float | None:
+        if not self.nodes.with_credits():
+            return None
+        ready = self.frontier.next_ready_at()
+        if ready is None:
+            return None
+        return max(ready, self.hold_until)
+
+    def _bag(self, lease: Lease) -> Bag:
+        job = self.admission.jobs[lease.job]
+        politeness = self.config.politeness
+        rows = list(lease.pending.values())
+        return Bag(
+            lease=lease.id,
+            epoch=lease.epoch,
+            domain=lease.domain,
+            job=job.to_wire(),
+            urls=[r.url for r in rows],
+            fps=[r.fp for r in rows],
+            depths=[r.depth for r in rows],
+            delay=job.delay if job.delay is not None else politeness.delay,
+            domain_concurrency=job.domain_concurrency or politeness.domain_concurrency,
+            ttl=self.config.master.lease_ttl,
+        )

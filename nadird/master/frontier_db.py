@@ -1,0 +1,344 @@
+"""The frontier's on-disk half: queued URLs, the admission log, dead letters.
+
+SQLite in WAL mode, used from the master's event-loop thread: every statement
+here touches a handful of rows through an index, so it costs microseconds, and
+a commit in WAL mode with synchronous=NORMAL does not fsync (it survives a
+crash of the process, not a power cut). Admissions are committed before the
+page that discovered them can be acknowledged, so a crash never loses a link;
+deletions and retry bookkeeping ride along with the next commit.
+
+Tables:
+  domains       id, name, next_allowed (wall clock; politeness across restarts)
+  queue         one row per URL waiting or leased; leaves only once stored
+  admitted      seq, fp: every admission since the last seen-set snapshot
+  dead_letters  URLs whose retries ran out, with the last error
+  overflow      URLs dropped by the queue caps, counted and kept for the record
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from nadird.errors import StateError
+
+SCHEMA_VERSION = 1
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS domains (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    next_allowed REAL NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS queue (
+    id INTEGER PRIMARY KEY,
+    domain_id INTEGER NOT NULL,
+    priority INTEGER NOT NULL,
+    fp BLOB NOT NULL UNIQUE,
+    url TEXT NOT NULL,
+    depth INTEGER NOT NULL,
+    job TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    not_before REAL NOT NULL DEFAULT 0,
+    first_failed_at REAL,
+    last_error TEXT
+);
+CREATE INDEX IF NOT EXISTS queue_take ON queue (domain_id, priority DESC, id);
+CREATE TABLE IF NOT EXISTS job_counts (job TEXT PRIMARY KEY, admitted INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS admitted (seq INTEGER PRIMARY KEY AUTOINCREMENT, fp BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS dead_letters (
+    fp BLOB PRIMARY KEY,
+    url TEXT NOT NULL,
+    job TEXT NOT NULL,
+    domain TEXT NOT NULL,
+    depth INTEGER NOT NULL,
+    priority INTEGER NOT NULL,
+    error TEXT NOT NULL,
+    attempts INTEGER NOT NULL,
+    first_failed_at REAL NOT NULL,
+    last_failed_at REAL NOT NULL,
+    requeue INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS overflow (
+    id INTEGER PRIMARY KEY,
+    url TEXT NOT NULL,
+    fp BLOB NOT NULL,
+    job TEXT NOT NULL,
+    domain TEXT NOT NULL,
+    priority INTEGER NOT NULL,
+    reason TEXT NOT NULL,
+    dropped_at REAL NOT NULL
+);
+"""
+
+
+@dataclass(slots=True)
+class Row:
+    """A queued URL as the frontier hands it out."""
+
+    url: str
+    fp: bytes
+    depth: int
+    job: str
+    priority: int
+    domain: str
+    attempts: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class DomainCount:
+    id: int
+    name: str
+    rows: int
+    next_allowed: float
+    earliest_retry: float
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetter:
+    url: str
+    fp: bytes
+    job: str
+    domain: str
+    depth: int
+    priority: int
+    error: str
+    attempts: int
+    first_failed_at: float
+    last_failed_at: float
+    requeue: bool
+
+
+class FrontierDB:
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+            self._check_version()
+        except sqlite3.DatabaseError as exc:
+            raise StateError(f"{self.path}: unreadable frontier database ({exc})") from None
+        self._in_tx = False
+
+    def _check_version(self) -> None:
+        row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if row is None:
+            self._db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
+        elif int(row[0]) != SCHEMA_VERSION:
+            raise StateError(f"{self.path}: frontier schema {row[0]}, expected {SCHEMA_VERSION}")
+
+    # ------------------------------------------------------ transactions
+    def _begin(self) -> None:
+        if not self._in_tx:
+            self._db.execute("BEGIN")
+            self._in_tx = True
+
+    def commit(self) -> None:
+        if self._in_tx:
+            self._db.execute("COMMIT")
+            self._in_tx = False
+
+    def close(self) -> None:
+        self.commit()
+        self._db.close()
+
+    # ------------------------------------------------------------ domains
+    def domain_id(self, name: str) -> int:
+        row = self._db.execute("SELECT id FROM domains WHERE name=?", (name,)).fetchone()
+        if row is not None:
+            return int(row[0])
+        self._begin()
+        cur = self._db.execute("INSERT INTO domains (name) VALUES (?)", (name,))
+        return int(cur.lastrowid or 0)
+
+    def set_next_allowed(self, domain_id: int, wall: float) -> None:
+        self._begin()
+        self._db.execute("UPDATE domains SET next_allowed=? WHERE id=?", (wall, domain_id))
+
+    def domain_counts(self) -> Iterator[DomainCount]:
+        """Every domain with its queued rows, for rebuilding memory at start."""
+        cur = self._db.execute(
+            "SELECT d.id, d.name, d.next_allowed, count(q.id), coalesce(min(q.not_before), 0) "
+            "FROM domains d JOIN queue q ON q.domain_id = d.id GROUP BY d.id"
+        )
+        for did, name, next_allowed, rows, earliest in cur:
+            yield DomainCount(did, name, rows, next_allowed, earliest)
+
+    # -------------------------------------------------------------- queue
+    def admit(self, rows: Iterable[tuple[int, Row]]) -> int:
+        """Insert rows and log their admission; commits. Returns the last sequence."""
+        self._begin()
+        rows = list(rows)
+        self._db.executemany(
+            "INSERT OR IGNORE INTO queue (domain_id, priority, fp, url, depth, job) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [(did, r.priority, r.fp, r.url, r.depth, r.job) for did, r in rows],
+        )
+        self._db.executemany("INSERT INTO admitted (fp) VALUES (?)", [(r.fp,) for _, r in rows])
+        per_job: dict[str, int] = {}
+        for _, r in rows:
+            per_job[r.job] = per_job.get(r.job, 0) + 1
+        self._db.executemany(
+            "INSERT INTO job_counts VALUES (?, ?) "
+            "ON CONFLICT(job) DO UPDATE SET admitted = admitted + excluded.admitted",
+            list(per_job.items()),
+        )
+        seq = self.last_seq()
+        self.commit()
+        return seq
+
+    def take(self, domain_id: int, name: str, limit: int, now_wall: float) -> list[Row]:
+        cur = self._db.execute(
+            "SELECT url, fp, depth, job, priority, attempts FROM queue "
+            "WHERE domain_id=? AND not_before<=? ORDER BY priority DESC, id LIMIT ?",
+            (domain_id, now_wall, limit),
+        )
+        return [Row(u, fp, d, j, p, name, a) for u, fp, d, j, p, a in cur]
+
+    def earliest_retry(self, domain_id: int) -> float | None:
+        row = self._db.execute(
+            "SELECT min(not_before) FROM queue WHERE domain_id=?", (domain_id,)
+        ).fetchone()
+        return None if row is None or row[0] is None else float(row[0])
+
+    def delete(self, fps: Iterable[bytes]) -> int:
+        self._begin()
+        cur = self._db.executemany("DELETE FROM queue WHERE fp=?", [(fp,) for fp in fps])
+        return cur.rowcount
+
+    def delete_one(self, fp: bytes) -> bool:
+        self._begin()
+        return self._db.execute("DELETE FROM queue WHERE fp=?", (fp,)).rowcount > 0
+
+    def schedule_retry(self, fp: bytes, attempts: int, not_before: float, error: str) -> None:
+        self._begin()
+        self._db.execute(
+            "UPDATE queue SET attempts=?, not_before=?, last_error=?, "
+            "first_failed_at=coalesce(first_failed_at, ?) WHERE fp=?",
+            (attempts, not_before, error[:1000], time.time(), fp),
+        )
+
+    def lowest(self, domain_id: int) -> Row | None:
+        row = self._db.execute(
+            "SELECT url, fp, depth, job, priority, attempts FROM queue WHERE domain_id=? "
+            "ORDER BY priority ASC, id DESC LIMIT 1",
+            (domain_id,),
+        ).fetchone()
+        return None if row is None else Row(row[0], row[1], row[2], row[3], row[4], "", row[5])
+
+    def overflow(self, row: Row, reason: str) -> None:
+        self._begin()
+        self._db.execute(
+            "INSERT INTO overflow (url, fp, job, domain, priority, reason, dropped_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (row.url, row.fp, row.job, row.domain, row.priority, reason, time.time()),
+        )
+
+    def total_rows(self) -> int:
+        return int(self._db.execute("SELECT count(*) FROM queue").fetchone()[0])
+
+    def iter_fps(self) -> Iterator[bytes]:
+        for table in ("queue", "dead_letters", "overflow"):
+            for (fp,) in self._db.execute(f"SELECT fp FROM {table}"):  # fixed table names, no input
+                yield fp
+
+    def job_counts(self) -> dict[str, int]:
+        return dict(self._db.execute("SELECT job, admitted FROM job_counts"))
+
+    # --------------------------------------------------- admission log
+    def last_seq(self) -> int:
+        # AUTOINCREMENT keeps the counter even when trimming empties the table.
+        row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name='admitted'").fetchone()
+        return 0 if row is None else int(row[0])
+
+    def admitted_since(self, seq: int) -> Iterator[bytes]:
+        for (fp,) in self._db.execute("SELECT fp FROM admitted WHERE seq > ? ORDER BY seq", (seq,)):
+            yield fp
+
+    def trim_admitted(self, upto: int) -> None:
+        """Forget admissions that a durable snapshot already holds."""
+        self._begin()
+        self._db.execute("DELETE FROM admitted WHERE seq <= ?", (upto,))
+        self.commit()
+
+    # ------------------------------------------------------ dead letters
+    def dead_letter(self, row: Row, error: str, attempts: int) -> None:
+        """Move a URL from the queue to the dead letters, keeping its first failure time."""
+        self._begin()
+        now = time.time()
+        first = self._db.execute(
+            "SELECT first_failed_at FROM queue WHERE fp=?", (row.fp,)
+        ).fetchone()
+        self._db.execute("DELETE FROM queue WHERE fp=?", (row.fp,))
+        self._db.execute(
+            "INSERT OR REPLACE INTO dead_letters (fp, url, job, domain, depth, priority, error, "
+            "attempts, first_failed_at, last_failed_at, requeue) VALUES (?,?,?,?,?,?,?,?,?,?,0)",
+            (
+                row.fp,
+                row.url,
+                row.job,
+                row.domain,
+                row.depth,
+                row.priority,
+                error[:1000],
+                attempts,
+                first[0] if first and first[0] else now,
+                now,
+            ),
+        )
+
+    def dead_letters(
+        self, job: str | None = None, domain: str | None = None, requeued: bool | None = None
+    ) -> list[DeadLetter]:
+        sql = (
+            "SELECT url, fp, job, domain, depth, priority, error, attempts, first_failed_at, "
+            "last_failed_at, requeue FROM dead_letters WHERE 1=1"
+        )
+        args: list[object] = []
+        if job is not None:
+            sql += " AND job=?"
+            args.append(job)
+        if domain is not None:
+            sql += " AND domain=?"
+            args.append(domain)
+        if requeued is not None:
+            sql += " AND requeue=?"
+            args.append(int(requeued))
+        rows = self._db.execute(sql + " ORDER BY last_failed_at", args).fetchall()
+        return [
+            DeadLetter(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]))
+            for r in rows
+        ]
+
+    def mark_requeue(self, fps: Iterable[bytes]) -> int:
+        self._begin()
+        cur = self._db.executemany(
+            "UPDATE dead_letters SET requeue=1 WHERE fp=?", [(fp,) for fp in fps]
+        )
+        self.commit()
+        return cur.rowcount
+
+    def purge_dead(self, fps: Iterable[bytes]) -> int:
+        self._begin()
+        cur = self._db.executemany("DELETE FROM dead_letters WHERE fp=?", [(fp,) for fp in fps])
+        self.commit()
+        return cur.rowcount
+
+    def requeue_dead(self, letters: list[DeadLetter]) -> None:
+        """Move dead letters back into the queue with fresh attempts."""
+        self._begin()
+        for letter in letters:
+            did = self.domain_id(letter.domain)
+            self._db.execute(
+                "INSERT OR IGNORE INTO queue (domain_id, priority, fp, url, depth, job) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (did, letter.priority, letter.fp, letter.url, letter.depth, letter.job),
+            )
+            self._db.execute("DELETE FROM dead_letters WHERE fp=?", (letter.fp,))
+        self.commit()

@@ -3,77 +3,24 @@ log and the store say what really happened."""
 
 from __future__ import annotations
 
-import itertools
 import signal
-from collections import Counter, defaultdict
-from typing import Any
+from collections import Counter
 
 import pytest
 
+from nadird.testing.checks import (
+    FIELDS,
+    assert_exact_store,
+    assert_one_worker_per_domain,
+    expected_set,
+    page_requests,
+    start_crawl,
+)
 from nadird.testing.cluster import Cluster, wait_until, worker_address
 from nadird.testing.graph import SiteGraph
-from nadird.testing.web import AccessEntry, SyntheticWeb, run_in_thread
+from nadird.testing.web import run_in_thread
 
 pytestmark = pytest.mark.slow
-
-FIELDS: dict[str, Any] = {
-    "title": [{"xpath": "//title/text()"}],
-    "h1": [{"css": "h2.absent"}, {"css": "h1"}],
-    "price": [{"regex": r"class=\"price\">\s*([^<]+)<"}, {"css": ".price"}],
-    "sku": [{"css": "meta[name=sku]", "attr": "content"}],
-}
-
-
-def site_job(graph: SiteGraph) -> dict[str, Any]:
-    return {
-        "default": {
-            "fields": FIELDS,
-            "links": {
-                "scope": "allowed-domains",
-                "allowed_domains": list(graph.hosts),
-                "deny": ["/private/"],
-            },
-        }
-    }
-
-
-def expected_set(graph: SiteGraph) -> dict[str, int]:
-    return graph.reachable(graph.seeds(), graph.in_site_scope)
-
-
-def page_requests(web: SyntheticWeb) -> list[AccessEntry]:
-    return [e for e in web.entries() if e.path != "/robots.txt"]
-
-
-def assert_exact_store(cluster: Cluster, graph: SiteGraph) -> None:
-    records = cluster.records()
-    urls = [r.url for r in records]
-    assert len(urls) == len(set(urls)), "a URL was stored twice"
-    assert set(urls) == set(expected_set(graph))
-    for record in records:
-        assert record.error is None, (record.url, record.error)
-        assert record.status == graph.status_of(record.url)
-
-
-def assert_one_worker_per_domain(entries: list[AccessEntry]) -> None:
-    """With domain_concurrency 1, requests to a host never overlap in time —
-    they would if two workers held the same domain at once."""
-    by_host: dict[str, list[AccessEntry]] = defaultdict(list)
-    for entry in entries:
-        by_host[entry.host].append(entry)
-    for host, hits in by_host.items():
-        hits.sort(key=lambda e: e.t_start)
-        for before, after in itertools.pairwise(hits):
-            assert after.t_start >= before.t_end, (host, before, after)
-
-
-def start_crawl(cluster: Cluster, graph: SiteGraph, workers: int = 2, **master: Any) -> Any:
-    config = cluster.master_config(jobs=site_job(graph), seeds=graph.seeds(), **master)
-    proc = cluster.start("master", "master", config)
-    for i in range(1, workers + 1):
-        cluster.start("worker", f"w{i}", cluster.worker_config(i))
-    return proc
-
 
 def test_two_worker_processes_store_exactly_the_reachable_set(cluster: Cluster) -> None:
     graph = SiteGraph(hosts=20, pages=200)

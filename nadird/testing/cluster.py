@@ -112,10 +112,17 @@ class Cluster:
     def start(self, role: str, name: str, config: dict[str, Any]) -> Proc:
         path = self.workdir / f"{name}.yaml"
         path.write_text(yaml.safe_dump(config), encoding="utf-8")
+        return self.start_again(name, path, role=role)
+
+    def start_again(
+        self, name: str, config_path: Path, role: str = "master", extra: list[str] | None = None
+    ) -> Proc:
+        """Start a process from an existing config file (a restart after a crash)."""
         log_path = self.workdir / f"{name}.log"
-        with open(log_path, "wb") as out:
+        command = [sys.executable, "-m", "nadird", "--role", role, "-c", str(config_path)]
+        with open(log_path, "ab") as out:
             popen = subprocess.Popen(
-                [sys.executable, "-m", "nadird", "--role", role, "-c", str(path)],
+                [*command, *(extra or [])],
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
@@ -123,6 +130,10 @@ class Cluster:
         proc = Proc(name, popen, log_path)
         self.procs.append(proc)
         return proc
+
+    def proc(self, name: str) -> Proc:
+        """The newest process started under this name."""
+        return next(p for p in reversed(self.procs) if p.name == name)
 
     def wait(self, proc: Proc, timeout: float) -> int:
         try:

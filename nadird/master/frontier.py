@@ -16,11 +16,15 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from nadird.logs import get_logger
 from nadird.master.frontier_db import FrontierDB, Row
+
+log = get_logger()
 
 Clock = Callable[[], float]
 
@@ -144,6 +148,15 @@ class Frontier:
     def _overflow(self, row: Row, reason: str) -> None:
         self.db.overflow(row, reason)
         self.overflowed += 1
+        # Logged at 1, 10, 100, ... so a flood of drops is visible, not noisy.
+        if math.log10(self.overflowed).is_integer():
+            log.warning(
+                "queue_overflow",
+                reason=reason,
+                domain=row.domain,
+                url=row.url,
+                total=self.overflowed,
+            )
 
     # ----------------------------------------------------------- schedule
     def _schedule(self, ds: DomainState) -> None:

@@ -194,8 +194,8 @@ def _daemon(args: argparse.Namespace) -> int:
         )
     configure(args.role, config.node, args.log_level or config.log_level)
     if args.role == "master":
-        return run_async(master_main(config, rebuild_seen=args.rebuild_seen))
-    return run_async(worker_main(config))
+        return run_async(master_main(config, args.config, rebuild_seen=args.rebuild_seen))
+    return run_async(worker_main(config, args.config))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -307,6 +307,8 @@ class Seed:
 class Config:
     node: str = field(default_factory=lambda: f"{socket.gethostname()}-{os.getpid()}")
     log_level: LogLevel = "info"
+    # SIGTERM: finish or hand back work, flush, snapshot; past this, give up.
+    shutdown_timeout: float = 30.0
     master: MasterConfig = field(default_factory=MasterConfig)
     worker: WorkerConfig = field(default_factory=WorkerConfig)
     fetch: FetchConfig = field(default_factory=FetchConfig)

@@ -1,7 +1,9 @@
-"""Running a role as a long-lived process: event loop choice and stop signals.
+"""Running a role as a service: event loop, signals, reload, systemd notify.
 
-Signal handlers only set an event; the main coroutine does the stopping. A
-second SIGTERM/SIGINT while stopping exits at once.
+Signal handlers only put the signal in a queue; the main coroutine acts on it.
+SIGHUP re-reads and validates the whole config, then applies what may change
+live (an invalid file changes nothing). SIGTERM/SIGINT stop gracefully within
+`shutdown_timeout`; a second one while stopping exits at once.
 """
 
 from __future__ import annotations
@@ -9,11 +11,15 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
 
-from nadird.config import Config
+from nadird import logs, systemd
+from nadird.config import Config, load_config
+from nadird.errors import ConfigError
 from nadird.logs import get_logger
+from nadird.reload import changes
 
 T = TypeVar("T")
 log = get_logger()
@@ -32,54 +38,143 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
         return runner.run(coro)
 
 
+class Role(Protocol):
+    """What the daemon runs: a master or a worker."""
+
+    done: asyncio.Event  # set when the role finished by itself
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    def reload(self, new: Config, changed: dict[str, tuple[Any, Any]]) -> tuple[Config, list[str]]:
+        """Apply what may change live of a validated config.
+
+        Returns the config now in force and the changed keys that need a restart.
+        """
+
+
+class SignalQueue:
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[signal.Signals] = asyncio.Queue()
+
+    def install(self, *signals: signal.Signals) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in signals:
+            loop.add_signal_handler(sig, self.queue.put_nowait, sig)
+
+
 def stop_on_signals(stop: asyncio.Event) -> None:
-    loop = asyncio.get_running_loop()
-    received = 0
+    """For the all-in-one crawl: first signal stops, the second exits at once."""
+    signals = SignalQueue()
+    signals.install(signal.SIGTERM, signal.SIGINT)
 
-    def on_signal() -> None:
-        nonlocal received
-        received += 1
-        if received > 1:
-            os._exit(1)
+    async def watch() -> None:
+        await signals.queue.get()
         stop.set()
+        await signals.queue.get()
+        os._exit(1)
 
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, on_signal)
-
-
-async def _first(*waits: Awaitable[Any]) -> None:
-    tasks = [asyncio.ensure_future(w) for w in waits]
-    await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-    for task in tasks:
-        task.cancel()
+    task = asyncio.get_running_loop().create_task(watch())
+    _background.add(task)
 
 
-async def master_main(config: Config, rebuild_seen: bool = False) -> int:
+_background: set[asyncio.Task[None]] = set()
+
+
+async def serve(role: Role, config: Config, config_path: str | None) -> int:
+    signals = SignalQueue()
+    signals.install(signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+    await role.start()
+    systemd.notify("READY=1")
+    watchdog = asyncio.create_task(_watchdog())
+    current = config
+    while True:
+        got = asyncio.ensure_future(signals.queue.get())
+        finished = asyncio.ensure_future(role.done.wait())
+        await asyncio.wait({got, finished}, return_when=asyncio.FIRST_COMPLETED)
+        finished.cancel()
+        if not got.done():
+            got.cancel()
+            break
+        if got.result() != signal.SIGHUP:
+            log.info("stopping", signal=got.result().name)
+            break
+        if config_path is not None:
+            current = _reload(role, current, config_path)
+    systemd.notify("STOPPING=1")
+    await _stop(role, signals, current.shutdown_timeout)
+    watchdog.cancel()
+    return 0
+
+
+async def _stop(role: Role, signals: SignalQueue, deadline: float) -> None:
+    stopping = asyncio.ensure_future(asyncio.wait_for(role.stop(), deadline))
+    while not stopping.done():
+        again = asyncio.ensure_future(signals.queue.get())
+        await asyncio.wait({stopping, again}, return_when=asyncio.FIRST_COMPLETED)
+        if again.done() and again.result() in (signal.SIGTERM, signal.SIGINT):
+            log.warning("stop_forced", signal=again.result().name)
+            os._exit(1)
+        again.cancel()
+    if isinstance(stopping.exception(), TimeoutError):
+        log.error("stop_deadline_passed", seconds=deadline)
+
+
+def _reload(role: Role, current: Config, path: str) -> Config:
+    systemd.notify("RELOADING=1")
+    try:
+        new = load_config(Path(path))
+    except ConfigError as exc:
+        log.error("reload_rejected", error=str(exc))
+        systemd.notify("READY=1")
+        return current
+    changed = changes(current, new)
+    running, restart_keys = role.reload(new, changed)
+    restart = set(restart_keys)
+    for key, (old, value) in changed.items():
+        if key in restart:
+            log.warning("config_needs_restart", key=key, running=_short(old), file=_short(value))
+        else:
+            log.info("config_changed", key=key, old=_short(old), new=_short(value))
+    if running.log_level != current.log_level:
+        logs.set_level(running.log_level)
+    systemd.notify("READY=1")
+    log.info("reloaded", changed=len(changed), needs_restart=sorted(restart))
+    return running
+
+
+def _short(value: Any) -> Any:
+    text = repr(value)
+    return value if len(text) <= 200 else text[:200] + "..."
+
+
+async def _watchdog() -> None:
+    interval = systemd.watchdog_interval()
+    if interval is None:
+        return
+    while True:
+        systemd.notify("WATCHDOG=1")
+        await asyncio.sleep(interval)
+
+
+async def master_main(
+    config: Config, config_path: str | None = None, rebuild_seen: bool = False
+) -> int:
+    from nadird.master.role import MasterRole
     from nadird.master.seen_rebuild import rebuild
-    from nadird.master.server import Master
     from nadird.store.open import open_store
 
     store = open_store(config.store.uri)
     await store.open()
-    seen = await rebuild(config, store) if rebuild_seen else None
-    master = Master(config, store, seen)
-    stop = asyncio.Event()
-    stop_on_signals(stop)
-    await master.start()
-    if config.master.exit_when_done:
-        await _first(stop.wait(), master.done.wait())
-    else:
-        await stop.wait()
-    await master.stop()
-    await store.close()
-    return 0
+    try:
+        seen = await rebuild(config, store) if rebuild_seen else None
+        return await serve(MasterRole(config, store, seen), config, config_path)
+    finally:
+        await store.close()
 
 
-async def worker_main(config: Config) -> int:
-    from nadird.worker.agent import WorkerAgent
+async def worker_main(config: Config, config_path: str | None = None) -> int:
+    from nadird.worker.role import WorkerRole
 
-    agent = WorkerAgent(config)
-    stop = asyncio.Event()
-    stop_on_signals(stop)
-    await agent.run(stop)
-    return 0
+    return await serve(WorkerRole(config), config, config_path)

@@ -58,6 +58,12 @@ class MasterCore:
         # up to one lease period; nobody gets their domains before then.
         self.hold_until = time.monotonic() + grace if self.frontier.rows else 0.0
 
+    def apply_config(self, new: Config) -> None:
+        self.config = new
+        self.admission.jobs = dict(new.jobs)
+        master = new.master
+        self.frontier.caps = Caps(master.max_queued_per_domain, master.max_queued)
+
     # ------------------------------------------------------------ status
     def status(self) -> dict[str, Any]:
         return {

@@ -121,6 +121,19 @@ class Master:
         self.db.close()
         log.info("master_stopped", **self.status())
 
+    def apply_config(self, new: Config) -> None:
+        """Take a reloaded config (only live-changeable keys differ)."""
+        old_seeds = {(s.url, s.job) for s in self.config.seed_list()}
+        self.config = new
+        self.core.apply_config(new)
+        self.writer.configure(new.store.flush_size, new.store.flush_interval)
+        added = [(s.url, s.job) for s in new.seed_list() if (s.url, s.job) not in old_seeds]
+        if added:
+            log.info("seeds_added", count=self.admit_seeds(added))
+        if self.done.is_set() and self.core.has_work():
+            self.done.clear()
+        self._wake.set()
+
     # ---------------------------------------------------------------- seeds
     def admit_seeds(self, seeds: list[tuple[str, str]]) -> int:
         added = 0

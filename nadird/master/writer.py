@@ -38,6 +38,10 @@ class ResultWriter:
         self.written = 0
         self.failures = 0
 
+    def configure(self, flush_size: int, flush_interval: float) -> None:
+        self._flush_size = flush_size
+        self._flush_interval = flush_interval
+
     @property
     def pending(self) -> int:
         return len(self._buffer) + self._writing

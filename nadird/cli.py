@@ -98,6 +98,24 @@ def build_parser() -> argparse.ArgumentParser:
     dead.add_argument("--job")
     dead.add_argument("--domain")
 
+    for name, text in (
+        ("status", "the master's stats (queues, leases, rates, errors, progress)"),
+        ("nodes", "the workers the master knows"),
+        ("submit", "submit seed URLs"),
+        ("pause", "pause a job"),
+        ("resume", "resume a job"),
+        ("delete-job", "delete a job and drop its queued URLs"),
+    ):
+        cmd = sub.add_parser(name, help=text)
+        cmd.add_argument("-c", "--config", dest="api_config", help="the master's config file")
+        cmd.add_argument("--api", help="API URL (default: from the master's state dir)")
+        cmd.add_argument("--token", help="API token (default: config or state dir)")
+        if name == "submit":
+            cmd.add_argument("words", nargs="+", metavar="URL")
+            cmd.add_argument("--job", default="default")
+        elif name in ("pause", "resume", "delete-job"):
+            cmd.add_argument("words", nargs=1, metavar="JOB")
+
     export = sub.add_parser("export", help="write stored records as JSON lines or CSV")
     export.add_argument("--store", help="store URI (default: store.uri of --config)")
     export.add_argument("--config", dest="export_config")
@@ -182,6 +200,20 @@ def _dead_letters(args: argparse.Namespace) -> int:
     return deadletters.run(args.action, state_dir, args.job, args.domain)
 
 
+def _client(args: argparse.Namespace) -> int:
+    from nadird import client
+
+    config = load_config(args.api_config) if args.api_config else Config()
+    words = getattr(args, "words", [])
+    try:
+        return client.run(
+            args.command, config, args.api, args.token, words, getattr(args, "job", "default")
+        )
+    except client.ApiError as exc:
+        print(f"nadird: error: {exc}", file=sys.stderr)
+        return EXIT_RUNTIME
+
+
 def _daemon(args: argparse.Namespace) -> int:
     from nadird.daemon import master_main, run_async, worker_main
 
@@ -208,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
             return _export(args)
         if args.command == "dead-letters":
             return _dead_letters(args)
+        if args.command in ("status", "nodes", "submit", "pause", "resume", "delete-job"):
+            return _client(args)
         if args.role:
             return _daemon(args)
         parser.print_help(sys.stderr)

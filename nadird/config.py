@@ -298,6 +298,26 @@ class FetchConfig:
 
 
 @dataclass(frozen=True)
+class ApiConfig:
+    """The master's management API (HTTP). Loopback by default; every route
+    but /healthz needs `Authorization: Bearer TOKEN`."""
+
+    enabled: bool = True
+    host: str = "127.0.0.1"
+    port: int = 5580  # 0: any free port (written to state_dir/api.json)
+    token: str | None = None
+    token_file: str | None = None  # default: state_dir/api.token, created if missing
+    max_body_bytes: int = 1024 * 1024
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.port <= 65535:
+            raise ValueError("port must be in 0..65535")
+        _positive(self, "max_body_bytes")
+        if self.token is not None and len(self.token) < 16:
+            raise ValueError("token must be at least 16 characters")
+
+
+@dataclass(frozen=True)
 class Seed:
     url: str
     job: str = "default"
@@ -315,6 +335,7 @@ class Config:
     politeness: PolitenessConfig = field(default_factory=PolitenessConfig)
     bloom: BloomConfig = field(default_factory=BloomConfig)
     store: StoreConfig = field(default_factory=StoreConfig)
+    api: ApiConfig = field(default_factory=ApiConfig)
     jobs: dict[str, Job] = field(default_factory=lambda: {"default": Job()})
     seeds: list[str | Seed] = field(default_factory=list)
 

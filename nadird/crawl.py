@@ -82,6 +82,7 @@ def crawl_config(opts: CrawlOptions, base: Config, state_dir: str) -> Config:
     return dataclasses.replace(
         base,
         master=master,
+        api=dataclasses.replace(base.api, port=0),
         fetch=fetch,
         store=dataclasses.replace(base.store, uri=opts.store),
         jobs={**base.jobs, "default": job},

@@ -70,6 +70,10 @@ class Job:
     # Transient failures (timeouts, connection errors, 5xx, 429) are retried
     # this many times with exponential back-off, then dead-lettered.
     max_retries: int = 3
+    # Routing: only workers of this group, and having every capability
+    # listed (e.g. "javascript"), are leased this job's bags.
+    group: str | None = None
+    requires: list[str] = field(default_factory=list)
 
     def to_wire(self) -> dict[str, Any]:
         return asdict(self)

@@ -18,6 +18,7 @@ from nadird.master.admission import Admission
 from nadird.master.frontier import Caps, Frontier
 from nadird.master.frontier_db import FrontierDB, Row
 from nadird.master.leases import Lease, LeaseTable
+from nadird.master.metrics import MasterMetrics
 from nadird.master.nodes import Node, NodeRegistry
 from nadird.master.records import page_record
 from nadird.master.retries import backoff, describe, is_transient
@@ -32,6 +33,7 @@ from nadird.protocol.messages import (
     Message,
     PageResult,
     Pong,
+    Refused,
     Reset,
     Results,
     Welcome,
@@ -40,6 +42,8 @@ from nadird.store.base import PageRecord
 from nadird.urls import domain_of
 
 log = get_logger()
+# Seconds before a domain whose job no connected worker can run is tried again.
+NO_WORKER_RETRY = 2.0
 Outgoing = list[tuple[bytes, Message]]
 
 
@@ -53,6 +57,10 @@ class MasterCore:
         self.seen = seen
         self.admission = Admission(seen, self.frontier, dict(config.jobs))
         self.stats: Counter[str] = Counter()
+        self.errors: Counter[str] = Counter()  # failed fetches by kind
+        self.domain_errors: Counter[str] = Counter()
+        self.paused: set[str] = set()
+        self.metrics = MasterMetrics()
         grace = master.recovery_grace if master.recovery_grace is not None else master.lease_ttl
         # Bags leased by a previous master run may still be in flight for
         # up to one lease period; nobody gets their domains before then.
@@ -90,6 +98,7 @@ class MasterCore:
             node.credits = max(0, min(node.capacity, node.credits + msg.bags))
         elif isinstance(msg, Heartbeat):
             node.inflight = msg.inflight
+            node.cpu_percent, node.rss_mb = msg.cpu_percent, msg.rss_mb
             self.leases.renew(node.node, msg.leases, now, self.config.master.lease_ttl)
             return [(identity, Pong(seq=msg.seq))]
         elif isinstance(msg, BagDone):
@@ -102,6 +111,14 @@ class MasterCore:
         return []
 
     def _on_hello(self, identity: bytes, msg: Hello, now: float) -> Outgoing:
+        current = self.nodes.get(msg.node)
+        if current is not None and current.identity != identity and self._alive(current, now):
+            # Another live process uses this name: two workers would share
+            # leases. The newcomer is refused until the name falls silent.
+            self.stats["refused_workers"] += 1
+            log.warning("worker_refused", worker=msg.node, pid=msg.pid, reason="duplicate node id")
+            reason = f"node id {msg.node!r} is in use by a live worker (pid {current.pid})"
+            return [(identity, Refused(reason=reason))]
         previous = self.nodes.register(identity, msg, now)
         if previous is not None:
             # The same worker restarted: whatever its old process held is lost.
@@ -109,6 +126,9 @@ class MasterCore:
         log.info("worker_joined", worker=msg.node, capacity=msg.capacity, pid=msg.pid)
         master = self.config.master
         return [(identity, Welcome(msg.node, master.heartbeat_interval, master.lease_ttl))]
+
+    def _alive(self, node: Node, now: float) -> bool:
+        return now - node.last_seen < 2 * self.config.master.heartbeat_interval
 
     def _on_bag_done(self, node: Node, msg: BagDone, now: float) -> None:
         lease = self.leases.current(msg.lease, msg.epoch)
@@ -129,6 +149,7 @@ class MasterCore:
         self.leases.remove(lease)
         self.frontier.release(lease.domain, now + lease.wait, lease.returned)
         self.stats["bags_done"] += 1
+        self.metrics.lease_seconds.observe(now - lease.granted_at)
 
     def _reclaim(self, leases: Sequence[Lease], now: float, why: str) -> None:
         for lease in leases:
@@ -146,7 +167,7 @@ class MasterCore:
             )
 
     def forget_node(self, node: Node, why: str, now: float) -> None:
-        self.nodes.remove(node)
+        self.nodes.remove(node, now)
         self._reclaim(self.leases.of_node(node.node), now, why)
         log.info("worker_left", worker=node.node, why=why)
 
@@ -170,6 +191,7 @@ class MasterCore:
         records: list[PageRecord] = []
         for page in msg.pages:
             row = lease.pending.pop(page.fp, None) if lease is not None else None
+            self._observe(page)
             if is_transient(page):
                 self._failed(page, row, lease)
                 continue
@@ -184,6 +206,16 @@ class MasterCore:
         if lease is not None:
             self._close_if_finished(lease, now)
         return records
+
+    def _observe(self, page: PageResult) -> None:
+        if page.elapsed > 0:
+            self.metrics.fetch_seconds.observe(page.elapsed)
+        if page.body:
+            self.stats["bytes"] += len(page.body)
+        kind = error_kind(page)
+        if kind is not None:
+            self.errors[kind] += 1
+            self.domain_errors[domain_of(page.url)] += 1
 
     def _failed(self, page: PageResult, row: Row | None, lease: Lease | None) -> None:
         """A transient failure: back off and retry, or dead-letter when out of tries."""
@@ -207,7 +239,11 @@ class MasterCore:
 
     # ---------------------------------------------------------- dispatch
     def dispatch(self, now: float) -> Outgoing:
-        """Lease ready domains to workers with credit; one bag per credit."""
+        """Lease ready domains to workers with credit; one bag per credit.
+
+        A bag goes only to a worker of the job's group with every capability
+        the job requires; a domain no worker can take waits a little.
+        """
         if now < self.hold_until:
             return []
         out: Outgoing = []
@@ -217,10 +253,14 @@ class MasterCore:
             ds = self.frontier.pop_ready(now)
             if ds is None:
                 break
-            rows = self.frontier.take(ds, master.bag_size)
+            rows = self.frontier.take(ds, master.bag_size, self.paused)
             if not rows:
                 continue
-            node = max(nodes, key=lambda n: n.credits)
+            node = self._pick(nodes, rows[0].job)
+            if node is None:
+                self.frontier.release(ds.name, now + NO_WORKER_RETRY, rows)
+                self.stats["no_capable_worker"] += 1
+                continue
             lease = self.leases.grant(ds.name, node.node, rows, now, master.lease_ttl)
             node.credits -= 1
             if node.credits == 0:
@@ -228,6 +268,25 @@ class MasterCore:
             out.append((node.identity, self._bag(lease)))
             self.stats["bags_leased"] += 1
         return out
+
+    def _pick(self, nodes: list[Node], job_name: str) -> Node | None:
+        job = self.admission.jobs.get(job_name)
+        group, requires = (job.group, job.requires) if job is not None else (None, [])
+        able = [n for n in nodes if n.can_run(group, requires)]
+        return max(able, key=lambda n: n.credits) if able else None
+
+    # -------------------------------------------------------------- jobs
+    def pause(self, job: str) -> None:
+        self.paused.add(job)
+
+    def resume(self, job: str) -> None:
+        self.paused.discard(job)
+
+    def delete_job(self, job: str) -> int:
+        """Stop a job: no new bags or links; its queued URLs are dropped."""
+        self.admission.jobs.pop(job, None)
+        self.paused.discard(job)
+        return self.frontier.drop_job(job)
 
     def next_dispatch_at(self) -> float | None:
         if not self.nodes.with_credits():
@@ -253,3 +312,12 @@ class MasterCore:
             domain_concurrency=job.domain_concurrency or politeness.domain_concurrency,
             ttl=self.config.master.lease_ttl,
         )
+
+
+def error_kind(page: PageResult) -> str | None:
+    """`timeout`, `connect`, `http_404`...; None for a page that is fine."""
+    if page.error is not None:
+        return page.error.split(":", 1)[0]
+    if page.status >= 400:
+        return f"http_{page.status}"
+    return None

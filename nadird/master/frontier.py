@@ -197,12 +197,13 @@ class Frontier:
         self._schedule(ds)
 
     # ------------------------------------------------------------ leasing
-    def take(self, ds: DomainState, limit: int) -> list[Row]:
+    def take(self, ds: DomainState, limit: int, skip_jobs: Iterable[str] = ()) -> list[Row]:
         """Lease the domain and take up to `limit` URLs of one job, best first.
 
-        Returns [] (and reschedules) when every available URL waits for a retry.
+        Returns [] (and reschedules) when every available URL waits for a retry
+        or belongs to a skipped (paused) job.
         """
-        rows = self.db.take(ds.id, ds.name, limit + ds.settling, self._wall())
+        rows = self.db.take(ds.id, ds.name, limit + ds.settling, self._wall(), skip_jobs)
         rows = [r for r in rows if r.fp not in self._settling]
         if rows:
             rows = [r for r in rows if r.job == rows[0].job][:limit]
@@ -270,6 +271,23 @@ class Frontier:
         if ds is not None:
             ds.rows -= 1
             self.rows -= 1
+
+    def drop_job(self, job: str) -> int:
+        """Delete a job's queued URLs, except those in a lease or being stored."""
+        dropped = 0
+        for fp, name in self.db.job_rows(job):
+            if fp in self._out or fp in self._settling:
+                continue
+            ds = self._domains.get(name)
+            if self.db.delete_one(fp) and ds is not None:
+                ds.rows -= 1
+                self.rows -= 1
+                dropped += 1
+        self.db.commit()
+        return dropped
+
+    def domain_sizes(self) -> list[tuple[str, int]]:
+        return [(name, ds.rows) for name, ds in self._domains.items() if ds.rows]
 
     def requeue_dead(self) -> int:
         """Move dead letters marked for retry back into the queue."""

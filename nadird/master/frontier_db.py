@@ -193,11 +193,15 @@ class FrontierDB:
         self.commit()
         return seq
 
-    def take(self, domain_id: int, name: str, limit: int, now_wall: float) -> list[Row]:
+    def take(
+        self, domain_id: int, name: str, limit: int, now_wall: float, skip_jobs: Iterable[str] = ()
+    ) -> list[Row]:
+        skip = list(skip_jobs)
+        not_in = f" AND job NOT IN ({', '.join('?' * len(skip))})" if skip else ""
         cur = self._db.execute(
             "SELECT url, fp, depth, job, priority, attempts FROM queue "
-            "WHERE domain_id=? AND not_before<=? ORDER BY priority DESC, id LIMIT ?",
-            (domain_id, now_wall, limit),
+            f"WHERE domain_id=? AND not_before<=?{not_in} ORDER BY priority DESC, id LIMIT ?",
+            (domain_id, now_wall, *skip, limit),
         )
         return [Row(u, fp, d, j, p, name, a) for u, fp, d, j, p, a in cur]
 
@@ -239,6 +243,14 @@ class FrontierDB:
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (row.url, row.fp, row.job, row.domain, row.priority, reason, time.time()),
         )
+
+    def job_rows(self, job: str) -> list[tuple[bytes, str]]:
+        """(fingerprint, domain) of every queued URL of a job."""
+        cur = self._db.execute(
+            "SELECT q.fp, d.name FROM queue q JOIN domains d ON d.id = q.domain_id WHERE q.job=?",
+            (job,),
+        )
+        return [(fp, name) for fp, name in cur]
 
     def total_rows(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM queue").fetchone()[0])

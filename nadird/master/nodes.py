@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from nadird.protocol.messages import Hello
+
+# Offline workers stay listed (for the API) up to this many, oldest dropped.
+OFFLINE_KEPT = 1000
 
 
 @dataclass(slots=True)
@@ -18,19 +22,32 @@ class Node:
     last_seen: float
     credits: int = 0
     inflight: int = 0
+    cpu_percent: float = 0.0
+    rss_mb: float = 0.0
+    offline_since: float | None = None
     leases: set[str] = field(default_factory=set)
+
+    def can_run(self, group: str | None, requires: list[str]) -> bool:
+        return (group is None or group == self.group) and set(requires) <= set(self.capabilities)
 
 
 class NodeRegistry:
     def __init__(self) -> None:
         self._by_identity: dict[bytes, Node] = {}
         self._by_name: dict[str, Node] = {}
+        self._offline: OrderedDict[str, Node] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._by_name)
 
     def all(self) -> list[Node]:
         return list(self._by_name.values())
+
+    def offline(self) -> list[Node]:
+        return list(self._offline.values())
+
+    def get(self, name: str) -> Node | None:
+        return self._by_name.get(name)
 
     def register(self, identity: bytes, hello: Hello, now: float) -> Node | None:
         """Register a worker; returns the node it replaces (same name), if any."""
@@ -48,6 +65,7 @@ class NodeRegistry:
         )
         self._by_identity[identity] = node
         self._by_name[hello.node] = node
+        self._offline.pop(hello.node, None)
         return previous
 
     def by_identity(self, identity: bytes, now: float | None = None) -> Node | None:
@@ -56,10 +74,16 @@ class NodeRegistry:
             node.last_seen = now
         return node
 
-    def remove(self, node: Node) -> None:
+    def remove(self, node: Node, now: float | None = None) -> None:
         self._by_identity.pop(node.identity, None)
         if self._by_name.get(node.node) is node:
             del self._by_name[node.node]
+        if now is not None:
+            node.offline_since = now
+            node.credits = 0
+            self._offline[node.node] = node
+            while len(self._offline) > OFFLINE_KEPT:
+                self._offline.popitem(last=False)
 
     def silent(self, now: float, timeout: float) -> list[Node]:
         return [n for n in self._by_name.values() if now - n.last_seen > timeout]

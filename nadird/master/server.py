@@ -7,6 +7,7 @@ and owns the files in the state directory (frontier.db, seen.bloom).
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import time
 from pathlib import Path
@@ -18,6 +19,7 @@ import zmq.asyncio
 from nadird.config import Config
 from nadird.errors import InvalidURL, ProtocolError, StateError
 from nadird.logs import get_logger
+from nadird.master.api import ApiServer
 from nadird.master.core import MasterCore, Outgoing
 from nadird.master.frontier_db import FrontierDB
 from nadird.master.seen import SeenSet
@@ -70,6 +72,9 @@ class Master:
         self._tasks: list[asyncio.Task[None]] = []
         self._last_snapshot = time.monotonic()
         self._last_dead_poll = 0.0
+        self._rate: collections.deque[tuple[float, int]] = collections.deque(maxlen=12)
+        self.api: ApiServer | None = None
+        self.core.metrics.watch(self._metrics_state)
 
     @property
     def seen_path(self) -> Path:
@@ -88,6 +93,9 @@ class Master:
         self.results_endpoint = self._pull.getsockopt_string(zmq.LAST_ENDPOINT)
         self.admit_seeds([(s.url, s.job) for s in self.config.seed_list()])
         self.writer.start()
+        if self.config.api.enabled:
+            self.api = ApiServer(self)
+            await self.api.start()
         for coro, name in (
             (self._control_loop(), "control"),
             (self._results_loop(), "results"),
@@ -109,6 +117,8 @@ class Master:
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        if self.api is not None:
+            await self.api.stop()
         await self._broadcast(Shutdown(reason="master stopping", done=self.done.is_set()))
         await self.writer.close()
         self.db.commit()
@@ -155,6 +165,71 @@ class Master:
             "store_pending": self.writer.pending,
             "stored": self.writer.written,
             "complete": self.is_complete(),
+        }
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def pages_per_second(self) -> float:
+        """Stored records per second over the last few housekeeping ticks."""
+        if len(self._rate) < 2:
+            return 0.0
+        (t0, n0), (t1, n1) = self._rate[0], self._rate[-1]
+        return round((n1 - n0) / (t1 - t0), 1) if t1 > t0 else 0.0
+
+    def full_status(self) -> dict[str, Any]:
+        """Everything /api/stats shows."""
+        core = self.core
+        store = self.writer.store
+        return {
+            **self.status(),
+            "pages_per_s": self.pages_per_second(),
+            "errors_by_kind": dict(core.errors),
+            "paused_jobs": sorted(core.paused),
+            "jobs": {
+                name: {"admitted": core.admission.admitted[name], "paused": name in core.paused}
+                for name in core.admission.jobs
+            },
+            "store": {
+                "pending": self.writer.pending,
+                "written": self.writer.written,
+                "failures": self.writer.failures,
+                "spool_records": getattr(store, "spool_records", 0),
+                "backpressure": bool(getattr(store, "backpressure", False)),
+            },
+        }
+
+    def domain_status(self, name: str) -> dict[str, Any] | None:
+        ds = self.core.frontier.get(name)
+        if ds is None:
+            return None
+        politeness = self.config.politeness
+        return {
+            "domain": name,
+            "queued": ds.rows,
+            "available": ds.available,
+            "leased": ds.leased,
+            "in_lease": ds.out,
+            "being_stored": ds.settling,
+            "next_allowed_in_s": round(max(0.0, ds.next_allowed - time.monotonic()), 3),
+            "delay": politeness.delay,
+            "domain_concurrency": politeness.domain_concurrency,
+            "errors": self.core.domain_errors[name],
+            "robots": "checked by workers (cached per worker)",
+        }
+
+    def _metrics_state(self) -> dict[str, Any]:
+        status = self.status()
+        workers = {"idle": 0, "busy": 0, "offline": len(self.core.nodes.offline())}
+        for node in self.core.nodes.all():
+            workers["busy" if self.core.leases.of_node(node.node) else "idle"] += 1
+        return {
+            **status,
+            "stats": dict(self.core.stats),
+            "errors": dict(self.core.errors),
+            "workers_by_status": workers,
+            "domains": self.core.frontier.domain_sizes(),
+            "spool_records": getattr(self.writer.store, "spool_records", 0),
         }
 
     def is_complete(self) -> bool:
@@ -239,6 +314,7 @@ class Master:
         while True:
             await asyncio.sleep(tick)
             now = time.monotonic()
+            self._rate.append((now, self.writer.written))
             self.core.expire(now)
             if now - self._last_dead_poll >= master.dead_letter_poll:
                 self._last_dead_poll = now

@@ -27,7 +27,7 @@ class ResultWriter:
         flush_interval: float,
         on_durable: Callable[[Sequence[PageRecord]], None] | None = None,
     ) -> None:
-        self._store = store
+        self.store = store
         self._flush_size = flush_size
         self._flush_interval = flush_interval
         self._on_durable = on_durable
@@ -74,7 +74,7 @@ class ResultWriter:
     async def _write(self, batch: list[PageRecord]) -> None:
         started = time.monotonic()
         try:
-            await self._store.write(batch)
+            await self.store.write(batch)
         except Exception as exc:
             # Keep the batch: it is retried at the next flush, nothing is lost.
             self.failures += 1

@@ -7,7 +7,7 @@ length here, so a handler never has to.
 
 Socket use:
   worker DEALER -> master ROUTER: Hello, Credit, Heartbeat, BagDone, Bye
-  master ROUTER -> worker DEALER: Welcome, Pong, Reset, Bag, Shutdown
+  master ROUTER -> worker DEALER: Welcome, Refused, Pong, Reset, Bag, Shutdown
   worker PUSH   -> master PULL:   Results
 """
 
@@ -68,6 +68,8 @@ class Heartbeat:
     leases: list[str]
     inflight: int = 0
     seq: int = 0
+    cpu_percent: float = 0.0  # of one core, since the last heartbeat
+    rss_mb: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +79,14 @@ class Pong:
 
     KIND: ClassVar[str] = "pong"
     seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """The master will not register this worker (e.g. its node name is in use)."""
+
+    KIND: ClassVar[str] = "refused"
+    reason: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +169,7 @@ class PageResult:
     redirects: list[str] = field(default_factory=list)
     links: list[str] = field(default_factory=list)
     link_fps: list[bytes] = field(default_factory=list)
+    elapsed: float = 0.0  # seconds the fetch took (for the latency histogram)
     # The page's <link rel=canonical>, canonicalized, when it names another URL.
     canonical: str | None = None
 
@@ -181,7 +192,18 @@ class Results:
 
 
 Message = (
-    Hello | Welcome | Credit | Heartbeat | Pong | Reset | Bag | BagDone | Bye | Shutdown | Results
+    Hello
+    | Welcome
+    | Refused
+    | Credit
+    | Heartbeat
+    | Pong
+    | Reset
+    | Bag
+    | BagDone
+    | Bye
+    | Shutdown
+    | Results
 )
 
 MESSAGE_TYPES: dict[str, type[Message]] = {cls.KIND: cls for cls in get_args(Message)}

@@ -82,6 +82,7 @@ class Cluster:
             "politeness": {"delay": 0.0},
             "bloom": {"expected_urls": 200_000, "fp_rate": 0.0001},
             "store": {"uri": f"sqlite:///{self.store_path}", "flush_interval": 0.1},
+            "api": {"port": 0},
         }
         for key, value in sections.items():
             if isinstance(value, dict) and isinstance(config.get(key), dict):

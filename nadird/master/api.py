@@ -1,0 +1,193 @@
+"""The master's management API: stats, nodes, domains, seeds, jobs, metrics.
+
+aiohttp on loopback by default. Every route except /healthz needs the bearer
+token (compared in constant time, never logged). Request bodies are limited
+and validated; a bad one gets 400 with a message.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import os
+import secrets
+import time
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from nadird.config import ApiConfig
+from nadird.logs import get_logger
+
+if TYPE_CHECKING:
+    from nadird.master.server import Master
+
+log = get_logger()
+MAX_SEEDS_PER_REQUEST = 10_000
+OPEN_PATHS = frozenset({"/healthz"})
+
+
+def load_token(api: ApiConfig, state_dir: str) -> str:
+    """The configured token, or the token file's, created (mode 0600) if missing."""
+    if api.token:
+        return api.token
+    path = Path(api.token_file or Path(state_dir) / "api.token")
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(secrets.token_urlsafe(32) + "\n")
+        log.info("api_token_created", path=str(path))
+    return path.read_text(encoding="utf-8").strip()
+
+
+def _json(data: Any, status: int = 200) -> web.Response:
+    return web.json_response(data, status=status, dumps=lambda d: json.dumps(d, default=str))
+
+
+def _error(status: int, message: str) -> web.Response:
+    return _json({"error": message}, status)
+
+
+class ApiServer:
+    def __init__(self, master: Master) -> None:
+        self.master = master
+        self.api = master.config.api
+        self.token = load_token(self.api, master.config.master.state_dir)
+        self.url = ""
+        self._runner: web.AppRunner | None = None
+
+    def app(self) -> web.Application:
+        app = web.Application(middlewares=[self._auth], client_max_size=self.api.max_body_bytes)
+        app.router.add_get("/healthz", self.healthz)
+        app.router.add_get("/api/stats", self.stats)
+        app.router.add_get("/api/nodes", self.nodes)
+        app.router.add_get("/api/domains/{domain}", self.domain)
+        app.router.add_post("/api/seeds", self.seeds)
+        app.router.add_post("/api/jobs/{job}/pause", self.pause)
+        app.router.add_post("/api/jobs/{job}/resume", self.resume)
+        app.router.add_delete("/api/jobs/{job}", self.delete_job)
+        app.router.add_get("/api/openapi.yaml", self.openapi)
+        app.router.add_get("/metrics", self.metrics)
+        return app
+
+    async def start(self) -> None:
+        self._runner = web.AppRunner(self.app(), access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.api.host, self.api.port)
+        await site.start()
+        port = self._runner.addresses[0][1]  # the real port when 0 was asked for
+        host = self.api.host if ":" not in self.api.host else f"[{self.api.host}]"
+        self.url = f"http://{host}:{port}"
+        state = Path(self.master.config.master.state_dir)
+        (state / "api.json").write_text(json.dumps({"url": self.url}), encoding="utf-8")
+        log.info("api_started", url=self.url)
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    @web.middleware
+    async def _auth(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if request.path not in OPEN_PATHS:
+            given = request.headers.get("Authorization", "")
+            expected = f"Bearer {self.token}"
+            if not hmac.compare_digest(given.encode(), expected.encode()):
+                return _error(401, "missing or wrong bearer token")
+        try:
+            response: web.StreamResponse = await handler(request)
+        except web.HTTPRequestEntityTooLarge:
+            return _error(413, f"request body over {self.api.max_body_bytes} bytes")
+        return response
+
+    # -------------------------------------------------------------- routes
+    async def healthz(self, _request: web.Request) -> web.Response:
+        return _json({"ok": True})
+
+    async def stats(self, _request: web.Request) -> web.Response:
+        return _json(self.master.full_status())
+
+    async def nodes(self, _request: web.Request) -> web.Response:
+        now = time.monotonic()
+        core = self.master.core
+        rows = []
+        for node in core.nodes.all() + core.nodes.offline():
+            leases = core.leases.of_node(node.node) if node.offline_since is None else []
+            status = "offline" if node.offline_since is not None else ("busy" if leases else "idle")
+            rows.append(
+                {
+                    "node": node.node,
+                    "group": node.group,
+                    "capabilities": node.capabilities,
+                    "pid": node.pid,
+                    "status": status,
+                    "bags": len(leases),
+                    "last_heartbeat_s": round(now - node.last_seen, 3),
+                    "cpu_percent": node.cpu_percent,
+                    "rss_mb": node.rss_mb,
+                }
+            )
+        return _json({"nodes": rows})
+
+    async def domain(self, request: web.Request) -> web.Response:
+        name = request.match_info["domain"].lower()
+        info = self.master.domain_status(name)
+        if info is None:
+            return _error(404, f"no such domain in the frontier: {name}")
+        return _json(info)
+
+    async def seeds(self, request: web.Request) -> web.Response:
+        try:
+            body = await request.json()
+        except (ValueError, UnicodeDecodeError):
+            return _error(400, 'body must be JSON: {"urls": [...], "job": "name"}')
+        if not isinstance(body, dict):
+            return _error(400, "body must be a JSON object")
+        urls, job = body.get("urls"), body.get("job", "default")
+        if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls):
+            return _error(400, "urls must be a list of strings")
+        if len(urls) > MAX_SEEDS_PER_REQUEST:
+            return _error(400, f"at most {MAX_SEEDS_PER_REQUEST} URLs per request")
+        if not isinstance(job, str) or job not in self.master.core.admission.jobs:
+            return _error(400, f"unknown job {job!r}")
+        admitted = self.master.admit_seeds([(u, job) for u in urls])
+        return _json({"admitted": admitted, "submitted": len(urls)})
+
+    def _job(self, request: web.Request) -> str | None:
+        job = request.match_info["job"]
+        return job if job in self.master.core.admission.jobs else None
+
+    async def pause(self, request: web.Request) -> web.Response:
+        job = self._job(request)
+        if job is None:
+            return _error(404, "unknown job")
+        self.master.core.pause(job)
+        log.info("job_paused", job=job)
+        return _json({"job": job, "paused": True})
+
+    async def resume(self, request: web.Request) -> web.Response:
+        job = self._job(request)
+        if job is None:
+            return _error(404, "unknown job")
+        self.master.core.resume(job)
+        self.master.wake()
+        log.info("job_resumed", job=job)
+        return _json({"job": job, "paused": False})
+
+    async def delete_job(self, request: web.Request) -> web.Response:
+        job = self._job(request)
+        if job is None:
+            return _error(404, "unknown job")
+        dropped = self.master.core.delete_job(job)
+        log.info("job_deleted", job=job, dropped=dropped)
+        return _json({"job": job, "deleted": True, "dropped_urls": dropped})
+
+    async def openapi(self, _request: web.Request) -> web.Response:
+        text = resources.files("nadird.master").joinpath("openapi.yaml").read_text("utf-8")
+        return web.Response(text=text, content_type="application/yaml")
+
+    async def metrics(self, _request: web.Request) -> web.Response:
+        body = self.master.core.metrics.exposition()
+        return web.Response(body=body, headers={"Content-Type": "text/plain; version=0.0.4"})

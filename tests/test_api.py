@@ -1,0 +1,174 @@
+"""The management API, /metrics, the CLI on top, and capability routing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from typing import Any
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from nadird.testing.checks import page_requests, site_job
+from nadird.testing.cluster import Cluster, Proc, wait_until, worker_address
+from nadird.testing.graph import SiteGraph
+from nadird.testing.web import run_in_thread
+
+pytestmark = pytest.mark.slow
+
+
+def api(cluster: Cluster) -> tuple[str, str]:
+    state = cluster.workdir / "state"
+    assert wait_until(lambda: (state / "api.json").exists(), 20)
+    url = json.loads((state / "api.json").read_text())["url"]
+    return url, (state / "api.token").read_text().strip()
+
+
+def request(
+    url: str, path: str, token: str | None, method: str = "GET", body: bytes | None = None
+) -> tuple[int, bytes]:
+    headers = {"Content-Type": "application/json"}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    req = urllib.request.Request(url + path, data=body, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def cli(cluster: Cluster, *args: str) -> Any:
+    proc = subprocess.run(
+        [sys.executable, "-m", "nadird", *args, "-c", str(cluster.workdir / "master.yaml")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+ROUTES = [
+    ("GET", "/api/stats", None),
+    ("GET", "/api/nodes", None),
+    ("GET", "/api/domains/site-0.test", None),
+    ("POST", "/api/seeds", b'{"urls": ["http://site-0.test/x"]}'),
+    ("POST", "/api/jobs/default/pause", None),
+    ("POST", "/api/jobs/default/resume", None),
+    ("GET", "/api/openapi.yaml", None),
+    ("GET", "/metrics", None),
+    ("DELETE", "/api/jobs/other", None),
+]
+
+
+def start_master(cluster: Cluster, graph: SiteGraph, **extra: Any) -> Proc:
+    jobs = {**site_job(graph), "other": {}}
+    config = cluster.master_config(
+        jobs=jobs, seeds=graph.seeds(), master={"exit_when_done": False}, **extra
+    )
+    return cluster.start("master", "master", config)
+
+
+def test_every_route_needs_the_token_but_liveness(cluster: Cluster) -> None:
+    graph = SiteGraph(hosts=2, pages=20, port=8099)
+    start_master(cluster, graph)
+    url, token = api(cluster)
+    assert request(url, "/healthz", None)[0] == 200
+    for method, path, body in ROUTES:
+        assert request(url, path, None, method, body)[0] == 401, path
+        assert request(url, path, "x" * len(token), method, body)[0] == 401, path
+        status, text = request(url, path, token, method, body)
+        assert status == 200, (path, text)
+    log = (cluster.workdir / "master.log").read_text()
+    assert token not in log
+
+
+def test_bad_bodies_get_400_or_413_with_a_message(cluster: Cluster) -> None:
+    graph = SiteGraph(hosts=1, pages=5, port=8099)
+    start_master(cluster, graph, api={"port": 0, "max_body_bytes": 2048})
+    url, token = api(cluster)
+    for body in (
+        b"not json",
+        b"[1, 2]",
+        b'{"urls": "x"}',
+        b'{"urls": [1]}',
+        b'{"urls": ["http://a.test/"], "job": "nope"}',
+    ):
+        status, text = request(url, "/api/seeds", token, "POST", body)
+        assert status == 400 and json.loads(text)["error"], body
+    status, _ = request(
+        url,
+        "/api/seeds",
+        token,
+        "POST",
+        json.dumps({"urls": ["http://a.test/" + "x" * 4000]}).encode(),
+    )
+    assert status == 413
+    assert request(url, "/api/jobs/nope/pause", token, "POST")[0] == 404
+    assert request(url, "/api/domains/unknown.test", token)[0] == 404
+
+
+def test_metrics_parse_and_status_matches_the_store(cluster: Cluster) -> None:
+    graph = SiteGraph(hosts=3, pages=30)
+    with run_in_thread(graph):
+        start_master(cluster, graph)
+        url, token = api(cluster)
+        cluster.start("worker", "w1", cluster.worker_config(1))
+        assert wait_until(lambda: cli(cluster, "status")["complete"], 60)
+        status = cli(cluster, "status")
+        nodes = cli(cluster, "nodes")["nodes"]
+        _, metrics = request(url, "/metrics", token)
+    families = {f.name: f for f in text_string_to_metric_families(metrics.decode())}
+    stored = len(cluster.records())
+    assert status["stored"] == stored and status["queued"] == 0
+    assert status["jobs"]["default"]["admitted"] == stored
+    assert [n["node"] for n in nodes] == ["w1"] and nodes[0]["status"] == "idle"
+    assert families["nadird_pages_ok"].samples[0].value == stored
+    assert families["nadird_queue_urls"].samples[0].value == 0
+    assert families["nadird_fetch_seconds"].type == "histogram"
+    assert families["nadird_lease_seconds"].type == "histogram"
+    assert "nadird_workers" in families and "nadird_errors" in families
+
+
+def test_pause_resume_and_submit_through_the_cli(cluster: Cluster) -> None:
+    graph = SiteGraph(hosts=2, pages=20)
+    with run_in_thread(graph) as web:
+        start_master(cluster, graph)
+        api(cluster)
+        assert cli(cluster, "pause", "default")["paused"] is True
+        cluster.start("worker", "w1", cluster.worker_config(1))
+        assert wait_until(lambda: cli(cluster, "nodes")["nodes"], 20)
+        assert not wait_until(lambda: page_requests(web), 1.5)  # paused: nothing fetched
+        cli(cluster, "resume", "default")
+        assert wait_until(lambda: cli(cluster, "status")["complete"], 60)
+        before = len(cluster.records())
+        extra = f"http://site-0.test:{graph.port}/p/7"  # an orphan: only reachable this way
+        assert cli(cluster, "submit", extra)["admitted"] == 1
+        assert wait_until(lambda: len(cluster.records()) == before + 1, 30)
+    assert extra in {r.url for r in cluster.records()}
+
+
+def test_a_job_requiring_a_capability_goes_only_to_capable_workers(cluster: Cluster) -> None:
+    graph = SiteGraph(hosts=4, pages=40)
+    js_hosts, plain_hosts = graph.hosts[:2], graph.hosts[2:]
+    with run_in_thread(graph) as web:
+        jobs = {
+            "default": {"links": {"scope": "same-domain"}},
+            "render": {"links": {"scope": "same-domain"}, "requires": ["javascript"]},
+        }
+        seeds = [{"url": graph.url(h, "/"), "job": "render"} for h in js_hosts]
+        seeds += [graph.url(h, "/") for h in plain_hosts]
+        master = cluster.start("master", "master", cluster.master_config(jobs=jobs, seeds=seeds))
+        cluster.start("worker", "w1", cluster.worker_config(1))
+        capable = cluster.worker_config(2)
+        capable["worker"]["capabilities"] = ["html", "javascript"]
+        cluster.start("worker", "w2", capable)
+        assert cluster.wait(master, 60) == 0
+        entries = page_requests(web)
+    render_clients = {e.client for e in entries if e.host in js_hosts}
+    assert render_clients == {worker_address(2)}
+    assert worker_address(1) in {e.client for e in entries if e.host in plain_hosts}

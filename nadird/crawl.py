@@ -25,6 +25,7 @@ from nadird.daemon import stop_on_signals
 from nadird.jobs import Job
 from nadird.logs import get_logger
 from nadird.master.server import Master
+from nadird.progress import report
 from nadird.store.base import Store
 from nadird.store.open import describe_store_uri, open_store
 
@@ -189,6 +190,7 @@ async def run_crawl(opts: CrawlOptions, base: Config) -> int:
     files = [worker_config_file(config, master, i + 1, state_dir) for i in range(opts.workers)]
     pool = WorkerPool(files)
     supervisor = asyncio.create_task(pool.supervise())
+    progress = asyncio.create_task(report(master.full_status))
     waits = {
         asyncio.ensure_future(master.done.wait()),
         asyncio.ensure_future(stop.wait()),
@@ -196,6 +198,7 @@ async def run_crawl(opts: CrawlOptions, base: Config) -> int:
     }
     await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
     failed = supervisor.done() and supervisor.exception() is not None
+    progress.cancel()
     pool.closing = True
     await master.stop()
     await pool.close()

@@ -1,0 +1,28 @@
+import asyncio
+import io
+
+from nadird.progress import line, report
+
+STATUS = {"stored": 120, "queued": 30, "pages_per_s": 55.5, "workers": 2, "leases": 3,
+          "errors_by_kind": {"timeout": 2, "http_404": 1}}
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_progress_line_says_pages_queue_rate_errors_and_time() -> None:
+    text = line(STATUS, 75.0)
+    assert "pages      120" in text and "queued       30" in text
+    assert "55.5 p/s" in text and "errors     3" in text and "01:15" in text
+
+
+async def test_a_terminal_gets_one_line_redrawn_in_place() -> None:
+    out = Terminal()
+    task = asyncio.create_task(report(lambda: STATUS, out, tty_interval=0.01))
+    await asyncio.sleep(0.1)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    text = out.getvalue()
+    assert text.count("\r") >= 3 and text.endswith("\n") and text.count("\n") == 1

@@ -20,3 +20,42 @@ def test_readme_opens_with_the_two_setup_commands() -> None:
     assert "pytest" in second and ".[test]" in second
     ci = (ROOT / ".ci" / "run").read_text()
     assert second.strip().splitlines()[-1].strip() in ci
+
+
+@pytest.mark.skipif(
+    __import__("shutil").which("systemd-analyze") is None, reason="systemd-analyze not installed"
+)
+def test_systemd_unit_verifies(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    nadird = shutil.which("nadird")
+    assert nadird is not None
+    unit = (ROOT / "systemd" / "nadird@.service").read_text()
+    assert "Type=notify" in unit and "ExecReload=/bin/kill -HUP $MAINPID" in unit
+    instance = tmp_path / "nadird@master.service"
+    instance.write_text(unit.replace("/usr/local/bin/nadird", nadird))
+    proc = subprocess.run(
+        ["systemd-analyze", "verify", str(instance)], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_grafana_dashboard_uses_only_metrics_the_master_exports() -> None:
+    import json
+    import re
+
+    from nadird.master.metrics import COUNTERS
+
+    dashboard = json.loads((ROOT / "configs" / "grafana" / "nadird.json").read_text())
+    exported = {name + "_total" for name, _ in COUNTERS.values()} | {
+        "nadird_errors_total", "nadird_queue_urls", "nadird_leases", "nadird_store_pending",
+        "nadird_seen_urls", "nadird_overflow_urls", "nadird_spool_records", "nadird_workers",
+        "nadird_domain_queue_urls", "nadird_fetch_seconds_bucket", "nadird_lease_seconds_bucket",
+    }
+    metrics_py = (ROOT / "nadird" / "master" / "metrics.py").read_text()
+    for panel in dashboard["panels"]:
+        for target in panel["targets"]:
+            for name in re.findall(r"nadird_[a-z_]+", target["expr"]):
+                assert name in exported, (panel["title"], name)
+                assert name.removesuffix("_total").removesuffix("_bucket") in metrics_py

@@ -116,6 +116,10 @@ def build_parser() -> argparse.ArgumentParser:
         elif name in ("pause", "resume", "delete-job"):
             cmd.add_argument("words", nargs=1, metavar="JOB")
 
+    keygen = sub.add_parser("keygen", help="write a CURVE keypair (NAME.key, NAME.key_secret)")
+    keygen.add_argument("--out", required=True, help="directory for the key files")
+    keygen.add_argument("--name", default="nadird", help="file name stem (e.g. master, worker-1)")
+
     export = sub.add_parser("export", help="write stored records as JSON lines or CSV")
     export.add_argument("--store", help="store URI (default: store.uri of --config)")
     export.add_argument("--config", dest="export_config")
@@ -214,6 +218,14 @@ def _client(args: argparse.Namespace) -> int:
         return EXIT_RUNTIME
 
 
+def _keygen(args: argparse.Namespace) -> int:
+    from nadird.security import generate_keypair
+
+    public, secret = generate_keypair(args.out, args.name)
+    print(f"public key: {public}\nsecret key: {secret} (mode 0600; keep it on this host)")
+    return EXIT_OK
+
+
 def _daemon(args: argparse.Namespace) -> int:
     from nadird.daemon import master_main, run_async, worker_main
 
@@ -240,6 +252,8 @@ def main(argv: list[str] | None = None) -> int:
             return _export(args)
         if args.command == "dead-letters":
             return _dead_letters(args)
+        if args.command == "keygen":
+            return _keygen(args)
         if args.command in ("status", "nodes", "submit", "pause", "resume", "delete-job"):
             return _client(args)
         if args.role:

@@ -298,6 +298,22 @@ class FetchConfig:
 
 
 @dataclass(frozen=True)
+class SecurityConfig:
+    """CurveZMQ keys (make them with `nadird keygen`) and message limits."""
+
+    master_secret_key: str | None = None  # master: its NAME.key_secret
+    worker_keys_dir: str | None = None  # master: directory of allowed workers' *.key
+    worker_keys: list[str] = field(default_factory=list)  # master: allowed Z85 public keys
+    master_public_key: str | None = None  # worker: the master's NAME.key
+    worker_secret_key: str | None = None  # worker: its own NAME.key_secret
+    insecure: bool = False  # allow a master without keys on a non-loopback address
+    max_message_bytes: int = 64 * 1024 * 1024
+
+    def __post_init__(self) -> None:
+        _positive(self, "max_message_bytes")
+
+
+@dataclass(frozen=True)
 class ApiConfig:
     """The master's management API (HTTP). Loopback by default; every route
     but /healthz needs `Authorization: Bearer TOKEN`."""
@@ -336,6 +352,7 @@ class Config:
     bloom: BloomConfig = field(default_factory=BloomConfig)
     store: StoreConfig = field(default_factory=StoreConfig)
     api: ApiConfig = field(default_factory=ApiConfig)
+    security: SecurityConfig = field(default_factory=SecurityConfig)
     jobs: dict[str, Job] = field(default_factory=lambda: {"default": Job()})
     seeds: list[str | Seed] = field(default_factory=list)
 

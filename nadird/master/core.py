@@ -60,6 +60,7 @@ class MasterCore:
         self.errors: Counter[str] = Counter()  # failed fetches by kind
         self.domain_errors: Counter[str] = Counter()
         self.paused: set[str] = set()
+        self._drop_log: dict[str, tuple[float, int]] = {}
         self.metrics = MasterMetrics()
         grace = master.recovery_grace if master.recovery_grace is not None else master.lease_ttl
         # Bags leased by a previous master run may still be in flight for
@@ -87,9 +88,22 @@ class MasterCore:
         return self.frontier.queued > 0 or len(self.leases) > 0
 
     # ----------------------------------------------------------- control
-    def on_control(self, identity: bytes, msg: Message, now: float) -> Outgoing:
+    def drop(self, reason: str, peer: str) -> None:
+        """Count a dropped message; warn at most once a second per peer."""
+        self.stats["dropped_messages"] += 1
+        now = time.monotonic()
+        last, suppressed = self._drop_log.get(peer, (0.0, 0))
+        if now - last < 1.0:
+            self._drop_log[peer] = (last, suppressed + 1)
+            return
+        log.warning("message_dropped", peer=peer, reason=reason[:200], suppressed=suppressed)
+        self._drop_log[peer] = (now, 0)
+        if len(self._drop_log) > 10_000:
+            self._drop_log.clear()
+
+    def on_control(self, identity: bytes, msg: Message, now: float, user: str = "") -> Outgoing:
         if isinstance(msg, Hello):
-            return self._on_hello(identity, msg, now)
+            return self._on_hello(identity, msg, now, user)
         node = self.nodes.by_identity(identity, now)
         if node is None or getattr(msg, "node", None) != node.node:
             self.stats["unknown_peer_messages"] += 1
@@ -106,11 +120,10 @@ class MasterCore:
         elif isinstance(msg, Bye):
             self.forget_node(node, "bye", now)
         else:
-            self.stats["dropped_messages"] += 1
-            log.warning("message_dropped", peer=node.node, reason=f"unexpected {msg.KIND}")
+            self.drop(f"unexpected {msg.KIND}", node.node)
         return []
 
-    def _on_hello(self, identity: bytes, msg: Hello, now: float) -> Outgoing:
+    def _on_hello(self, identity: bytes, msg: Hello, now: float, user: str) -> Outgoing:
         current = self.nodes.get(msg.node)
         if current is not None and current.identity != identity and self._alive(current, now):
             # Another live process uses this name: two workers would share
@@ -119,7 +132,7 @@ class MasterCore:
             log.warning("worker_refused", worker=msg.node, pid=msg.pid, reason="duplicate node id")
             reason = f"node id {msg.node!r} is in use by a live worker (pid {current.pid})"
             return [(identity, Refused(reason=reason))]
-        previous = self.nodes.register(identity, msg, now)
+        previous = self.nodes.register(identity, msg, now, user)
         if previous is not None:
             # The same worker restarted: whatever its old process held is lost.
             self._reclaim(self.leases.of_node(msg.node), now, "worker restarted")
@@ -179,12 +192,17 @@ class MasterCore:
             self.forget_node(node, "silent", now)
 
     # ----------------------------------------------------------- results
-    def on_results(self, msg: Results, now: float) -> list[PageRecord]:
+    def on_results(self, msg: Results, now: float, user: str = "") -> list[PageRecord]:
         """Admit links, settle URLs, schedule retries; returns records to store."""
+        node = self.nodes.get(msg.node)
+        if node is None or node.user != user:
+            # Unknown sender, or one claiming another worker's name: its URLs
+            # stay queued and are crawled by whoever holds them.
+            self.drop("results from a peer not registered under that node", msg.node)
+            return []
         lease = self.leases.current(msg.lease, msg.epoch)
         if lease is not None and lease.node != msg.node:
-            self.stats["dropped_messages"] += 1
-            log.warning("message_dropped", peer=msg.node, reason="results for another's lease")
+            self.drop("results for another worker's lease", msg.node)
             return []
         if lease is None:
             self.stats["late_results"] += len(msg.pages)

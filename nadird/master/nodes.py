@@ -25,6 +25,7 @@ class Node:
     cpu_percent: float = 0.0
     rss_mb: float = 0.0
     offline_since: float | None = None
+    user: str = ""  # the CURVE key it authenticated with ("" without CURVE)
     leases: set[str] = field(default_factory=set)
 
     def can_run(self, group: str | None, requires: list[str]) -> bool:
@@ -49,7 +50,7 @@ class NodeRegistry:
     def get(self, name: str) -> Node | None:
         return self._by_name.get(name)
 
-    def register(self, identity: bytes, hello: Hello, now: float) -> Node | None:
+    def register(self, identity: bytes, hello: Hello, now: float, user: str = "") -> Node | None:
         """Register a worker; returns the node it replaces (same name), if any."""
         previous = self._by_name.get(hello.node)
         if previous is not None:
@@ -62,6 +63,7 @@ class NodeRegistry:
             capabilities=list(hello.capabilities),
             pid=hello.pid,
             last_seen=now,
+            user=user,
         )
         self._by_identity[identity] = node
         self._by_name[hello.node] = node

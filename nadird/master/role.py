@@ -34,6 +34,8 @@ LIVE = (
     "master.exit_when_done",
     "store.flush_size",
     "store.flush_interval",
+    "security.worker_keys",
+    "security.worker_keys_dir",
     # Sections only workers read: nothing for the master to do.
     "worker",
     "fetch",
@@ -66,6 +68,7 @@ class MasterRole:
     def reload(self, new: Config, changed: dict[str, tuple[Any, Any]]) -> tuple[Config, list[str]]:
         restart = [key for key in changed if needs_restart(key, LIVE)]
         running = live_part(self.master.config, new)
+        self.master.security.reload(new, "(reload)")
         self.master.apply_config(running)
         return running, restart
 
@@ -90,4 +93,9 @@ def live_part(old: Config, new: Config) -> Config:
         store=store,
         worker=new.worker,
         fetch=new.fetch,
+        security=dataclasses.replace(
+            old.security,
+            worker_keys=new.security.worker_keys,
+            worker_keys_dir=new.security.worker_keys_dir,
+        ),
     )

@@ -26,6 +26,7 @@ from nadird.master.seen import SeenSet
 from nadird.master.writer import ResultWriter
 from nadird.protocol.codec import decode, encode
 from nadird.protocol.messages import Message, Results, Shutdown
+from nadird.security import MasterSecurity
 from nadird.store.base import Store
 from nadird.urls import canonicalize, fingerprint
 
@@ -57,6 +58,7 @@ class Master:
     def __init__(self, config: Config, store: Store, seen: SeenSet | None = None) -> None:
         self.config = config
         state = Path(config.master.state_dir)
+        self.security = MasterSecurity(config)
         self.db = FrontierDB(state / FRONTIER_FILE)
         self.core = MasterCore(config, self.db, seen or load_seen(config, self.db))
         self.writer = ResultWriter(
@@ -83,10 +85,12 @@ class Master:
     # ---------------------------------------------------------- life cycle
     async def start(self) -> None:
         self._ctx = zmq.asyncio.Context()
+        self.security.start(self._ctx)
         self._router = self._ctx.socket(zmq.ROUTER)
         self._pull = self._ctx.socket(zmq.PULL)
         for sock in (self._router, self._pull):
             sock.setsockopt(zmq.LINGER, 1000)
+            self.security.secure(sock)
         self._router.bind(self.config.master.bind)
         self._pull.bind(self.config.master.results_bind)
         self.control_endpoint = self._router.getsockopt_string(zmq.LAST_ENDPOINT)
@@ -126,6 +130,7 @@ class Master:
         for sock in (self._router, self._pull):
             if sock is not None:
                 sock.close()
+        self.security.stop()
         if self._ctx is not None:
             self._ctx.term()
         self.db.close()
@@ -247,51 +252,71 @@ class Master:
             await self._send_all([(n.identity, msg) for n in self.core.nodes.all()])
 
     def _drop(self, reason: str, peer: str) -> None:
-        self.core.stats["dropped_messages"] += 1
-        log.warning("message_dropped", peer=peer, reason=reason[:200])
+        self.core.drop(reason, peer)
 
     async def _control_loop(self) -> None:
         assert self._router is not None
         while True:
-            frames = await self._router.recv_multipart()
-            if len(frames) != 2:
+            frames = await self._router.recv_multipart(copy=False)
+            user = self._user(frames[-1])
+            if user is None:
+                self._drop("key no longer allowed", "control")
+            elif len(frames) != 2:
                 self._drop(f"expected 2 frames, got {len(frames)}", "control")
-                continue
-            identity, payload = frames
-            try:
-                msg = decode(payload)
-            except ProtocolError as exc:
-                self._drop(str(exc), identity.hex())
-                continue
-            try:
-                await self._send_all(self.core.on_control(identity, msg, time.monotonic()))
-            except Exception:  # a handler bug must not stop the master
-                self.core.stats["handler_errors"] += 1
-                log.exception("control_handler_failed", kind=msg.KIND)
-            self._wake.set()
+            else:
+                await self._on_control_frame(frames[0].bytes, frames[1].bytes, user)
             # A ready socket's recv() completes without yielding to the event
             # loop; without this a flood on one socket starves the others.
             await asyncio.sleep(0)
 
+    async def _on_control_frame(self, identity: bytes, payload: bytes, user: str) -> None:
+        try:
+            msg = decode(payload)
+        except ProtocolError as exc:
+            self._drop(str(exc), identity.hex())
+            return
+        try:
+            out = self.core.on_control(identity, msg, time.monotonic(), user)
+            await self._send_all(out)
+        except Exception:  # a handler bug must not stop the master
+            self.core.stats["handler_errors"] += 1
+            log.exception("control_handler_failed", kind=msg.KIND)
+        self._wake.set()
+
+    def _user(self, frame: zmq.Frame) -> str | None:
+        """The CURVE key a frame was authenticated with ("" without CURVE);
+        None when that key has since been revoked."""
+        if not self.security.enabled:
+            return ""
+        user = str(frame.get("User-Id"))
+        return user if self.security.permits(user) else None
+
     async def _results_loop(self) -> None:
         assert self._pull is not None
         while True:
-            payload = await self._pull.recv()
-            try:
-                msg = decode(payload)
-            except ProtocolError as exc:
-                self._drop(str(exc), "results")
-                continue
-            if not isinstance(msg, Results):
-                self._drop(f"{msg.KIND} on the results socket", "results")
-                continue
-            try:
-                self.writer.add(self.core.on_results(msg, time.monotonic()))
-            except Exception:
-                self.core.stats["handler_errors"] += 1
-                log.exception("results_handler_failed", node=msg.node)
-            self._wake.set()
+            frame = await self._pull.recv(copy=False)
+            user = self._user(frame)
+            if user is None:
+                self._drop("key no longer allowed", "results")
+            else:
+                self._on_results_frame(frame.bytes, user)
             await asyncio.sleep(0)
+
+    def _on_results_frame(self, payload: bytes, user: str) -> None:
+        try:
+            msg = decode(payload)
+        except ProtocolError as exc:
+            self._drop(str(exc), "results")
+            return
+        if not isinstance(msg, Results):
+            self._drop(f"{msg.KIND} on the results socket", "results")
+            return
+        try:
+            self.writer.add(self.core.on_results(msg, time.monotonic(), user))
+        except Exception:
+            self.core.stats["handler_errors"] += 1
+            log.exception("results_handler_failed", node=msg.node)
+        self._wake.set()
 
     def _on_durable(self, records: Any) -> None:
         self.core.on_durable(records)

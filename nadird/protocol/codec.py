@@ -21,6 +21,9 @@ VERSION = 1
 # Frames larger than this are refused before unpacking (a later hardening
 # step also sets ZMQ_MAXMSGSIZE on the sockets).
 MAX_FRAME = 64 * 1024 * 1024
+MAX_STR = 1024 * 1024
+MAX_ITEMS = 100_000
+MAX_MAP = 10_000
 
 
 @cache
@@ -48,7 +51,18 @@ def decode(frame: bytes) -> Message:
     if len(frame) > MAX_FRAME:
         raise ProtocolError(f"frame of {len(frame)} bytes exceeds {MAX_FRAME}")
     try:
-        body = msgpack.unpackb(frame, raw=False, strict_map_key=True)
+        # Bounds on every container and string: a hostile frame cannot make
+        # the unpacker allocate more than the frame itself justifies.
+        body = msgpack.unpackb(
+            frame,
+            raw=False,
+            strict_map_key=True,
+            max_str_len=MAX_STR,
+            max_bin_len=MAX_FRAME,
+            max_array_len=MAX_ITEMS,
+            max_map_len=MAX_MAP,
+            max_ext_len=0,
+        )
     except Exception as exc:  # msgpack raises several unrelated types
         raise ProtocolError(f"not msgpack: {type(exc).__name__}") from None
     if not isinstance(body, dict):

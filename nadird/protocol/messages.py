@@ -25,6 +25,27 @@ def _check_fps(name: str, fps: list[bytes]) -> None:
             raise ValueError(f"{name}: every fingerprint must be {FP_LEN} bytes")
 
 
+# Limits a well-behaved peer never reaches; anything beyond is refused.
+MAX_URL = 8192
+MAX_URLS = 10_000
+MAX_PAGES = 1000
+MAX_NAME = 256
+
+
+def _check_urls(name: str, urls: list[str]) -> None:
+    if len(urls) > MAX_URLS:
+        raise ValueError(f"{name}: more than {MAX_URLS} URLs")
+    for url in urls:
+        if len(url) > MAX_URL:
+            raise ValueError(f"{name}: a URL longer than {MAX_URL} characters")
+
+
+def _check_names(**names: str) -> None:
+    for field_name, value in names.items():
+        if len(value) > MAX_NAME:
+            raise ValueError(f"{field_name}: longer than {MAX_NAME} characters")
+
+
 def _same_length(**lists: list[Any]) -> None:
     lengths = {len(v) for v in lists.values()}
     if len(lengths) > 1:
@@ -40,6 +61,11 @@ class Hello:
     capabilities: list[str] = field(default_factory=list)
     pid: int = 0
     version: str = ""
+
+    def __post_init__(self) -> None:
+        _check_names(node=self.node, group=self.group, version=self.version)
+        if not 0 < self.capacity <= 10_000 or len(self.capabilities) > 64:
+            raise ValueError("capacity must be 1..10000, at most 64 capabilities")
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +143,7 @@ class Bag:
     def __post_init__(self) -> None:
         _same_length(urls=self.urls, fps=self.fps, depths=self.depths)
         _check_fps("fps", self.fps)
+        _check_urls("urls", self.urls)
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +204,7 @@ class PageResult:
         _check_fps("fp", [self.fp])
         _same_length(links=self.links, link_fps=self.link_fps)
         _check_fps("link_fps", self.link_fps)
+        _check_urls("links", [self.url, self.final_url, *self.links])
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +217,11 @@ class Results:
     epoch: int
     job: str
     pages: list[PageResult]
+
+    def __post_init__(self) -> None:
+        if len(self.pages) > MAX_PAGES:
+            raise ValueError(f"pages: more than {MAX_PAGES}")
+        _check_names(node=self.node, lease=self.lease, job=self.job)
 
 
 Message = (

@@ -58,8 +58,11 @@ def main() -> int:
         ]
         admission.admit("default", urls, [fingerprint(u) for u in urls], depth=2)
         if base and base % 1_000_000 < args.batch:
-            print(f"{base:>10} queued, rss {rss_mb():.0f} MB, "
-                  f"{base / (time.perf_counter() - started):.0f} URLs/s", file=sys.stderr)
+            print(
+                f"{base:>10} queued, rss {rss_mb():.0f} MB, "
+                f"{base / (time.perf_counter() - started):.0f} URLs/s",
+                file=sys.stderr,
+            )
     seconds = time.perf_counter() - started
     db.commit()
     result = {

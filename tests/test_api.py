@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 from typing import Any
@@ -12,6 +10,7 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from nadird.testing.checks import master_cli as cli
 from nadird.testing.checks import page_requests, site_job
 from nadird.testing.cluster import Cluster, Proc, wait_until, worker_address
 from nadird.testing.graph import SiteGraph
@@ -39,17 +38,6 @@ def request(
             return response.status, response.read()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read()
-
-
-def cli(cluster: Cluster, *args: str) -> Any:
-    proc = subprocess.run(
-        [sys.executable, "-m", "nadird", *args, "-c", str(cluster.workdir / "master.yaml")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
 
 
 ROUTES = [

@@ -106,7 +106,9 @@ class MasterCore:
             return self._on_hello(identity, msg, now, user)
         node = self.nodes.by_identity(identity, now)
         if node is None or getattr(msg, "node", None) != node.node:
-            self.stats["unknown_peer_messages"] += 1
+            # Counted as dropped: it has no effect. A worker that merely
+            # outlived a master restart says hello again on the Reset.
+            self.drop(f"{msg.KIND} from an unregistered peer", identity.hex()[:16])
             return [(identity, Reset(reason="unknown worker; say hello"))]
         if isinstance(msg, Credit):
             node.credits = max(0, min(node.capacity, node.credits + msg.bags))

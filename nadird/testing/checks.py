@@ -76,3 +76,19 @@ def start_crawl(cluster: Cluster, graph: SiteGraph, workers: int = 2, **master: 
 def last_event(cluster: Cluster, proc_name: str, event: str) -> dict[str, Any]:
     proc = next(p for p in reversed(cluster.procs) if p.name == proc_name)
     return next(e for e in reversed(proc.logs()) if e.get("event") == event)
+
+
+def master_cli(cluster: Cluster, *args: str) -> Any:
+    """Run `nadird ARGS -c master.yaml` (status, nodes, submit...) and parse its JSON."""
+    import json
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "nadird", *args, "-c", str(cluster.workdir / "master.yaml")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)

@@ -19,6 +19,7 @@ import zmq.asyncio
 from nadird.config import Config
 from nadird.errors import InvalidURL, ProtocolError, StateError
 from nadird.logs import get_logger
+from nadird.master import status
 from nadird.master.api import ApiServer
 from nadird.master.core import MasterCore, Outgoing
 from nadird.master.frontier_db import FrontierDB
@@ -176,66 +177,17 @@ class Master:
         self._wake.set()
 
     def pages_per_second(self) -> float:
-        """Stored records per second over the last few housekeeping ticks."""
-        if len(self._rate) < 2:
-            return 0.0
-        (t0, n0), (t1, n1) = self._rate[0], self._rate[-1]
-        return round((n1 - n0) / (t1 - t0), 1) if t1 > t0 else 0.0
+        return status.pages_per_second(self._rate)
 
     def full_status(self) -> dict[str, Any]:
         """Everything /api/stats shows."""
-        core = self.core
-        store = self.writer.store
-        return {
-            **self.status(),
-            "pages_per_s": self.pages_per_second(),
-            "errors_by_kind": dict(core.errors),
-            "paused_jobs": sorted(core.paused),
-            "jobs": {
-                name: {"admitted": core.admission.admitted[name], "paused": name in core.paused}
-                for name in core.admission.jobs
-            },
-            "store": {
-                "pending": self.writer.pending,
-                "written": self.writer.written,
-                "failures": self.writer.failures,
-                "spool_records": getattr(store, "spool_records", 0),
-                "backpressure": bool(getattr(store, "backpressure", False)),
-            },
-        }
+        return status.full(self)
 
     def domain_status(self, name: str) -> dict[str, Any] | None:
-        ds = self.core.frontier.get(name)
-        if ds is None:
-            return None
-        politeness = self.config.politeness
-        return {
-            "domain": name,
-            "queued": ds.rows,
-            "available": ds.available,
-            "leased": ds.leased,
-            "in_lease": ds.out,
-            "being_stored": ds.settling,
-            "next_allowed_in_s": round(max(0.0, ds.next_allowed - time.monotonic()), 3),
-            "delay": politeness.delay,
-            "domain_concurrency": politeness.domain_concurrency,
-            "errors": self.core.domain_errors[name],
-            "robots": "checked by workers (cached per worker)",
-        }
+        return status.domain(self, name)
 
     def _metrics_state(self) -> dict[str, Any]:
-        status = self.status()
-        workers = {"idle": 0, "busy": 0, "offline": len(self.core.nodes.offline())}
-        for node in self.core.nodes.all():
-            workers["busy" if self.core.leases.of_node(node.node) else "idle"] += 1
-        return {
-            **status,
-            "stats": dict(self.core.stats),
-            "errors": dict(self.core.errors),
-            "workers_by_status": workers,
-            "domains": self.core.frontier.domain_sizes(),
-            "spool_records": getattr(self.writer.store, "spool_records", 0),
-        }
+        return status.for_metrics(self)
 
     def is_complete(self) -> bool:
         return not self.core.has_work() and self.writer.pending == 0

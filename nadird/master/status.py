@@ -1,0 +1,75 @@
+"""What the master reports about itself: API stats, one domain, metrics state."""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from nadird.master.server import Master
+
+
+def pages_per_second(samples: deque[tuple[float, int]]) -> float:
+    """Stored records per second over the sampled window (time, records written)."""
+    if len(samples) < 2:
+        return 0.0
+    (t0, n0), (t1, n1) = samples[0], samples[-1]
+    return round((n1 - n0) / (t1 - t0), 1) if t1 > t0 else 0.0
+
+
+def full(master: Master) -> dict[str, Any]:
+    core = master.core
+    writer = master.writer
+    return {
+        **master.status(),
+        "pages_per_s": master.pages_per_second(),
+        "errors_by_kind": dict(core.errors),
+        "paused_jobs": sorted(core.paused),
+        "jobs": {
+            name: {"admitted": core.admission.admitted[name], "paused": name in core.paused}
+            for name in core.admission.jobs
+        },
+        "store": {
+            "pending": writer.pending,
+            "written": writer.written,
+            "failures": writer.failures,
+            "spool_records": getattr(writer.store, "spool_records", 0),
+            "backpressure": bool(getattr(writer.store, "backpressure", False)),
+        },
+    }
+
+
+def domain(master: Master, name: str) -> dict[str, Any] | None:
+    ds = master.core.frontier.get(name)
+    if ds is None:
+        return None
+    politeness = master.config.politeness
+    return {
+        "domain": name,
+        "queued": ds.rows,
+        "available": ds.available,
+        "leased": ds.leased,
+        "in_lease": ds.out,
+        "being_stored": ds.settling,
+        "next_allowed_in_s": round(max(0.0, ds.next_allowed - time.monotonic()), 3),
+        "delay": politeness.delay,
+        "domain_concurrency": politeness.domain_concurrency,
+        "errors": master.core.domain_errors[name],
+        "robots": "checked by workers (cached per worker)",
+    }
+
+
+def for_metrics(master: Master) -> dict[str, Any]:
+    core = master.core
+    workers = {"idle": 0, "busy": 0, "offline": len(core.nodes.offline())}
+    for node in core.nodes.all():
+        workers["busy" if core.leases.of_node(node.node) else "idle"] += 1
+    return {
+        **master.status(),
+        "stats": dict(core.stats),
+        "errors": dict(core.errors),
+        "workers_by_status": workers,
+        "domains": core.frontier.domain_sizes(),
+        "spool_records": getattr(master.writer.store, "spool_records", 0),
+    }

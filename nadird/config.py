@@ -241,6 +241,37 @@ class SitemapConfig:
         _not_negative(self, "max_depth")
 
 
+@dataclass(frozen=True)
+class RenderConfig:
+    """The headless browser of a worker with the "javascript" capability.
+
+    One Chromium per worker, driven by Playwright; it never touches the
+    network itself: every request it makes is answered by the worker's own
+    fetcher (see worker/render.py and worker/subrequests.py).
+    """
+
+    executable: str = "/usr/bin/chromium"
+    args: list[str] = field(default_factory=list)  # extra Chromium flags
+    max_concurrent: int = 2  # pages rendered at once (one browser context each)
+    launch_timeout: float = 30.0
+    # Leaks: a browser is replaced after this many pages, or when its
+    # processes together use more than max_memory_mb (0: no limit), checked
+    # at most every memory_check_interval seconds.
+    restart_after_pages: int = 500
+    max_memory_mb: int = 2048
+    memory_check_interval: float = 5.0
+    # Per rendered page: sub-requests answered, and their decoded bytes.
+    max_subrequests: int = 100
+    max_page_bytes: int = 20 * 1024 * 1024
+
+    def __post_init__(self) -> None:
+        _positive(self, "max_concurrent", "launch_timeout", "restart_after_pages")
+        _positive(self, "max_subrequests", "max_page_bytes")
+        _not_negative(self, "max_memory_mb", "memory_check_interval")
+        if not self.executable.strip():
+            raise ValueError("executable must not be empty")
+
+
 _PROXY_SCHEMES = ("http://", "https://", "socks4://", "socks5://")
 
 
@@ -285,6 +316,7 @@ class FetchConfig:
     traps: TrapConfig = field(default_factory=TrapConfig)
     sitemaps: SitemapConfig = field(default_factory=SitemapConfig)
     proxies: ProxyConfig = field(default_factory=ProxyConfig)
+    render: RenderConfig = field(default_factory=RenderConfig)
 
     def __post_init__(self) -> None:
         _positive(self, "connect_timeout", "read_timeout", "total_timeout", "pool_size")

@@ -10,6 +10,15 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 Scope = Literal["same-domain", "allowed-domains", "any"]
+RenderMode = bool | Literal["auto"]
+RenderWait = Literal["load", "domcontentloaded", "networkidle"]
+# Playwright's resource types: what `render_block` may name.
+RESOURCE_TYPES = frozenset(
+    "document stylesheet image media font script texttrack xhr fetch eventsource websocket "
+    "manifest other".split()
+)
+# A renderer needs this worker capability; jobs that render require it.
+JAVASCRIPT = "javascript"
 
 
 @dataclass(frozen=True)
@@ -74,6 +83,41 @@ class Job:
     # listed (e.g. "javascript"), are leased this job's bags.
     group: str | None = None
     requires: list[str] = field(default_factory=list)
+    # JavaScript rendering in a headless browser (see worker/render_step.py).
+    # true: every HTML page is rendered; "auto": only a page whose fetched
+    # HTML lacks a required field (render_when_missing, or every field when
+    # that is empty). A job that may render requires the "javascript"
+    # capability, added here, so its bags only go to workers with a browser.
+    render: RenderMode = False
+    render_when_missing: list[str] = field(default_factory=list)
+    render_wait: RenderWait = "load"  # the page event awaited first
+    render_wait_for: str | None = None  # then a CSS selector to appear
+    render_max_wait: float = 15.0  # seconds for all of it; then a render_timeout error
+    render_block: list[str] = field(default_factory=lambda: ["image", "font", "media"])
+    render_third_party: bool = False  # sub-requests outside the bag's domain
+
+    def __post_init__(self) -> None:
+        if self.render is False:
+            return
+        if self.render_max_wait <= 0:
+            raise ValueError("render_max_wait must be > 0")
+        unknown = sorted(set(self.render_block) - RESOURCE_TYPES)
+        if unknown:
+            raise ValueError(f"render_block: unknown resource type {unknown[0]!r}")
+        missing = [f for f in self.render_when_missing if f not in self.fields]
+        if missing:
+            raise ValueError(f"render_when_missing: {missing[0]!r} is not a field of the job")
+        if self.render == "auto" and not self.fields:
+            raise ValueError("render: auto needs fields to check (render_when_missing)")
+        if self.render_wait_for is not None and not self.render_wait_for.strip():
+            raise ValueError("render_wait_for must not be empty")
+        if JAVASCRIPT not in self.requires:
+            # Frozen: __post_init__ is the one place a field may still be set.
+            object.__setattr__(self, "requires", [*self.requires, JAVASCRIPT])
+
+    def required_fields(self) -> list[str]:
+        """The fields whose absence makes `render: auto` render a page."""
+        return self.render_when_missing or list(self.fields)
 
     def to_wire(self) -> dict[str, Any]:
         return asdict(self)

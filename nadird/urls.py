@@ -196,3 +196,47 @@ def host_of(url: str) -> str:
 def domain_of(url: str) -> str:
     """The registrable domain of a canonical URL's host."""
     return registrable_domain(host_of(url))
+
+
+class ParamStripper:
+    """Drops tracking and session parameters from canonical URLs.
+
+    A second pass after `canonicalize`, not part of it: canonicalize stays the
+    fast, rule-free identity the master also uses for seeds, while each job
+    may strip its own list. Names match case-insensitively; 'utm_*' matches
+    any name starting with 'utm_'. Query arguments and ';name=value' path
+    parameters (';jsessionid=...') are both dropped. The input's order is kept,
+    so a canonical URL stays canonical.
+    """
+
+    __slots__ = ("_exact", "_prefixes")
+
+    def __init__(self, patterns: list[str]) -> None:
+        names = [p.strip().lower() for p in patterns if p.strip()]
+        self._exact = frozenset(n for n in names if not n.endswith("*"))
+        self._prefixes = tuple(n[:-1] for n in names if n.endswith("*"))
+
+    def _drops(self, name: str) -> bool:
+        name = name.lower()
+        return name in self._exact or name.startswith(self._prefixes)
+
+    def __call__(self, url: str) -> str:
+        if not (self._exact or self._prefixes) or ("?" not in url and ";" not in url):
+            return url
+        head, _, query = url.partition("?")
+        if ";" in head:
+            head = self._strip_path_params(head)
+        if query:
+            kept = [p for p in query.split("&") if not self._drops(p.partition("=")[0])]
+            query = "&".join(kept)
+        return f"{head}?{query}" if query else head
+
+    def _strip_path_params(self, head: str) -> str:
+        scheme, sep, rest = head.partition("://")
+        host, slash, path = rest.partition("/")
+        segments = []
+        for segment in path.split("/"):
+            name, *params = segment.split(";")
+            kept = [p for p in params if not self._drops(p.partition("=")[0])]
+            segments.append(";".join([name, *kept]))
+        return f"{scheme}{sep}{host}{slash}{'/'.join(segments)}"

@@ -10,3 +10,42 @@ from nadird.testing.cluster import Cluster
 def cluster(tmp_path: Path) -> Iterator[Cluster]:
     with Cluster(tmp_path / "cluster") as running:
         yield running
+
+
+# MongoDB: one SecantusDB server for the session (or NADIRD_TEST_MONGODB_URI),
+# and a fresh database per test. Tests that stop a server start their own.
+
+
+@pytest.fixture(scope="session")
+def mongo_base_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    from nadird.testing.mongo import MongoServer, external_uri, secantus_available
+
+    external = external_uri()
+    if external is not None:
+        yield external
+        return
+    if not secantus_available():
+        pytest.fail("no MongoDB server for tests: pip install -e '.[test]' (secantusdb)")
+    with MongoServer(tmp_path_factory.mktemp("mongo") / "data") as server:
+        yield server.uri("admin")
+
+
+@pytest.fixture
+def mongo_uri(mongo_base_uri: str, request: pytest.FixtureRequest) -> Iterator[str]:
+    import re
+    import uuid
+
+    from pymongo import MongoClient
+
+    from nadird.testing.mongo import with_database
+
+    name = re.sub(r"\W", "_", request.node.name)[:30]
+    uri = with_database(mongo_base_uri, f"nd_{name}_{uuid.uuid4().hex[:8]}")
+    yield uri
+    client: MongoClient[dict[str, object]] = MongoClient(uri, serverSelectionTimeoutMS=2000)
+    try:
+        client.drop_database(client.get_default_database())
+    except Exception:  # the test may have stopped the server; nothing to clean then
+        pass
+    finally:
+        client.close()

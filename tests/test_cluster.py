@@ -22,6 +22,7 @@ from nadird.testing.web import run_in_thread
 
 pytestmark = pytest.mark.slow
 
+
 def test_two_worker_processes_store_exactly_the_reachable_set(cluster: Cluster) -> None:
     graph = SiteGraph(hosts=20, pages=200)
     # Latency makes a bag outlive the result flush interval, so a second lease

@@ -82,8 +82,14 @@ def test_crawl_exits_0_and_its_summary_matches_the_store(tmp_path: Path) -> None
     expected = same_domain_reachable(graph)
     assert {r.url for r in stored} == set(expected)
     assert result["complete"] is True
-    assert result["pages"] == sum(1 for r in stored if r.error is None) == len(expected)
-    assert result["errors"] == 0
+    # robots.txt disallows /private/: those URLs are recorded, never fetched.
+    private = {u for u in expected if "/private/" in u}
+    assert private
+    assert result["pages"] == sum(1 for r in stored if r.error is None)
+    assert result["pages"] == len(expected) - len(private)
+    assert {r.url for r in stored if r.error == "robots: disallowed"} == private
+    assert result["errors"] == len(private)
+    assert not [e for e in web.entries() if e.path.startswith("/private/")]
     assert result["pages_per_s"] > 0
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(lines) == len(stored)
@@ -131,14 +137,33 @@ def test_connection_refused_ends_in_dead_letters_and_the_crawl_goes_on(tmp_path:
         dead_port = probe.getsockname()[1]
     dead_url = f"http://dead.test:{dead_port}/"
     with run_in_thread(graph) as web:
-        proc, store = crawl(tmp_path, web, "--retries", "0", "--state-dir", str(tmp_path / "st"),
-                            seeds=[*graph.seeds(), dead_url])
+        proc, store = crawl(
+            tmp_path,
+            web,
+            "--retries",
+            "0",
+            "--state-dir",
+            str(tmp_path / "st"),
+            seeds=[*graph.seeds(), dead_url],
+        )
     result = summary(proc)
     assert dead_url not in {r.url for r in records(store)}
-    assert result["dead_letters"] == 1 and result["errors"] == 0 and result["pages"] > 0
+    # The only errors are the robots.txt exclusions (/private/), recorded not retried.
+    excluded = sum(1 for r in records(store) if r.error == "robots: disallowed")
+    assert result["dead_letters"] == 1 and result["errors"] == excluded and result["pages"] > 0
     listing = subprocess.run(
-        [sys.executable, "-m", "nadird", "dead-letters", "list", "--state-dir",
-         str(tmp_path / "st")], capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "nadird",
+            "dead-letters",
+            "list",
+            "--state-dir",
+            str(tmp_path / "st"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert listing.returncode == 0, listing.stderr
     [letter] = [json.loads(line) for line in listing.stdout.splitlines()]

@@ -3,8 +3,14 @@ import io
 
 from nadird.progress import line, report
 
-STATUS = {"stored": 120, "queued": 30, "pages_per_s": 55.5, "workers": 2, "leases": 3,
-          "errors_by_kind": {"timeout": 2, "http_404": 1}}
+STATUS = {
+    "stored": 120,
+    "queued": 30,
+    "pages_per_s": 55.5,
+    "workers": 2,
+    "leases": 3,
+    "errors_by_kind": {"timeout": 2, "http_404": 1},
+}
 
 
 class Terminal(io.StringIO):

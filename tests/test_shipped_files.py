@@ -49,9 +49,17 @@ def test_grafana_dashboard_uses_only_metrics_the_master_exports() -> None:
 
     dashboard = json.loads((ROOT / "configs" / "grafana" / "nadird.json").read_text())
     exported = {name + "_total" for name, _ in COUNTERS.values()} | {
-        "nadird_errors_total", "nadird_queue_urls", "nadird_leases", "nadird_store_pending",
-        "nadird_seen_urls", "nadird_overflow_urls", "nadird_spool_records", "nadird_workers",
-        "nadird_domain_queue_urls", "nadird_fetch_seconds_bucket", "nadird_lease_seconds_bucket",
+        "nadird_errors_total",
+        "nadird_queue_urls",
+        "nadird_leases",
+        "nadird_store_pending",
+        "nadird_seen_urls",
+        "nadird_overflow_urls",
+        "nadird_spool_records",
+        "nadird_workers",
+        "nadird_domain_queue_urls",
+        "nadird_fetch_seconds_bucket",
+        "nadird_lease_seconds_bucket",
     }
     metrics_py = (ROOT / "nadird" / "master" / "metrics.py").read_text()
     for panel in dashboard["panels"]:

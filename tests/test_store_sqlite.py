@@ -301,8 +301,6 @@ def test_open_store_sqlite_forms(uri: str, path: str) -> None:
 @pytest.mark.parametrize(
     ("uri", "message"),
     [
-        ("mongodb://crawler:s3cret@db1:27017,db2:27017/nadird", "MongoDB store not available"),
-        ("mongodb+srv://crawler:s3cret@cluster.example.net/nadird", "MongoDB store not available"),
         ("postgres://crawler:s3cret@db/nadird", "unsupported store URI"),
         ("crawl.txt", "unsupported store URI 'crawl.txt'"),
         ("", "unsupported store URI ''"),

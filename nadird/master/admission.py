@@ -10,7 +10,7 @@ page that found it.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from nadird.jobs import Job
 from nadird.master.frontier import Frontier
@@ -19,6 +19,8 @@ from nadird.master.seen import SeenSet
 from nadird.urls import domain_of
 
 SEED_BONUS = 1000
+# The links of one page: URLs, their fingerprints, and the depth they enter at.
+LinkBatch = tuple[Sequence[str], Sequence[bytes], int]
 
 
 def priority(job: Job, depth: int) -> int:
@@ -36,24 +38,34 @@ class Admission:
 
     def admit(self, job_name: str, urls: Sequence[str], fps: Sequence[bytes], depth: int) -> int:
         """Admit links found at `depth - 1`; returns how many were new."""
+        return self.admit_many(job_name, [(urls, fps, depth)])
+
+    def admit_many(self, job_name: str, batches: Iterable[LinkBatch]) -> int:
+        """Admit the links of several pages of one job in ONE frontier
+        transaction (a results message carries dozens of pages: one commit
+        each was the master's largest cost). Returns how many were new."""
         job = self.jobs.get(job_name)
-        if job is None or (job.max_depth is not None and depth > job.max_depth):
+        if job is None:
             return 0
         room = self._room(job)
         rows: list[Row] = []
-        rank = priority(job, depth)
-        for url, fp in zip(urls, fps, strict=True):
-            if fp in self.seen:
+        seen = self.seen
+        for urls, fps, depth in batches:
+            if job.max_depth is not None and depth > job.max_depth:
                 continue
-            if len(rows) >= room:
-                # Not marked seen: raising max_pages later lets it in again.
-                self.capped[job_name] += 1
-                continue
-            self.seen.add_new((fp,))
-            rows.append(Row(url, fp, depth, job_name, rank, domain_of(url)))
+            rank = priority(job, depth)
+            for url, fp in zip(urls, fps, strict=True):
+                if fp in seen:
+                    continue
+                if len(rows) >= room:
+                    # Not marked seen: raising max_pages later lets it in again.
+                    self.capped[job_name] += 1
+                    continue
+                seen.mark(fp)
+                rows.append(Row(url, fp, depth, job_name, rank, domain_of(url)))
         if rows:
             self.frontier.admit(rows)
-            self.seen.seq = self.frontier.seq
+            seen.seq = self.frontier.seq
         self.admitted[job_name] += len(rows)
         return len(rows)
 

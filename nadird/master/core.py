@@ -14,7 +14,7 @@ from typing import Any
 
 from nadird.config import Config
 from nadird.logs import get_logger
-from nadird.master.admission import Admission
+from nadird.master.admission import Admission, LinkBatch
 from nadird.master.frontier import Caps, Frontier
 from nadird.master.frontier_db import FrontierDB, Row
 from nadird.master.leases import Lease, LeaseTable
@@ -209,6 +209,7 @@ class MasterCore:
         if lease is None:
             self.stats["late_results"] += len(msg.pages)
         records: list[PageRecord] = []
+        links: list[LinkBatch] = []
         for page in msg.pages:
             row = lease.pending.pop(page.fp, None) if lease is not None else None
             self._observe(page)
@@ -216,13 +217,18 @@ class MasterCore:
                 self._failed(page, row, lease)
                 continue
             if page.links:
-                self.admission.admit(msg.job, page.links, page.link_fps, page.depth + 1)
+                links.append((page.links, page.link_fps, page.depth + 1))
             if row is not None:
                 self.frontier.acked(page.fp)
             else:
                 self.frontier.late(page.fp, domain_of(page.url))
             records.append(page_record(page, msg.job, msg.node))
             self.stats["pages_error" if page.error else "pages_ok"] += 1
+        if links:
+            # One frontier transaction for the whole message, committed before
+            # the records are handed to the store writer: no page can be
+            # acknowledged (its URL forgotten) before the links it found.
+            self.admission.admit_many(msg.job, links)
         if lease is not None:
             self._close_if_finished(lease, now)
         return records

@@ -250,14 +250,20 @@ class Frontier:
 
     def durable(self, fps: Iterable[bytes]) -> None:
         """The store confirmed these results: their URLs leave the frontier."""
+        settled: list[tuple[bytes, DomainState]] = []
         for fp in fps:
             ds = self._settling.pop(fp, None)
-            if ds is None:
-                continue
-            ds.settling -= 1
-            if self.db.delete_one(fp):
+            if ds is not None:
+                ds.settling -= 1
+                settled.append((fp, ds))
+        if not settled:
+            return
+        gone = self.db.delete_many([fp for fp, _ in settled])
+        for fp, ds in settled:
+            if fp in gone:
                 ds.rows -= 1
                 self.rows -= 1
+        for ds in {id(ds): ds for _, ds in settled}.values():
             self._schedule(ds)
 
     def retry(self, row: Row, attempts: int, delay: float, error: str) -> None:

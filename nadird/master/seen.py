@@ -44,6 +44,12 @@ class SeenSet:
     def size_bytes(self) -> int:
         return int(self._bloom.size_in_bits) // 8
 
+    def mark(self, fp: bytes) -> None:
+        """Add a fingerprint the caller has just found absent (one Bloom hash
+        instead of add_new's two: admission checks membership first anyway)."""
+        self._bloom.add(fp)
+        self.added += 1
+
     def add_new(self, fps: Iterable[bytes]) -> list[bool]:
         """Add each fingerprint; True where it was not seen before."""
         bloom = self._bloom

@@ -8,12 +8,14 @@ ProtocolError; the caller drops it and counts it.
 from __future__ import annotations
 
 import dataclasses
+import typing
 from functools import cache
 from typing import Any
 
 import msgpack
 
 from nadird.errors import ProtocolError
+from nadird.protocol.fastbuild import Builder, Slow, builder
 from nadird.protocol.messages import MESSAGE_TYPES, Message
 from nadird.typecheck import Mismatch, build
 
@@ -27,13 +29,25 @@ MAX_MAP = 10_000
 
 
 @cache
-def _field_names(cls: type) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(cls))
+def _plan(cls: type) -> tuple[tuple[str, bool], ...]:
+    """(field name, holds dataclasses) per field: only those need a walk, the
+    rest (URL lists, fingerprints) go to msgpack as they are."""
+    hints = typing.get_type_hints(cls)
+    return tuple((f.name, _holds_dataclass(hints[f.name])) for f in dataclasses.fields(cls))
+
+
+def _holds_dataclass(tp: Any) -> bool:
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return True
+    return any(_holds_dataclass(arg) for arg in typing.get_args(tp))
 
 
 def _to_plain(msg: Any) -> Any:
     if dataclasses.is_dataclass(msg) and not isinstance(msg, type):
-        return {name: _to_plain(getattr(msg, name)) for name in _field_names(type(msg))}
+        return {
+            name: _to_plain(getattr(msg, name)) if nested else getattr(msg, name)
+            for name, nested in _plan(type(msg))
+        }
     if isinstance(msg, list):
         return [_to_plain(v) for v in msg]
     return msg
@@ -74,7 +88,23 @@ def decode(frame: bytes) -> Message:
     cls = MESSAGE_TYPES.get(kind) if isinstance(kind, str) else None
     if cls is None:
         raise ProtocolError(f"unknown message kind {kind!r:.40}")
+    klass: Any = cls  # functools.cache wants a Hashable; a class is one
+    fast = _fast_builder(klass)
+    if fast is not None:
+        try:
+            msg: Message = fast(body)
+            return msg
+        except Slow:
+            pass  # not exactly the declared types: convert, or say what is wrong
     try:
         return build(cls, body)
     except Mismatch as exc:
         raise ProtocolError(f"{kind}: {exc}") from None
+
+
+@cache
+def _fast_builder(cls: type) -> Builder | None:
+    try:
+        return builder(cls)
+    except NotImplementedError:
+        return None

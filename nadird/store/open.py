@@ -7,14 +7,20 @@ Accepted forms:
   four-slash convention as SQLAlchemy, so the part after `sqlite:///` is the
   filesystem path as written;
 - a bare path ending in .db, .sqlite or .sqlite3, as a shorthand;
-- `mongodb://` and `mongodb+srv://` (reserved; not implemented yet).
+- `mongodb://HOST:PORT/DBNAME` and `mongodb+srv://...` (MongoStore; the
+  `store.*` MongoDB keys come from `config` when the caller has one).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from nadird.errors import StoreError
 from nadird.store.base import Store
 from nadird.store.sqlite import SqliteStore
+
+if TYPE_CHECKING:
+    from nadird.config import StoreConfig
 
 _SQLITE_PREFIX = "sqlite:///"
 _SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
@@ -25,13 +31,20 @@ _ACCEPTED = (
 )
 
 
-def open_store(uri: str) -> Store:
-    """The store for `uri`, not yet opened (the caller awaits `open()`)."""
+def open_store(uri: str, config: StoreConfig | None = None) -> Store:
+    """The store for `uri`, not yet opened (the caller awaits `open()`).
+
+    `config` (the `store` section) carries the MongoDB options; without it
+    they take their defaults. SQLite needs nothing beyond the URI.
+    """
     lowered = uri.lower()
     if lowered.startswith(_SQLITE_PREFIX):
         return _sqlite_store(uri, uri[len(_SQLITE_PREFIX) :])
     if lowered.startswith(_MONGO_SCHEMES):
-        raise StoreError(f"MongoDB store not available yet: {describe_store_uri(uri)}")
+        # Imported here: PyMongo is only loaded by processes that use it.
+        from nadird.store.mongo import MongoStore
+
+        return MongoStore(uri, config)
     if "://" not in uri and lowered.endswith(_SQLITE_SUFFIXES):
         return SqliteStore(uri)
     raise StoreError(f"unsupported store URI {describe_store_uri(uri)!r}; expected {_ACCEPTED}")

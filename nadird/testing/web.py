@@ -99,7 +99,10 @@ class SyntheticWeb:
 
         The handler gets the request and its lower-case host; latency, the
         access log and method checks are applied around it as for any route.
+        A prefix given again replaces its handler ("/" replaces the graph,
+        which the new handler may still call as serve_graph).
         """
+        self._routes = [route for route in self._routes if route[0] != prefix]
         self._routes.append((prefix, handler))
         self._routes.sort(key=lambda route: len(route[0]), reverse=True)
 

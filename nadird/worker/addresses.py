@@ -14,16 +14,26 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+
+
 def _unwrap(ip: IPAddress) -> IPAddress:
     # ::ffff:10.0.0.1 reaches 10.0.0.1; judge it as the IPv4 address it is.
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        return ip.ipv4_mapped
+    # 6to4 (2002:a00:1::) and NAT64 (64:ff9b::10.0.0.1) carry one too.
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return ip.ipv4_mapped
+        if ip.sixtofour is not None:
+            return ip.sixtofour
+        if ip in _NAT64:
+            return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
     return ip
 
 
 def is_public(ip: IPAddress) -> bool:
     ip = _unwrap(ip)
-    return not (
+    # is_global also refuses what is_private misses, e.g. 100.64.0.0/10 (CGNAT).
+    return ip.is_global and not (
         ip.is_private
         or ip.is_loopback
         or ip.is_link_local

@@ -30,15 +30,23 @@ from nadird.protocol.messages import (
     Heartbeat,
     Hello,
     Message,
+    PageResult,
     Pong,
+    Refused,
     Reset,
     Shutdown,
     Welcome,
 )
-from nadird.worker.bag import BagRun, Pacer, crawl_bag
+from nadird.security import secure_client
+from nadird.worker.bag import BagRun, RobotsGate, SitemapHook, crawl_bag
 from nadird.worker.fetcher import Fetcher
+from nadird.worker.links import DomainCounts, LinkPipeline
+from nadird.worker.load import LoadMeter
 from nadird.worker.pages import PageProcessor, PageTask
+from nadird.worker.robots import RobotsCache
 from nadird.worker.sender import ResultSender
+from nadird.worker.sitemaps import SitemapReader
+from nadird.worker.throttle import DomainStates, Pacer
 
 log = get_logger()
 
@@ -48,6 +56,12 @@ class WorkerAgent:
         self.config = config
         self.node = config.node
         self.fetcher = Fetcher(config.fetch)
+        # Per-worker caches shared by all bags: what one bag of a host learnt
+        # (robots.txt, pace, sitemaps read, pages fetched) the next one reuses.
+        self.robots = RobotsCache(self.fetcher, config.fetch.robots)
+        self.domains = DomainStates(config.fetch.throttle)
+        self.sitemaps = SitemapReader(self.fetcher, config.fetch.sitemaps, config.fetch.robots.ttl)
+        self.page_counts = DomainCounts()
         self.finished = asyncio.Event()
         self._heartbeat_interval = 2.0
         self._lease_ttl = 30.0
@@ -58,6 +72,7 @@ class WorkerAgent:
         self._heartbeats: dict[int, float] = {}
         self._hb_seq = 0
         self._hb_wake = asyncio.Event()
+        self._load = LoadMeter()
         self._last_ack = time.monotonic()
         self._bags: dict[str, tuple[Bag, BagRun, asyncio.Task[None]]] = {}
         self._ctx = zmq.asyncio.Context()
@@ -73,6 +88,8 @@ class WorkerAgent:
         self._dealer.setsockopt(zmq.LINGER, 2000)
         self._push.setsockopt(zmq.LINGER, 10000)
         self._push.setsockopt(zmq.SNDHWM, 100_000)
+        for sock in (self._dealer, self._push):
+            secure_client(sock, self.config)
         self._dealer.connect(worker.master)
         self._push.connect(worker.results)
         await self.fetcher.start()
@@ -141,6 +158,8 @@ class WorkerAgent:
                     leases=list(self._bags),
                     inflight=len(self._bags),
                     seq=self._hb_seq,
+                    cpu_percent=self._load.cpu_percent(),
+                    rss_mb=self._load.rss_mb(),
                 )
             )
 
@@ -175,6 +194,10 @@ class WorkerAgent:
             if sent is not None:
                 self._last_ack = max(self._last_ack, sent)
                 self._heartbeats = {k: v for k, v in self._heartbeats.items() if k > msg.seq}
+        elif isinstance(msg, Refused):
+            # Asked again at every heartbeat until the name is free.
+            self._registered = False
+            log.error("refused_by_master", reason=msg.reason)
         elif isinstance(msg, Reset):
             self._drop_bags(msg.reason)
             await self._hello()
@@ -206,24 +229,37 @@ class WorkerAgent:
         tasks = deque(
             PageTask(u, f, d) for u, f, d in zip(bag.urls, bag.fps, bag.depths, strict=True)
         )
-        run = BagRun(tasks, bag.domain_concurrency, Pacer(bag.delay))
+        pacer = Pacer(bag.delay, self.domains.get(bag.domain), self.config.fetch.throttle)
+        run = BagRun(tasks, bag.domain_concurrency, pacer, fenced=self._fenced)
         if job is None:
             run.stop()
         task = asyncio.create_task(self._crawl(bag, job, run), name=f"bag-{bag.lease}")
         self._bags[bag.lease] = (bag, run, task)
 
-    async def _crawl(self, bag: Bag, job: Job | None, run: BagRun) -> None:
+    async def _crawl_job(self, bag: Bag, job: Job, run: BagRun) -> None:
         fetch = self.config.fetch
+        links = LinkPipeline(job, fetch, self.page_counts)
+        gate = None
+        if job.robots:
+            gate = RobotsGate(self.robots, run.pacer, fetch.throttle.max_crawl_delay, job.proxies)
+        hook = None
+        if job.sitemaps:
+            robots = self.robots if job.robots else None
+            hook = SitemapHook(self.sitemaps, robots, links, run.pacer, job.proxies)
+        hop_check = gate.hop_check if gate is not None else None
+        processor = PageProcessor(self.fetcher, job, fetch, links, hop_check)
+
+        def emit(page: PageResult) -> None:
+            if page.status:
+                self.page_counts.add(job.name, bag.domain)
+            self._sender.add(bag.lease, bag.epoch, job.name, page)
+
+        await crawl_bag(run, processor, emit, gate, hook)
+
+    async def _crawl(self, bag: Bag, job: Job | None, run: BagRun) -> None:
         try:
             if job is not None:
-                processor = PageProcessor(
-                    self.fetcher, job, bag.domain, fetch.html_types, fetch.store_body_bytes
-                )
-                await crawl_bag(
-                    run,
-                    processor,
-                    lambda page: self._sender.add(bag.lease, bag.epoch, job.name, page),
-                )
+                await self._crawl_job(bag, job, run)
             else:
                 run.returned.extend(bag.fps)
         except Exception:

@@ -1,35 +1,38 @@
-"""Crawling one bag: at most `domain_concurrency` requests in flight for the
-domain, and at least `delay` seconds between the starts of two requests."""
+"""Crawling one bag: robots.txt first, at most `domain_concurrency` requests in
+flight for the domain, and at least the effective delay between the starts of
+two requests (see throttle.py), robots.txt and sitemap fetches included.
+
+A 429/503 (or an unreachable robots.txt) stops the bag at once: that URL and
+the ones not started go back to the master in BagDone.returned, and
+BagDone.wait tells it how long the domain must rest, so no worker asks
+before then.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from nadird.errors import FetchError
+from nadird.logs import get_logger
 from nadird.protocol.messages import PageResult
-from nadird.worker.pages import PageProcessor, PageTask
+from nadird.urls import fingerprint
+from nadird.worker.links import LinkPipeline
+from nadird.worker.pages import PageProcessor, PageTask, error_result
+from nadird.worker.robots import RobotsCache, RobotsRules, origin_of
+from nadird.worker.sitemaps import SitemapReader
+from nadird.worker.throttle import Pacer, parse_retry_after
 
+__all__ = ["BagRun", "Pacer", "RobotsGate", "SitemapHook", "crawl_bag"]
 
-class Pacer:
-    """Spaces request starts by `delay` seconds, across all lanes of a bag."""
+log = get_logger()
 
-    def __init__(self, delay: float) -> None:
-        self.delay = delay
-        self.next_start = 0.0
-
-    async def turn(self) -> None:
-        now = time.monotonic()
-        start = max(now, self.next_start)
-        self.next_start = start + self.delay
-        if start > now:
-            await asyncio.sleep(start - now)
-
-    def rest(self) -> float:
-        """Seconds the domain must still rest after this bag."""
-        return max(0.0, self.next_start - time.monotonic())
+ROBOTS_DISALLOWED = "robots: disallowed"
+FENCE_POLL = 0.05
 
 
 @dataclass
@@ -40,20 +43,138 @@ class BagRun:
     stopping: bool = False
     dropped: bool = False  # fenced: the lease is no longer ours, report nothing
     returned: list[bytes] = field(default_factory=list)
+    # True once the worker may have lost its leases (no heartbeat answer for
+    # a lease period): then no new request may start under this lease.
+    fenced: Callable[[], bool] | None = None
 
     def stop(self) -> None:
         """Take no new URL; the ones not started are handed back."""
         self.stopping = True
 
+    async def unfenced(self) -> None:
+        """Wait while the worker may have lost its leases. The agent's
+        heartbeat loop either gets an answer (and this returns) or drops the
+        bag (and cancels this task); meanwhile no request starts."""
+        while self.fenced is not None and self.fenced():
+            await asyncio.sleep(FENCE_POLL)
+
+    def hand_back(self, task: PageTask) -> None:
+        self.returned.append(task.fp)
+
+
+class RobotsGate:
+    """robots.txt as one bag sees it: fetched through the bag's pacer, and
+    its Crawl-delay applied to the domain's pace."""
+
+    def __init__(
+        self,
+        cache: RobotsCache,
+        pacer: Pacer,
+        max_crawl_delay: float,
+        use_proxy: bool = True,
+    ) -> None:
+        self.cache = cache
+        self.token = cache.config.user_agent
+        self._pacer = pacer
+        self._max_crawl_delay = max_crawl_delay
+        self._use_proxy = use_proxy
+
+    async def rules(self, url: str) -> RobotsRules:
+        rules = await self.cache.rules(url, self._pacer.turn, self._use_proxy)
+        delay = rules.delay(self.token)
+        if delay is not None and delay > 0:
+            state = self._pacer.state
+            state.crawl_delay = max(state.crawl_delay, min(delay, self._max_crawl_delay))
+        return rules
+
+    async def hop_check(self, url: str) -> None:
+        """Refuse a redirect to a URL robots.txt disallows (any host)."""
+        rules = self.cache.cached(url) or await self.cache.rules(url, None, self._use_proxy)
+        if rules.verdict in ("rules", "unreachable") and not rules.allows(url, self.token):
+            raise FetchError("robots", f"disallowed (redirect to {url[:200]})")
+
+
+class SitemapHook:
+    """Adds a host's sitemap URLs to the first result of that host (per worker, per ttl)."""
+
+    def __init__(
+        self,
+        reader: SitemapReader,
+        robots: RobotsCache | None,
+        links: LinkPipeline,
+        pacer: Pacer,
+        use_proxy: bool = True,
+    ) -> None:
+        self._reader = reader
+        self._robots = robots
+        self._links = links
+        self._pacer = pacer
+        self._use_proxy = use_proxy
+
+    async def attach(self, result: PageResult, follows: bool) -> PageResult:
+        origin = origin_of(result.url)
+        if not follows or not self._reader.claim(origin):
+            return result
+        rules = self._robots.cached(result.url) if self._robots is not None else None
+        listed = rules.sitemaps() if rules is not None else []
+        raw = await self._reader.urls(origin, listed, self._pacer.turn, self._use_proxy)
+        have = {result.url, *result.links}
+        extra = [u for u in self._links.follow_raw(raw, result.url) if u not in have]
+        if not extra:
+            return result
+        return dataclasses.replace(
+            result,
+            links=[*result.links, *extra],
+            link_fps=[*result.link_fps, *(fingerprint(u) for u in extra)],
+        )
+
 
 async def crawl_bag(
-    run: BagRun, processor: PageProcessor, emit: Callable[[PageResult], None]
+    run: BagRun,
+    processor: PageProcessor,
+    emit: Callable[[PageResult], None],
+    robots: RobotsGate | None = None,
+    sitemaps: SitemapHook | None = None,
 ) -> None:
+    async def one(task: PageTask) -> None:
+        started = time.time()
+        if robots is not None:
+            rules = await robots.rules(task.url)
+            if rules.verdict == "unreachable":
+                # RFC 9309: assume complete disallow for now; try again later.
+                run.hand_back(task)
+                run.pacer.hold(robots.cache.config.error_ttl)
+                run.stop()
+                return
+            if rules.verdict == "failed":
+                emit(error_result(task, started, f"{rules.error} (robots.txt)"))
+                return
+            if not rules.allows(task.url, robots.token):
+                emit(error_result(task, started, ROBOTS_DISALLOWED))
+                return
+        await run.pacer.turn()
+        await run.unfenced()
+        if run.stopping:  # a 429 came in while this lane waited its turn
+            run.hand_back(task)
+            return
+        processed = await processor.process(task)
+        if processed.result is None:
+            wait = run.pacer.throttled(parse_retry_after(processed.retry_after))
+            log.info("domain_throttled", url=task.url, status=processed.status, wait=wait)
+            run.hand_back(task)
+            run.stop()
+            return
+        run.pacer.served()
+        if processed.latency is not None or processed.strained:
+            run.pacer.observe(processed.latency or 0.0, processed.strained)
+        result = processed.result
+        if sitemaps is not None:
+            result = await sitemaps.attach(result, processor.follows(task.depth))
+        emit(result)
+
     async def lane() -> None:
         while run.tasks and not run.stopping:
-            task = run.tasks.popleft()
-            await run.pacer.turn()
-            emit(await processor.process(task))
+            await one(run.tasks.popleft())
 
     lanes = max(1, min(run.concurrency, len(run.tasks)))
     await asyncio.gather(*(lane() for _ in range(lanes)))

@@ -1,18 +1,35 @@
-"""From one URL of a bag to one PageResult: fetch, parse, extract, discover."""
+"""From one URL of a bag to one PageResult: fetch, parse, extract, discover.
+
+A 429 or 503 answer yields no result at all: the URL goes back to the master
+with the rest of the bag (see bag.py), so it is fetched again later rather
+than stored as a failure.
+
+A page whose <link rel=canonical> names another URL in the job's scope is
+not treated as an item of its own: it is recorded (status, canonical) with no
+fields, and its only link is the canonical URL, which the master admits like
+any other link (the seen set makes sure it is fetched once). So a page
+reachable under many URLs is extracted and stored with data once, under its
+canonical URL. When the canonical URL is out of scope, or the page is at the
+job's max_depth (its link would be dropped), the page is extracted itself.
+"""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
 
+from lxml.html import HtmlElement
+
+from nadird.config import FetchConfig
 from nadird.errors import FetchError
 from nadird.jobs import Job
 from nadird.logs import get_logger
 from nadird.protocol.messages import PageResult
-from nadird.urls import domain_of, fingerprint
-from nadird.worker.fetcher import Fetcher, FetchOutcome
+from nadird.urls import fingerprint
+from nadird.worker.directives import Directives, canonical_link, robots_directives
+from nadird.worker.fetcher import Fetcher, FetchOutcome, HopCheck
+from nadird.worker.links import LinkPipeline
 from nadird.worker.parser import (
-    LinkFilter,
     content_checksum,
     decode_html,
     extract_fields,
@@ -22,6 +39,13 @@ from nadird.worker.parser import (
 
 log = get_logger()
 
+THROTTLE_CODES = frozenset({429, 503})
+# What tells the adaptive delay that the server is struggling: timeouts,
+# refused connections and gateway errors. Not a 500: a broken page on a
+# healthy site is no reason to slow the whole site down.
+_STRAIN_ERRORS = frozenset({"timeout", "connect"})
+_STRAIN_STATUSES = frozenset({502, 504})
+
 
 @dataclass(frozen=True, slots=True)
 class PageTask:
@@ -30,43 +54,81 @@ class PageTask:
     depth: int
 
 
+@dataclass(slots=True)
+class Processed:
+    """A result, or None for a 429/503 (with its Retry-After header, if any)."""
+
+    result: PageResult | None
+    status: int = 0
+    retry_after: str | None = None
+    latency: float | None = None  # None when no response came back
+    strained: bool = False  # a timeout, connect failure or 502/504: slow down
+
+
 class PageProcessor:
     """Knows the job and the domain of one bag; turns its URLs into results."""
 
     def __init__(
-        self, fetcher: Fetcher, job: Job, domain: str, html_types: list[str], body_cap: int
+        self,
+        fetcher: Fetcher,
+        job: Job,
+        fetch: FetchConfig,
+        links: LinkPipeline,
+        hop_check: HopCheck | None = None,
     ) -> None:
         self._fetcher = fetcher
         self._job = job
-        self._filters = {domain: LinkFilter(job.links, domain)}
-        self._html_types = set(html_types)
-        self._body_cap = body_cap
+        self._fetch = fetch
+        self._html_types = set(fetch.html_types)
+        self._links = links
+        self._hop_check = hop_check
 
-    async def process(self, task: PageTask) -> PageResult:
+    async def process(self, task: PageTask) -> Processed:
         started = time.time()
         try:
-            outcome = await self._fetcher.fetch(task.url)
-            return self._from_outcome(task, outcome, started)
+            outcome = await self._fetcher.fetch(
+                task.url, use_proxy=self._job.proxies, hop_check=self._hop_check
+            )
         except FetchError as exc:
-            return _error(task, started, f"{exc.kind}: {exc.detail}")
+            result = error_result(task, started, f"{exc.kind}: {exc.detail}")
+            return Processed(result, strained=exc.kind in _STRAIN_ERRORS)
+        if outcome.status in THROTTLE_CODES:
+            return Processed(
+                None, outcome.status, outcome.headers.get("retry-after"), outcome.elapsed
+            )
+        try:
+            result = self._from_outcome(task, outcome, started)
         except Exception as exc:  # a bad page must never stop the bag
             log.exception("page_failed", url=task.url)
-            return _error(task, started, f"internal: {type(exc).__name__}: {exc}")
+            result = error_result(task, started, f"internal: {type(exc).__name__}: {exc}")
+        strained = outcome.status in _STRAIN_STATUSES
+        return Processed(result, outcome.status, None, outcome.elapsed, strained)
 
     def _from_outcome(self, task: PageTask, outcome: FetchOutcome, started: float) -> PageResult:
         data: dict[str, object] = {}
         links: list[str] = []
-        error = None
+        error = canonical = None
+        directives = self._directives(None, outcome)
+        keep_body = not directives.noindex
         if outcome.content_type in self._html_types and outcome.status < 400:
             doc = parse_html(outcome.body, outcome.final_url, outcome.charset)
             if doc is None:
                 error = "parse: document could not be parsed"
             else:
-                text = decode_html(outcome.body, outcome.charset)
-                data = dict(extract_fields(doc, text, self._job.fields))
-                if self._follows(task.depth):
-                    scope = self._filter(outcome.final_url)
-                    links = [u for u in extract_links(doc, outcome.final_url) if scope.allowed(u)]
+                directives = self._directives(doc, outcome)
+                canonical = self._canonical(doc, task, outcome)
+                if canonical is not None and self._defers_to(canonical, task, outcome):
+                    links, keep_body = [canonical], False
+                else:
+                    keep_body = not directives.noindex
+                    if keep_body:
+                        text = decode_html(outcome.body, outcome.charset)
+                        data = dict(extract_fields(doc, text, self._job.fields))
+                    if self.follows(task.depth) and not directives.nofollow:
+                        nofollow = self._fetch.robots.respect_nofollow
+                        found = extract_links(doc, outcome.final_url, nofollow)
+                        links = self._links.follow(found, outcome.final_url)
+        cap = self._fetch.store_body_bytes
         return PageResult(
             url=task.url,
             fp=task.fp,
@@ -77,27 +139,39 @@ class PageProcessor:
             content_type=outcome.content_type,
             data=data,
             checksum=content_checksum(outcome.body),
-            body=outcome.body[: self._body_cap] if self._body_cap else None,
+            body=outcome.body[:cap] if cap and keep_body else None,
             error=error,
             redirects=outcome.redirects,
             links=links,
             link_fps=[fingerprint(u) for u in links],
+            canonical=canonical,
         )
 
-    def _filter(self, page_url: str) -> LinkFilter:
-        """Scope is judged from the page's own domain (it may have redirected away)."""
-        domain = domain_of(page_url)
-        found = self._filters.get(domain)
-        if found is None:
-            found = self._filters[domain] = LinkFilter(self._job.links, domain)
-        return found
+    def _directives(self, doc: HtmlElement | None, outcome: FetchOutcome) -> Directives:
+        robots = self._fetch.robots
+        if not robots.respect_meta:
+            return Directives()
+        header = outcome.headers.get("x-robots-tag")
+        return robots_directives(doc, header, robots.user_agent)
 
-    def _follows(self, depth: int) -> bool:
+    def _canonical(self, doc: HtmlElement, task: PageTask, outcome: FetchOutcome) -> str | None:
+        found = canonical_link(doc, outcome.final_url)
+        if found is None:
+            return None
+        found = self._links.strip(found)
+        return None if found in (task.url, outcome.final_url) else found
+
+    def _defers_to(self, canonical: str, task: PageTask, outcome: FetchOutcome) -> bool:
+        if not self.follows(task.depth):
+            return False
+        return self._links.allowed(canonical, self._links.scope(outcome.final_url))
+
+    def follows(self, depth: int) -> bool:
         job = self._job
         return job.links.follow and (job.max_depth is None or depth < job.max_depth)
 
 
-def _error(task: PageTask, started: float, error: str) -> PageResult:
+def error_result(task: PageTask, started: float, error: str) -> PageResult:
     return PageResult(
         url=task.url,
         fp=task.fp,

@@ -271,6 +271,11 @@ def extract_links(
     return links
 
 
+def base_url(doc: lxml.html.HtmlElement, page_url: str) -> str:
+    """The URL relative references of the page resolve against (<base href> aware)."""
+    return _base_url(doc, page_url)
+
+
 def _base_url(doc: lxml.html.HtmlElement, page_url: str) -> str:
     """The page URL, or the first <base href> resolved against it if that is http(s)."""
     base = doc.find(".//base[@href]")

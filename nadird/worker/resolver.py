@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import ipaddress
 import socket
 
 from aiohttp.abc import AbstractResolver, ResolveResult
@@ -55,6 +56,20 @@ class PolicyResolver(AbstractResolver):
             refused = ", ".join(sorted({r["host"] for r in results}))
             raise AddressBlocked(f"{host} resolves only to refused addresses ({refused})")
         return allowed
+
+    async def check_host(self, host: str) -> None:
+        """Raise AddressBlocked unless `host` resolves to a permitted address.
+
+        For requests sent through a proxy, which resolves and connects by
+        itself: the check cannot pin the address the proxy will use.
+        """
+        try:
+            ipaddress.ip_address(host.strip("[]"))
+        except ValueError:
+            await self.resolve(host)
+            return
+        if not self._policy.permits(host.strip("[]")):
+            raise AddressBlocked(f"{host} is a refused address")
 
     async def close(self) -> None:
         await self._fallback.close()

@@ -1,0 +1,168 @@
+"""PageRecord <-> MongoDB documents: the `pages` (raw) and `items` schema.
+
+Pure functions, no I/O: `prepare` runs on a worker thread (zlib, lxml and BSON
+encoding are CPU work the event loop should not do), `page_record` turns the
+two documents back into the record `nadird export` prints.
+
+A document never exceeds the server's BSON limit: the body is cut until it
+fits and the page is flagged `body_truncated`; an item whose extracted data
+alone is too big keeps its place with empty `data` and `data_truncated`.
+Nothing is dropped and nothing fails the batch for being large.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+import bson
+
+from nadird.store.base import PageRecord
+from nadird.store.textfp import text_fingerprint
+
+PAGES = "pages"
+ITEMS = "items"
+
+BSON_LIMIT = 16 * 1024 * 1024
+# An upsert sends {q: {_id}, u: doc, upsert: true}; MongoDB allows 16 KiB on
+# top of the document limit for that envelope, so the document itself must
+# stay under the limit with a little room for the binary field's own header.
+_FIELD_OVERHEAD = 64
+_ZLIB_LEVEL = 6
+# Each retry aims a bit below the room left, since compression is not linear.
+_AIM = 0.9
+
+Document = dict[str, Any]
+
+
+@dataclass
+class PreparedPage:
+    """One record as MongoDB documents, before content deduplication."""
+
+    record: PageRecord
+    page: Document
+    item: Document | None
+    text_fp: bytes | None
+
+
+def item_id(fp: bytes, job: str) -> bytes:
+    # The fingerprint has a fixed length (16 bytes), so fp + job is unambiguous.
+    return fp + job.encode("utf-8")
+
+
+def to_datetime(ts: float) -> dt.datetime:
+    return dt.datetime.fromtimestamp(ts, tz=dt.UTC)
+
+
+def prepare(
+    record: PageRecord, body_max_bytes: int, doc_limit: int, now: dt.datetime
+) -> PreparedPage:
+    """Build the page document and (if the page has content) its item.
+
+    Raises bson.errors.InvalidDocument (or OverflowError) when a field cannot
+    be encoded at all: the caller dead-letters that one record.
+    """
+    text_fp = text_fingerprint(record.content_type, record.body)
+    page = _page_document(record, text_fp)
+    _attach_body(page, record.body, body_max_bytes, doc_limit)
+    item = None
+    if record.error is None and (record.data or text_fp is not None):
+        item = _item_document(record, text_fp, now, doc_limit)
+    return PreparedPage(record, page, item, text_fp)
+
+
+def _page_document(record: PageRecord, text_fp: bytes | None) -> Document:
+    return {
+        "_id": record.fp,
+        "url": record.url,
+        "final_url": record.final_url,
+        "status": record.status,
+        "content_type": record.content_type,
+        "fetched_at": to_datetime(record.fetched_at),
+        "job": record.job,
+        "depth": record.depth,
+        "node": record.node,
+        "error": record.error,
+        "redirects": record.redirects,
+        "checksum": record.checksum,
+        "text_fp": text_fp,
+        "body_bytes": None if record.body is None else len(record.body),
+        "body_truncated": False,
+    }
+
+
+def _attach_body(page: Document, body: bytes | None, body_max_bytes: int, limit: int) -> None:
+    if body is None:
+        return
+    room = limit - len(bson.encode(page)) - _FIELD_OVERHEAD
+    compressed, kept = fit_compressed(body[:body_max_bytes], room)
+    if compressed is not None:
+        page["body"] = compressed
+    page["body_truncated"] = kept < len(body)
+
+
+def fit_compressed(raw: bytes, room: int) -> tuple[bytes | None, int]:
+    """zlib of the longest prefix of `raw` found that compresses to <= room bytes,
+    and the length of that prefix (0 and None when nothing fits)."""
+    if room <= 0:
+        return None, 0
+    keep = len(raw)
+    compressed = zlib.compress(raw, _ZLIB_LEVEL)
+    while len(compressed) > room:
+        keep = int(keep * _AIM * room / len(compressed))
+        if keep <= 0:
+            return None, 0
+        compressed = zlib.compress(raw[:keep], _ZLIB_LEVEL)
+    return compressed, keep
+
+
+def drop_body(page: Document) -> None:
+    """Last resort when the server still finds the page too large."""
+    page.pop("body", None)
+    page["body_truncated"] = True
+
+
+def _item_document(
+    record: PageRecord, text_fp: bytes | None, now: dt.datetime, limit: int
+) -> Document:
+    item: Document = {
+        "_id": item_id(record.fp, record.job),
+        "job": record.job,
+        "page_id": record.fp,
+        "source_url": record.url,
+        "text_fp": text_fp,
+        "fetched_at": to_datetime(record.fetched_at),
+        "updated_at": now,
+        "data": record.data,
+        "data_truncated": False,
+    }
+    if len(bson.encode(item)) > limit:
+        item["data"] = {}
+        item["data_truncated"] = True
+    return item
+
+
+def page_record(page: Document, data: dict[str, Any] | None) -> PageRecord:
+    """The stored page (and its item's data) as the record export prints."""
+    body = page.get("body")
+    fetched: dt.datetime = page["fetched_at"]
+    if fetched.tzinfo is None:  # a client without tz_aware: BSON dates are UTC
+        fetched = fetched.replace(tzinfo=dt.UTC)
+    return PageRecord(
+        fp=bytes(page["_id"]),
+        url=page["url"],
+        final_url=page["final_url"],
+        status=page["status"],
+        fetched_at=fetched.timestamp(),
+        job=page["job"],
+        depth=page["depth"],
+        content_type=page.get("content_type"),
+        data=data if data is not None else {},
+        checksum=page.get("checksum"),
+        body=None if body is None else zlib.decompress(body),
+        error=page.get("error"),
+        redirects=list(page.get("redirects") or []),
+        node=page.get("node"),
+    )

@@ -1,0 +1,110 @@
+"""From a page's canonical links to the ones a job follows.
+
+Order of the checks, cheapest and most general first: tracking/session
+parameters stripped (so variants collapse before dedup), then spider-trap
+guards, the job's scope and patterns, and the per-domain page cap.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, OrderedDict
+from collections.abc import Iterable
+from urllib.parse import urlsplit
+
+from nadird.config import FetchConfig, TrapConfig
+from nadird.errors import InvalidURL
+from nadird.jobs import Job
+from nadird.urls import ParamStripper, canonicalize, domain_of
+from nadird.worker.parser import LinkFilter
+
+
+class TrapGuard:
+    """Refuses URLs shaped like spider traps: too long, too deep, or a path
+    that repeats itself (/a/b/a/b/a/b/..., calendars linking forever)."""
+
+    __slots__ = ("_config",)
+
+    def __init__(self, config: TrapConfig) -> None:
+        self._config = config
+
+    def allows(self, url: str) -> bool:
+        cfg = self._config
+        if len(url) > cfg.max_url_length:
+            return False
+        segments = [s for s in urlsplit(url).path.split("/") if s]
+        if len(segments) > cfg.max_path_depth:
+            return False
+        return not segments or max(Counter(segments).values()) <= cfg.max_segment_repeats
+
+
+class DomainCounts:
+    """Pages this worker fetched per (job, domain): a lower bound of the
+    cluster's count, so a domain this worker alone has filled is surely full."""
+
+    def __init__(self, max_entries: int = 100_000) -> None:
+        self._counts: OrderedDict[tuple[str, str], int] = OrderedDict()
+        self._max = max_entries
+
+    def add(self, job: str, domain: str) -> None:
+        key = (job, domain)
+        self._counts[key] = self._counts.get(key, 0) + 1
+        self._counts.move_to_end(key)
+        if len(self._counts) > self._max:
+            self._counts.popitem(last=False)
+
+    def get(self, job: str, domain: str) -> int:
+        return self._counts.get((job, domain), 0)
+
+
+class LinkPipeline:
+    """One per bag: the job's link rules, as seen from pages of the bag's domain."""
+
+    def __init__(self, job: Job, fetch: FetchConfig, counts: DomainCounts) -> None:
+        self._job = job
+        self.strip = ParamStripper(
+            job.strip_params if job.strip_params is not None else fetch.strip_params
+        )
+        self._traps = TrapGuard(fetch.traps)
+        self._counts = counts
+        self._filters: dict[str, LinkFilter] = {}
+
+    def scope(self, page_url: str) -> LinkFilter:
+        """Scope is judged from the page's own domain (it may have redirected away)."""
+        domain = domain_of(page_url)
+        found = self._filters.get(domain)
+        if found is None:
+            found = self._filters[domain] = LinkFilter(self._job.links, domain)
+        return found
+
+    def full(self, domain: str) -> bool:
+        cap = self._job.max_pages_per_domain
+        return cap is not None and self._counts.get(self._job.name, domain) >= cap
+
+    def allowed(self, url: str, scope: LinkFilter) -> bool:
+        if not self._traps.allows(url) or not scope.allowed(url):
+            return False
+        return self._job.max_pages_per_domain is None or not self.full(domain_of(url))
+
+    def follow(self, urls: Iterable[str], page_url: str) -> list[str]:
+        """Canonical links -> stripped, deduped, checked links, in order."""
+        scope = self.scope(page_url)
+        seen: set[str] = set()
+        kept: list[str] = []
+        for url in urls:
+            url = self.strip(url)
+            if url in seen:
+                continue
+            seen.add(url)
+            if self.allowed(url, scope):
+                kept.append(url)
+        return kept
+
+    def follow_raw(self, urls: Iterable[str], page_url: str) -> list[str]:
+        """As follow(), for URLs not canonical yet (sitemaps); bad ones are skipped."""
+        canonical: list[str] = []
+        for url in urls:
+            try:
+                canonical.append(canonicalize(url))
+            except InvalidURL:
+                continue
+        return self.follow(canonical, page_url)

@@ -173,12 +173,11 @@ def _export(args: argparse.Namespace) -> int:
     from nadird.store.export import export_records
     from nadird.store.open import open_store
 
-    uri = args.store
-    if uri is None:
-        uri = (load_config(args.export_config) if args.export_config else Config()).store.uri
+    store_config = (load_config(args.export_config) if args.export_config else Config()).store
+    uri = args.store or store_config.uri
 
     async def go() -> int:
-        store = open_store(uri)
+        store = open_store(uri, store_config)
         await store.open()
         try:
             if args.out:

@@ -181,7 +181,7 @@ async def run_crawl(opts: CrawlOptions, base: Config) -> int:
     temp = None if opts.state_dir else tempfile.TemporaryDirectory(prefix="nadird-crawl-")
     state_dir = opts.state_dir or (temp.name if temp else ".")
     config = crawl_config(opts, base, state_dir)
-    store = open_store(config.store.uri)
+    store = open_store(config.store.uri, config.store)
     await store.open()
     master = Master(config, store)
     stop = asyncio.Event()

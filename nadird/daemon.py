@@ -165,7 +165,7 @@ async def master_main(
     from nadird.master.seen_rebuild import rebuild
     from nadird.store.open import open_store
 
-    store = open_store(config.store.uri)
+    store = open_store(config.store.uri, config.store)
     await store.open()
     try:
         seen = await rebuild(config, store) if rebuild_seen else None

@@ -33,6 +33,7 @@ from nadird.urls import canonicalize, fingerprint
 
 log = get_logger()
 SEEN_FILE = "seen.bloom"
+BACKPRESSURE_RECHECK = 1.0  # seconds between looks at a full spool
 FRONTIER_FILE = "frontier.db"
 
 
@@ -77,6 +78,7 @@ class Master:
         self._last_dead_poll = 0.0
         self._rate: collections.deque[tuple[float, int]] = collections.deque(maxlen=12)
         self.api: ApiServer | None = None
+        self._pressed = False
         self.core.metrics.watch(self._metrics_state)
 
     @property
@@ -277,12 +279,30 @@ class Master:
     # ------------------------------------------------------------- dispatch
     async def _dispatch_loop(self) -> None:
         while True:
-            await self._send_all(self.core.dispatch(time.monotonic()))
-            due = self.core.next_dispatch_at()
-            timeout = None if due is None else max(0.0, due - time.monotonic())
+            if self._backpressure():
+                timeout: float | None = BACKPRESSURE_RECHECK
+            else:
+                await self._send_all(self.core.dispatch(time.monotonic()))
+                due = self.core.next_dispatch_at()
+                timeout = None if due is None else max(0.0, due - time.monotonic())
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout)
             self._wake.clear()
+
+    def _backpressure(self) -> bool:
+        """The store's outage spool is over its cap: hand out no new work."""
+        pressed = bool(getattr(self.writer.store, "backpressure", False))
+        if pressed != self._pressed:
+            self._pressed = pressed
+            if pressed:
+                log.warning(
+                    "store_backpressure",
+                    reason="spool over store.spool_max_bytes",
+                    spool_records=getattr(self.writer.store, "spool_records", 0),
+                )
+            else:
+                log.info("store_backpressure_over")
+        return pressed
 
     # --------------------------------------------------------- housekeeping
     async def _housekeeping_loop(self) -> None:

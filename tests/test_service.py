@@ -136,3 +136,30 @@ def test_sigterm_on_a_worker_hands_its_bags_back_at_once(cluster: Cluster, tmp_p
     from nadird.testing.checks import assert_exact_store
 
     assert_exact_store(cluster, graph)
+
+
+def test_a_worker_reloads_fetch_settings_and_reports_restart_keys(cluster: Cluster) -> None:
+    graph = SiteGraph(hosts=2, pages=300)
+    with run_in_thread(graph, latency=0.01) as web:
+        config = cluster.master_config(
+            jobs=site_job(graph), seeds=graph.seeds(), master={"exit_when_done": False}
+        )
+        cluster.start("master", "master", config)
+        worker_config = cluster.worker_config(1)
+        worker = cluster.start("worker", "w1", worker_config)
+        assert wait_until(lambda: len(page_requests(web)) > 20, 30)
+        worker_config["fetch"]["max_decoded_bytes"] = 200  # every page is now too large
+        worker_config["fetch"]["pool_size"] = 7
+        (cluster.workdir / "w1.yaml").write_text(yaml.safe_dump(worker_config))
+        worker.kill(signal.SIGHUP)
+        assert wait_until(lambda: any(e.get("event") == "reloaded" for e in worker.logs()), 10)
+        reloaded_at = time.time()
+        time.sleep(2.0)
+        logs = worker.logs()
+        worker.kill(signal.SIGTERM)
+        assert worker.popen.wait(30) == 0
+    changed = {e["key"] for e in logs if e.get("event") == "config_changed"}
+    restart = {e["key"] for e in logs if e.get("event") == "config_needs_restart"}
+    assert changed == {"fetch.max_decoded_bytes"} and restart == {"fetch.pool_size"}
+    late = [r for r in cluster.records() if r.fetched_at > reloaded_at + 0.5]
+    assert late and all(r.error is not None and "too_large" in r.error for r in late)

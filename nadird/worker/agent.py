@@ -43,9 +43,11 @@ from nadird.worker.fetcher import Fetcher
 from nadird.worker.links import DomainCounts, LinkPipeline
 from nadird.worker.load import LoadMeter
 from nadird.worker.pages import PageProcessor, PageTask
+from nadird.worker.render_step import RenderStep, new_renderer
 from nadird.worker.robots import RobotsCache
 from nadird.worker.sender import ResultSender
 from nadird.worker.sitemaps import SitemapReader
+from nadird.worker.subrequests import SubrequestPolicy
 from nadird.worker.throttle import DomainStates, Pacer
 
 log = get_logger()
@@ -56,6 +58,9 @@ class WorkerAgent:
         self.config = config
         self.node = config.node
         self.fetcher = Fetcher(config.fetch)
+        # A headless browser when worker.capabilities has "javascript"
+        # (ConfigError here if this host cannot run one).
+        self.renderer = new_renderer(config)
         # Per-worker caches shared by all bags: what one bag of a host learnt
         # (robots.txt, pace, sitemaps read, pages fetched) the next one reuses.
         self.robots = RobotsCache(self.fetcher, config.fetch.robots)
@@ -83,6 +88,13 @@ class WorkerAgent:
         )
         self._loops: list[asyncio.Task[None]] = []
 
+    def apply_config(self, config: Config) -> None:
+        """Take a reloaded config; bags started from now on use it."""
+        self.config = config
+        self.fetcher.config = config.fetch
+        self.robots.config = config.fetch.robots
+        self.domains.config = config.fetch.throttle
+
     async def run(self, stop: asyncio.Event) -> None:
         worker = self.config.worker
         self._dealer.setsockopt(zmq.LINGER, 2000)
@@ -92,6 +104,8 @@ class WorkerAgent:
             secure_client(sock, self.config)
         self._dealer.connect(worker.master)
         self._push.connect(worker.results)
+        if self.renderer is not None:
+            await self.renderer.start()  # before any bag: fail fast without a browser
         await self.fetcher.start()
         self._sender.start()
         await self._hello()
@@ -117,6 +131,8 @@ class WorkerAgent:
         await self._sender.close()
         with contextlib.suppress(zmq.ZMQError):
             await self._send(Bye(node=self.node))
+        if self.renderer is not None:
+            await self.renderer.close()
         await self.fetcher.close()
         self._dealer.close()
         self._push.close()
@@ -247,7 +263,13 @@ class WorkerAgent:
             robots = self.robots if job.robots else None
             hook = SitemapHook(self.sitemaps, robots, links, run.pacer, job.proxies)
         hop_check = gate.hop_check if gate is not None else None
-        processor = PageProcessor(self.fetcher, job, fetch, links, hop_check)
+        render = None
+        if job.render is not False:
+            policy = SubrequestPolicy(
+                self.fetcher, job, fetch.render, bag.domain, run.pacer.turn, hop_check
+            )
+            render = RenderStep(self.renderer, job, policy, fetch)
+        processor = PageProcessor(self.fetcher, job, fetch, links, hop_check, render)
 
         def emit(page: PageResult) -> None:
             if page.status:

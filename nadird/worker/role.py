@@ -10,8 +10,35 @@ from nadird.config import Config
 from nadird.reload import needs_restart
 from nadird.worker.agent import WorkerAgent
 
+# Fetch settings read afresh for every bag or request: they change live.
+# Connection-level ones (pool, resolver, address policy, proxies, user agent,
+# connect/read timeouts) are fixed when the session is made: restart.
+FETCH_LIVE = (
+    "total_timeout",
+    "max_redirects",
+    "max_body_bytes",
+    "max_decoded_bytes",
+    "store_body_bytes",
+    "html_types",
+    "strip_params",
+    "robots",
+    "throttle",
+    "traps",
+)
 # What a SIGHUP may change on a running worker; the rest needs a restart.
-LIVE = ("log_level", "shutdown_timeout", "master", "politeness", "jobs", "seeds", "store", "bloom")
+# Master-only sections are listed so that editing them reports nothing here.
+LIVE = (
+    "log_level",
+    "shutdown_timeout",
+    "master",
+    "politeness",
+    "jobs",
+    "seeds",
+    "store",
+    "bloom",
+    "api",
+    *(f"fetch.{key}" for key in FETCH_LIVE),
+)
 
 
 class WorkerRole:
@@ -38,9 +65,11 @@ class WorkerRole:
     def reload(self, new: Config, changed: dict[str, tuple[Any, Any]]) -> tuple[Config, list[str]]:
         restart = [key for key in changed if needs_restart(key, LIVE)]
         old = self.agent.config
-        # Only the log level changes live on a worker for now; the rest keeps
-        # running as it is until a restart.
-        running = dataclasses.replace(
-            old, log_level=new.log_level, shutdown_timeout=new.shutdown_timeout
+        fetch = dataclasses.replace(
+            old.fetch, **{key: getattr(new.fetch, key) for key in FETCH_LIVE}
         )
+        running = dataclasses.replace(
+            old, log_level=new.log_level, shutdown_timeout=new.shutdown_timeout, fetch=fetch
+        )
+        self.agent.apply_config(running)
         return running, restart

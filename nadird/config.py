@@ -54,6 +54,8 @@ class MasterConfig:
     # After a restart with queued URLs, hold dispatch this long (default:
     # lease_ttl) so bags the old master leased have stopped everywhere.
     recovery_grace: float | None = None
+    # A worker silent this long is marked offline (default: lease_ttl).
+    node_timeout: float | None = None
     dead_letter_poll: float = 2.0
 
     def __post_init__(self) -> None:
@@ -63,6 +65,8 @@ class MasterConfig:
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ValueError(f"{name} must be >= 1")
+        if self.node_timeout is not None and self.node_timeout <= 0:
+            raise ValueError("node_timeout must be > 0")
         if self.recovery_grace is not None and self.recovery_grace < 0:
             raise ValueError("recovery_grace must be >= 0")
         if self.heartbeat_interval * 2 > self.lease_ttl:

@@ -160,3 +160,23 @@ def test_a_job_requiring_a_capability_goes_only_to_capable_workers(cluster: Clus
     render_clients = {e.client for e in entries if e.host in js_hosts}
     assert render_clients == {worker_address(2)}
     assert worker_address(1) in {e.client for e in entries if e.host in plain_hosts}
+
+
+def test_a_second_live_worker_with_the_same_node_id_is_refused(cluster: Cluster) -> None:
+    graph = SiteGraph(hosts=2, pages=40)
+    with run_in_thread(graph, latency=0.01) as web:
+        start_master(cluster, graph)
+        api(cluster)
+        cluster.start("worker", "w1", cluster.worker_config(1))
+        assert wait_until(lambda: cli(cluster, "nodes")["nodes"], 20)
+        twin = cluster.worker_config(2)  # its own source address, but the name of w1
+        twin["node"] = "w1"
+        impostor = cluster.start("worker", "w1-twin", twin)
+        assert wait_until(
+            lambda: any(e.get("event") == "refused_by_master" for e in impostor.logs()), 20
+        )
+        assert wait_until(lambda: cli(cluster, "status")["complete"], 60)
+        entries = page_requests(web)
+    assert {e.client for e in entries} == {worker_address(1)}
+    refused = [e for e in cluster.proc("master").logs() if e.get("event") == "worker_refused"]
+    assert refused and refused[0]["worker"] == "w1"

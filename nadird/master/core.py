@@ -190,7 +190,8 @@ class MasterCore:
         expired = self.leases.expired(now)
         self.stats["leases_expired"] += len(expired)
         self._reclaim(expired, now, "lease expired")
-        for node in self.nodes.silent(now, self.config.master.lease_ttl):
+        master = self.config.master
+        for node in self.nodes.silent(now, master.node_timeout or master.lease_ttl):
             self.forget_node(node, "silent", now)
 
     # ----------------------------------------------------------- results

@@ -30,6 +30,7 @@ LIVE = (
     "master.max_queued_per_domain",
     "master.max_queued",
     "master.dead_letter_poll",
+    "master.node_timeout",
     "master.snapshot_interval",
     "master.exit_when_done",
     "store.flush_size",

@@ -88,6 +88,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     crawl.add_argument("--state-dir", help="keep master state here (default: a temp dir)")
     crawl.add_argument(
+        "--render",
+        action="store_true",
+        help="render pages with JavaScript in headless Chromium (workers get a browser)",
+    )
+    crawl.add_argument(
         "--log-level", dest="crawl_log_level", choices=["debug", "info", "warning", "error"]
     )
 
@@ -165,6 +170,7 @@ def _crawl(args: argparse.Namespace) -> int:
         resolve=dict(args.resolve),
         allow_private=args.allow_private,
         state_dir=args.state_dir,
+        render=args.render,
     )
     return run_async(run_crawl(opts, base))
 
@@ -236,6 +242,9 @@ def _daemon(args: argparse.Namespace) -> int:
             config, master=dataclasses.replace(config.master, exit_when_done=True)
         )
     configure(args.role, config.node, args.log_level or config.log_level)
+    from nadird.security import check_config_secrets
+
+    check_config_secrets(config, args.config)
     if args.role == "master":
         return run_async(master_main(config, args.config, rebuild_seen=args.rebuild_seen))
     return run_async(worker_main(config, args.config))

@@ -359,6 +359,7 @@ class ApiConfig:
     port: int = 5580  # 0: any free port (written to state_dir/api.json)
     token: str | None = None
     token_file: str | None = None  # default: state_dir/api.token, created if missing
+    token_env: str | None = None  # name of an environment variable holding the token
     max_body_bytes: int = 1024 * 1024
 
     def __post_init__(self) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import stat
+import urllib.parse
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -178,3 +179,13 @@ def check_open_binds(config: Config, source: str) -> None:
             endpoint=endpoint,
             reason="no CURVE keys: anyone who reaches this port can inject results",
         )
+
+
+def check_config_secrets(config: Config, path: str) -> None:
+    """Warn when a config file that holds a secret is readable by others."""
+    try:
+        password = urllib.parse.urlsplit(config.store.uri).password
+    except ValueError:
+        password = None
+    if config.api.token or password:
+        warn_if_readable_by_others(path)

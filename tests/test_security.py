@@ -240,3 +240,15 @@ def test_hostile_frames_are_dropped_and_counted_while_a_crawl_completes(
     stopped = last_event(cluster, "master", "master_stopped")
     assert stopped["dropped_messages"] == expected
     assert stopped.get("handler_errors", 0) == 0
+
+
+def test_a_world_readable_config_with_a_secret_is_warned_about(cluster: Cluster) -> None:
+    config = cluster.master_config(api={"port": 0, "token": "t" * 20})
+    config["master"]["exit_when_done"] = True
+    proc = cluster.start("master", "master", config)
+    os.chmod(cluster.workdir / "master.yaml", 0o644)
+    assert proc.popen.wait(30) == 0
+    proc = cluster.start_again("master", cluster.workdir / "master.yaml")
+    assert proc.popen.wait(30) == 0
+    warned = [e for e in proc.logs() if e.get("event") == "secret_file_readable_by_others"]
+    assert warned and warned[0]["path"].endswith("master.yaml")

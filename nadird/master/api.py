@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from nadird.config import ApiConfig
+from nadird.errors import ConfigError
 from nadird.logs import get_logger
 
 if TYPE_CHECKING:
@@ -33,6 +34,13 @@ def load_token(api: ApiConfig, state_dir: str) -> str:
     """The configured token, or the token file's, created (mode 0600) if missing."""
     if api.token:
         return api.token
+    if api.token_env:
+        value = os.environ.get(api.token_env, "").strip()
+        if len(value) < 16:
+            raise ConfigError(
+                "(environment)", api.token_env, "a token of at least 16 characters (api.token_env)"
+            )
+        return value
     path = Path(api.token_file or Path(state_dir) / "api.token")
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -208,3 +208,29 @@ def test_only_the_holder_renews_a_lease() -> None:
     assert lease.expires == 15.0
     assert t.expired(14.9) == []
     assert t.expired(15.0) == [lease]
+
+
+def test_max_pages_per_domain_holds_across_calls_and_restarts(tmp_path: Path) -> None:
+    from nadird.jobs import Job
+    from nadird.master.admission import Admission
+    from nadird.master.seen import SeenSet
+    from nadird.urls import fingerprint
+
+    jobs = {"j": Job(name="j", max_pages_per_domain=3)}
+
+    def admission() -> Admission:
+        db = FrontierDB(tmp_path / "f.db")
+        return Admission(SeenSet(1000, 0.001), Frontier(db), jobs)
+
+    def urls(domain: str, start: int, n: int) -> list[str]:
+        return [f"http://{domain}/{i}" for i in range(start, start + n)]
+
+    first = admission()
+    batch = urls("a.test", 0, 2) + urls("b.test", 0, 5)
+    assert first.admit("j", batch, [fingerprint(u) for u in batch], 1) == 5  # 2 + 3
+    more = urls("a.test", 2, 4)
+    assert first.admit("j", more, [fingerprint(u) for u in more], 1) == 1
+    first.frontier.db.close()
+    again = admission()
+    late = urls("a.test", 10, 2) + urls("c.test", 0, 1)
+    assert again.admit("j", late, [fingerprint(u) for u in late], 1) == 1  # only c.test

@@ -35,6 +35,9 @@ class Admission:
         # Kept on disk so max_pages holds across restarts.
         self.admitted: Counter[str] = Counter(frontier.db.job_counts())
         self.capped: Counter[str] = Counter()
+        # (job, domain) -> URLs admitted, for jobs with max_pages_per_domain;
+        # filled from disk on first use.
+        self._domains: dict[tuple[str, str], int] = {}
 
     def admit(self, job_name: str, urls: Sequence[str], fps: Sequence[bytes], depth: int) -> int:
         """Admit links found at `depth - 1`; returns how many were new."""
@@ -50,6 +53,8 @@ class Admission:
         room = self._room(job)
         rows: list[Row] = []
         seen = self.seen
+        per_domain: Counter[str] = Counter()  # this call's admissions, for the domain cap
+        cap = job.max_pages_per_domain
         for urls, fps, depth in batches:
             if job.max_depth is not None and depth > job.max_depth:
                 continue
@@ -57,17 +62,36 @@ class Admission:
             for url, fp in zip(urls, fps, strict=True):
                 if fp in seen:
                     continue
-                if len(rows) >= room:
-                    # Not marked seen: raising max_pages later lets it in again.
+                domain = domain_of(url)
+                if len(rows) >= room or (
+                    cap is not None
+                    and self._domain_count(job_name, domain) + per_domain[domain] >= cap
+                ):
+                    # Not marked seen: raising the cap later lets it in again.
                     self.capped[job_name] += 1
                     continue
                 seen.mark(fp)
-                rows.append(Row(url, fp, depth, job_name, rank, domain_of(url)))
+                per_domain[domain] += 1
+                rows.append(Row(url, fp, depth, job_name, rank, domain))
         if rows:
+            if cap is not None:
+                self._count_domains(job_name, per_domain)
             self.frontier.admit(rows)
             seen.seq = self.frontier.seq
         self.admitted[job_name] += len(rows)
         return len(rows)
+
+    def _domain_count(self, job: str, domain: str) -> int:
+        count = self._domains.get((job, domain))
+        if count is None:
+            count = self._domains[(job, domain)] = self.frontier.db.domain_count(job, domain)
+        return count
+
+    def _count_domains(self, job: str, added: Counter[str]) -> None:
+        """Counted in the same transaction as the admissions (kept across restarts)."""
+        for domain, count in added.items():
+            self._domains[(job, domain)] = self._domain_count(job, domain) + count
+        self.frontier.db.add_domain_counts(job, added)
 
     def _room(self, job: Job) -> float:
         if job.max_pages is None:

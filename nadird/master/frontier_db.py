@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,6 +50,12 @@ CREATE TABLE IF NOT EXISTS queue (
 );
 CREATE INDEX IF NOT EXISTS queue_take ON queue (domain_id, priority DESC, id);
 CREATE TABLE IF NOT EXISTS job_counts (job TEXT PRIMARY KEY, admitted INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS job_domain_counts (
+    job TEXT NOT NULL,
+    domain TEXT NOT NULL,
+    admitted INTEGER NOT NULL,
+    PRIMARY KEY (job, domain)
+);
 CREATE TABLE IF NOT EXISTS admitted (seq INTEGER PRIMARY KEY AUTOINCREMENT, fp BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS dead_letters (
     fp BLOB PRIMARY KEY,
@@ -275,6 +281,21 @@ class FrontierDB:
         for table in ("queue", "dead_letters", "overflow"):
             for (fp,) in self._db.execute(f"SELECT fp FROM {table}"):  # fixed table names, no input
                 yield fp
+
+    def domain_count(self, job: str, domain: str) -> int:
+        row = self._db.execute(
+            "SELECT admitted FROM job_domain_counts WHERE job=? AND domain=?", (job, domain)
+        ).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def add_domain_counts(self, job: str, added: Mapping[str, int]) -> None:
+        """Part of the next admission's transaction (not committed here)."""
+        self._begin()
+        self._db.executemany(
+            "INSERT INTO job_domain_counts VALUES (?, ?, ?) ON CONFLICT(job, domain) "
+            "DO UPDATE SET admitted = admitted + excluded.admitted",
+            [(job, domain, count) for domain, count in added.items()],
+        )
 
     def job_counts(self) -> dict[str, int]:
         return dict(self._db.execute("SELECT job, admitted FROM job_counts"))

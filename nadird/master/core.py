@@ -152,11 +152,30 @@ class MasterCore:
             return
         lease.done = True
         lease.wait = max(0.0, msg.wait)
+        throttled = set(msg.throttled)
         for fp in msg.returned:
             row = lease.pending.pop(fp, None)
-            if row is not None:
+            if row is None:
+                continue
+            if fp in throttled:
+                self._throttled(row, lease.wait)
+            else:
                 lease.returned.append(row)
         self._close_if_finished(lease, now)
+
+    def _throttled(self, row: Row, wait: float) -> None:
+        """A 429/503: an attempt like any transient failure, retried after the
+        domain's rest (Retry-After), dead-lettered when the tries run out."""
+        job = self.admission.jobs.get(row.job)
+        attempts = row.attempts + 1
+        error = "http: throttled (429/503)"
+        if job is None or attempts > job.max_retries:
+            self.frontier.dead(row, error, attempts)
+            self.stats["dead_letters"] += 1
+            log.warning("dead_letter", url=row.url, error=error, attempts=attempts)
+            return
+        self.frontier.retry(row, attempts, wait, error)
+        self.stats["retries"] += 1
 
     def _close_if_finished(self, lease: Lease, now: float) -> None:
         if not (lease.done and not lease.pending):

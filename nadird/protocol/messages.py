@@ -160,9 +160,12 @@ class BagDone:
     epoch: int
     returned: list[bytes] = field(default_factory=list)
     wait: float = 0.0
+    # Among `returned`: the URL(s) a 429/503 answered. They count as attempts.
+    throttled: list[bytes] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         _check_fps("returned", self.returned)
+        _check_fps("throttled", self.throttled)
 
 
 @dataclass(frozen=True, slots=True)

@@ -297,6 +297,7 @@ class WorkerAgent:
                     lease=bag.lease,
                     epoch=bag.epoch,
                     returned=run.returned,
+                    throttled=run.throttled,
                     wait=run.pacer.rest(),
                 )
             )

@@ -43,6 +43,9 @@ class BagRun:
     stopping: bool = False
     dropped: bool = False  # fenced: the lease is no longer ours, report nothing
     returned: list[bytes] = field(default_factory=list)
+    # Handed back because the server said 429/503: the master counts these
+    # as attempts, so a site that always says so ends in dead letters.
+    throttled: list[bytes] = field(default_factory=list)
     # True once the worker may have lost its leases (no heartbeat answer for
     # a lease period): then no new request may start under this lease.
     fenced: Callable[[], bool] | None = None
@@ -162,6 +165,7 @@ async def crawl_bag(
             wait = run.pacer.throttled(parse_retry_after(processed.retry_after))
             log.info("domain_throttled", url=task.url, status=processed.status, wait=wait)
             run.hand_back(task)
+            run.throttled.append(task.fp)
             run.stop()
             return
         run.pacer.served()

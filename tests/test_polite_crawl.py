@@ -191,7 +191,7 @@ def test_retry_after_keeps_every_worker_away_until_the_time_it_names(cluster: Cl
             "t503.test": hostile.throttle("t503.test", 503, "date+2", after=3),
             "backoff.test": hostile.throttle("backoff.test", 429, None, after=1, times=2),
         }
-        records = crawl(cluster, seeds, workers=2)
+        records = crawl(cluster, seeds, workers=2, job={"max_retries": 5})
         hosts = by_host(web.entries())
     # Every page stored once, as a 200: a 429/503 is handed back, never stored.
     assert len(records) == 3 * 7 and {r.status for r in records.values()} == {200}
@@ -209,6 +209,27 @@ def test_retry_after_keeps_every_worker_away_until_the_time_it_names(cluster: Cl
                 until = parsedate_to_datetime(sent).timestamp()
             after = hits[i + 1]
             assert after.t_start >= until - SLACK, (host, after.t_start - until)
+
+
+def test_a_site_that_always_throttles_ends_in_dead_letters(cluster: Cluster) -> None:
+    from nadird.master.frontier_db import FrontierDB
+
+    with hostile_web() as (web, hostile):
+        seed = site(web, hostile, "always.test", [], robots="")
+        hostile.throttle("always.test", 429, "0", after=0, times=1000)
+        records = crawl(
+            cluster,
+            [seed],
+            job={"max_retries": 2},
+            master={"retry_base_delay": 0.05, "retry_max_delay": 0.1},
+        )
+        hits = by_host(web.entries())["always.test"]
+    assert records == {}
+    assert [e.status for e in hits if e.path != "/robots.txt"] == [429, 429, 429]  # try + 2 retries
+    db = FrontierDB(cluster.workdir / "state" / "frontier.db")
+    [letter] = db.dead_letters()
+    db.close()
+    assert letter.url == seed and letter.attempts == 3 and "throttled" in letter.error
 
 
 def in_a_row(hits: list[AccessEntry], i: int) -> int:

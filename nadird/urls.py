@@ -240,3 +240,9 @@ class ParamStripper:
             kept = [p for p in params if not self._drops(p.partition("=")[0])]
             segments.append(";".join([name, *kept]))
         return f"{scheme}{sep}{host}{slash}{'/'.join(segments)}"
+
+
+def origin_of(url: str) -> str:
+    """'scheme://host[:port]' of a canonical URL: robots.txt is per origin."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"

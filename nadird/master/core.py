@@ -22,6 +22,7 @@ from nadird.master.metrics import MasterMetrics
 from nadird.master.nodes import Node, NodeRegistry
 from nadird.master.records import page_record
 from nadird.master.retries import backoff, describe, is_transient
+from nadird.master.robots_notes import RobotsNotes
 from nadird.master.seen import SeenSet
 from nadird.protocol.messages import (
     Bag,
@@ -39,7 +40,7 @@ from nadird.protocol.messages import (
     Welcome,
 )
 from nadird.store.base import PageRecord
-from nadird.urls import domain_of
+from nadird.urls import domain_of, origin_of
 
 log = get_logger()
 # Seconds before a domain whose job no connected worker can run is tried again.
@@ -62,6 +63,8 @@ class MasterCore:
         self.paused: set[str] = set()
         self._drop_log: dict[str, tuple[float, int]] = {}
         self.metrics = MasterMetrics()
+        # robots.txt passed from worker to worker (None: not shared).
+        self.robots: RobotsNotes | None = None
         grace = master.recovery_grace if master.recovery_grace is not None else master.lease_ttl
         # Bags leased by a previous master run may still be in flight for
         # up to one lease period; nobody gets their domains before then.
@@ -152,6 +155,8 @@ class MasterCore:
             return
         lease.done = True
         lease.wait = max(0.0, msg.wait)
+        if msg.robots and self.robots is not None:
+            self.robots.remember(msg.robots)
         throttled = set(msg.throttled)
         for fp in msg.returned:
             row = lease.pending.pop(fp, None)
@@ -357,6 +362,9 @@ class MasterCore:
             delay=job.delay if job.delay is not None else politeness.delay,
             domain_concurrency=job.domain_concurrency or politeness.domain_concurrency,
             ttl=self.config.master.lease_ttl,
+            robots=self.robots.for_origins({origin_of(r.url) for r in rows})
+            if self.robots is not None
+            else [],
         )
 
 

@@ -23,6 +23,7 @@ from nadird.master import status
 from nadird.master.api import ApiServer
 from nadird.master.core import MasterCore, Outgoing
 from nadird.master.frontier_db import FrontierDB
+from nadird.master.robots_notes import RobotsNotes
 from nadird.master.seen import SeenSet
 from nadird.master.writer import ResultWriter
 from nadird.protocol.codec import decode, encode
@@ -35,6 +36,9 @@ log = get_logger()
 SEEN_FILE = "seen.bloom"
 BACKPRESSURE_RECHECK = 1.0  # seconds between looks at a full spool
 FRONTIER_FILE = "frontier.db"
+ROBOTS_FILE = "robots.db"
+# Longest time admissions stay uncommitted while results keep arriving.
+COMMIT_INTERVAL = 0.2
 
 
 def load_seen(config: Config, db: FrontierDB) -> SeenSet:
@@ -63,6 +67,7 @@ class Master:
         self.security = MasterSecurity(config)
         self.db = FrontierDB(state / FRONTIER_FILE)
         self.core = MasterCore(config, self.db, seen or load_seen(config, self.db))
+        self.core.robots = RobotsNotes(state / ROBOTS_FILE, config.fetch.robots.ttl)
         self.writer = ResultWriter(
             store, config.store.flush_size, config.store.flush_interval, self._on_durable
         )
@@ -76,6 +81,7 @@ class Master:
         self._tasks: list[asyncio.Task[None]] = []
         self._last_snapshot = time.monotonic()
         self._last_dead_poll = 0.0
+        self._commit_timer: asyncio.TimerHandle | None = None
         self._rate: collections.deque[tuple[float, int]] = collections.deque(maxlen=12)
         self.api: ApiServer | None = None
         self._pressed = False
@@ -128,6 +134,9 @@ class Master:
             await self.api.stop()
         await self._broadcast(Shutdown(reason="master stopping", done=self.done.is_set()))
         await self.writer.close()
+        if self._commit_timer is not None:
+            self._commit_timer.cancel()
+            self._commit_timer = None
         self.db.commit()
         await self._snapshot()
         for sock in (self._router, self._pull):
@@ -137,6 +146,8 @@ class Master:
         if self._ctx is not None:
             self._ctx.term()
         self.db.close()
+        if self.core.robots is not None:
+            self.core.robots.close()
         log.info("master_stopped", **self.status())
 
     def apply_config(self, new: Config) -> None:
@@ -163,6 +174,7 @@ class Master:
                 log.error("seed_invalid", url=url, error=str(exc))
                 continue
             added += self.core.admission.admit(job, [canonical], [fingerprint(canonical)], 0)
+        self.db.commit()
         self._wake.set()
         return added
 
@@ -254,7 +266,20 @@ class Master:
                 self._drop("key no longer allowed", "results")
             else:
                 self._on_results_frame(frame.bytes, user)
+                self._commit_soon()
             await asyncio.sleep(0)
+
+    def _commit_soon(self) -> None:
+        """Group commit: the frontier's writes of every message handled in the
+        next COMMIT_INTERVAL go in one commit. A commit per results message
+        cost more than everything else the master did with the message."""
+        if self._commit_timer is None:
+            loop = asyncio.get_running_loop()
+            self._commit_timer = loop.call_later(COMMIT_INTERVAL, self._commit_now)
+
+    def _commit_now(self) -> None:
+        self._commit_timer = None
+        self.db.commit()
 
     def _on_results_frame(self, payload: bytes, user: str) -> None:
         try:
@@ -325,6 +350,9 @@ class Master:
             self._check_complete()
 
     async def _snapshot(self) -> None:
+        # Only committed admissions may be in a snapshot: a URL marked seen
+        # but lost from the frontier by a crash would never be crawled.
+        self.db.commit()
         seen = self.core.seen
         data, seq = seen.to_bytes(), seen.seq
         try:

@@ -20,9 +20,9 @@ FP_LEN = 16
 
 
 def _check_fps(name: str, fps: list[bytes]) -> None:
-    for fp in fps:
-        if len(fp) != FP_LEN:
-            raise ValueError(f"{name}: every fingerprint must be {FP_LEN} bytes")
+    # map/set run in C: a results message has thousands of fingerprints.
+    if fps and set(map(len, fps)) != {FP_LEN}:
+        raise ValueError(f"{name}: every fingerprint must be {FP_LEN} bytes")
 
 
 # Limits a well-behaved peer never reaches; anything beyond is refused.
@@ -35,9 +35,8 @@ MAX_NAME = 256
 def _check_urls(name: str, urls: list[str]) -> None:
     if len(urls) > MAX_URLS:
         raise ValueError(f"{name}: more than {MAX_URLS} URLs")
-    for url in urls:
-        if len(url) > MAX_URL:
-            raise ValueError(f"{name}: a URL longer than {MAX_URL} characters")
+    if urls and max(map(len, urls)) > MAX_URL:
+        raise ValueError(f"{name}: a URL longer than {MAX_URL} characters")
 
 
 def _check_names(**names: str) -> None:
@@ -125,6 +124,21 @@ class Reset:
 
 
 @dataclass(frozen=True, slots=True)
+class RobotsNote:
+    """A robots.txt a worker fetched, passed through the master so the next
+    worker to get the domain does not fetch it again at once."""
+
+    origin: str  # scheme://host[:port]
+    allow_all: bool  # 4xx: no rules
+    text: str  # the file (empty when allow_all)
+    age: float  # seconds since it was fetched
+
+    def __post_init__(self) -> None:
+        if len(self.origin) > MAX_URL or len(self.text) > 600 * 1024:
+            raise ValueError("robots note too large")
+
+
+@dataclass(frozen=True, slots=True)
 class Bag:
     """Up to bag_size URLs of ONE domain and ONE job, under a lease."""
 
@@ -139,6 +153,7 @@ class Bag:
     delay: float
     domain_concurrency: int
     ttl: float
+    robots: list[RobotsNote] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         _same_length(urls=self.urls, fps=self.fps, depths=self.depths)
@@ -162,6 +177,7 @@ class BagDone:
     wait: float = 0.0
     # Among `returned`: the URL(s) a 429/503 answered. They count as attempts.
     throttled: list[bytes] = field(default_factory=list)
+    robots: list[RobotsNote] = field(default_factory=list)  # fetched during this bag
 
     def __post_init__(self) -> None:
         _check_fps("returned", self.returned)

@@ -38,6 +38,7 @@ from nadird.protocol.messages import (
     Welcome,
 )
 from nadird.security import secure_client
+from nadird.urls import origin_of
 from nadird.worker.bag import BagRun, RobotsGate, SitemapHook, crawl_bag
 from nadird.worker.fetcher import Fetcher
 from nadird.worker.links import DomainCounts, LinkPipeline
@@ -237,6 +238,7 @@ class WorkerAgent:
             log.warning("message_dropped", peer="master", reason=f"unexpected {msg.KIND}")
 
     def _start_bag(self, bag: Bag) -> None:
+        self.robots.prime(bag.robots)
         try:
             job = Job.from_wire(bag.job)
         except (TypeError, ValueError) as exc:
@@ -265,8 +267,9 @@ class WorkerAgent:
         hop_check = gate.hop_check if gate is not None else None
         render = None
         if job.render is not False:
+            cache = self.renderer.cache if self.renderer is not None else None
             policy = SubrequestPolicy(
-                self.fetcher, job, fetch.render, bag.domain, run.pacer.turn, hop_check
+                self.fetcher, job, fetch.render, bag.domain, run.pacer.turn, hop_check, cache
             )
             render = RenderStep(self.renderer, job, policy, fetch)
         processor = PageProcessor(self.fetcher, job, fetch, links, hop_check, render)
@@ -299,6 +302,7 @@ class WorkerAgent:
                     returned=run.returned,
                     throttled=run.throttled,
                     wait=run.pacer.rest(),
+                    robots=self.robots.shareable({origin_of(u) for u in bag.urls}),
                 )
             )
             if not run.stopping:

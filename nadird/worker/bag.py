@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from nadird.errors import FetchError
 from nadird.logs import get_logger
 from nadird.protocol.messages import PageResult
-from nadird.urls import fingerprint
+from nadird.urls import fingerprint, origin_of
 from nadird.worker.links import LinkPipeline
 from nadird.worker.pages import PageProcessor, PageTask, error_result
-from nadird.worker.robots import RobotsCache, RobotsRules, origin_of
+from nadird.worker.robots import RobotsCache, RobotsRules
 from nadird.worker.sitemaps import SitemapReader
 from nadird.worker.throttle import Pacer, parse_retry_after
 

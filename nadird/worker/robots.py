@@ -23,16 +23,17 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
-from urllib.parse import urlsplit
 
 from protego import Protego
 
 from nadird.config import RobotsConfig
 from nadird.errors import FetchError
 from nadird.logs import get_logger
+from nadird.protocol.messages import RobotsNote
+from nadird.urls import origin_of
 from nadird.worker.fetcher import Fetcher
 
 log = get_logger()
@@ -50,6 +51,8 @@ class RobotsRules:
     expires: float  # time.monotonic()
     parser: Protego | None = None
     error: str | None = None  # for "failed": the fetch error, 'kind: detail'
+    text: str = ""  # the file, for "rules": what is shared with other workers
+    fetched: float = 0.0  # time.monotonic() of the fetch
 
     def allows(self, url: str, token: str) -> bool:
         if self.verdict == "rules" and self.parser is not None:
@@ -72,12 +75,6 @@ class RobotsRules:
         return list(self.parser.sitemaps) if self.parser is not None else []
 
 
-def origin_of(url: str) -> str:
-    """'scheme://host[:port]' of a canonical URL: robots.txt is per origin."""
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
-
-
 class RobotsCache:
     def __init__(self, fetcher: Fetcher, config: RobotsConfig) -> None:
         self._fetcher = fetcher
@@ -85,6 +82,43 @@ class RobotsCache:
         self._entries: OrderedDict[str, RobotsRules] = OrderedDict()
         self._pending: dict[str, asyncio.Future[RobotsRules]] = {}
         self.fetches = 0
+        self.primed = 0
+
+    def shareable(self, origins: Iterable[str]) -> list[RobotsNote]:
+        """What this worker fetched for these origins, to pass on via the master."""
+        notes = []
+        now = time.monotonic()
+        for origin in origins:
+            entry = self._entries.get(origin)
+            if entry is None or not entry.fetched or entry.expires <= now:
+                continue  # failures are not shared: the next worker tries itself
+            notes.append(
+                RobotsNote(origin, entry.verdict == "allow_all", entry.text, now - entry.fetched)
+            )
+        return notes
+
+    def prime(self, notes: Iterable[RobotsNote]) -> None:
+        """Take robots.txt files another worker fetched, unless ours is fresher."""
+        now = time.monotonic()
+        for note in notes:
+            fresh = self.config.ttl - note.age
+            if fresh <= 0 or self.cached(note.origin + "/") is not None:
+                continue
+            fetched = now - note.age
+            if note.allow_all:
+                entry = RobotsRules("allow_all", now + fresh, fetched=fetched)
+            else:
+                try:
+                    parser = Protego.parse(note.text)
+                except Exception:
+                    continue  # then this worker fetches it itself
+                entry = RobotsRules(
+                    "rules", now + fresh, parser=parser, text=note.text, fetched=fetched
+                )
+            self._entries[note.origin] = entry
+            self.primed += 1
+        while len(self._entries) > self.config.max_hosts:
+            self._entries.popitem(last=False)
 
     def cached(self, url: str) -> RobotsRules | None:
         entry = self._entries.get(origin_of(url))
@@ -147,10 +181,11 @@ class RobotsCache:
             log.info("robots_unreachable", origin=origin, status=status)
             return RobotsRules("unreachable", now + cfg.error_ttl)
         if not 200 <= status < 300:
-            return RobotsRules("allow_all", now + cfg.ttl)
+            return RobotsRules("allow_all", now + cfg.ttl, fetched=now)
         try:
-            parser = Protego.parse(outcome.body.decode("utf-8", errors="replace"))
+            text = outcome.body.decode("utf-8", errors="replace")
+            parser = Protego.parse(text)
         except Exception as exc:  # a file Protego cannot read imposes no rule
             log.info("robots_unparsable", origin=origin, error=f"{type(exc).__name__}: {exc}")
             return RobotsRules("allow_all", now + cfg.ttl)
-        return RobotsRules("rules", now + cfg.ttl, parser=parser)
+        return RobotsRules("rules", now + cfg.ttl, parser=parser, text=text, fetched=now)

@@ -372,7 +372,7 @@ async def test_export_jsonl_exact(small_store: SqliteStore) -> None:
         '{"url":"https://example.com/page/1","final_url":"https://example.com/page/1",'
         '"status":200,"fetched_at":1700000001.25,"job":"news","depth":1,'
         '"content_type":"text/html","checksum":"c1","error":null,'
-        '"redirects":["http://example.com/page/1"],'
+        '"redirects":["http://example.com/page/1"],"canonical":null,'
         '"data":{"title":"Zürich, \\"quoted\\"","tags":["x","y"]}}'
     )
     for line in lines:
@@ -426,3 +426,50 @@ async def test_export_empty_store(store: SqliteStore) -> None:
     assert table.getvalue() == (
         "url,final_url,status,fetched_at,job,depth,content_type,checksum,error\n"
     )
+
+
+async def test_a_version_1_store_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None:
+    import sqlite3
+
+    from nadird.store.base import PageRecord
+    from nadird.store.sqlite import SqliteStore
+
+    path = tmp_path / "old.db"
+    store = SqliteStore(str(path))
+    await store.open()
+    await store.write(
+        [
+            PageRecord(
+                fp=b"\x01" * 16,
+                url="http://a.test/",
+                final_url="http://a.test/",
+                status=200,
+                fetched_at=1.0,
+                job="j",
+                depth=0,
+            )
+        ]
+    )
+    await store.close()
+    with sqlite3.connect(path) as conn:  # what a version-1 file looked like
+        conn.execute("ALTER TABLE pages DROP COLUMN canonical")
+        conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    store = SqliteStore(str(path))
+    await store.open()
+    await store.write(
+        [
+            PageRecord(
+                fp=b"\x02" * 16,
+                url="http://a.test/b",
+                final_url="http://a.test/b",
+                status=200,
+                fetched_at=2.0,
+                job="j",
+                depth=1,
+                canonical="http://a.test/",
+            )
+        ]
+    )
+    rows = {r.url: r.canonical async for r in store.iter_records()}
+    await store.close()
+    assert rows == {"http://a.test/": None, "http://a.test/b": "http://a.test/"}

@@ -22,4 +22,5 @@ def page_record(page: PageResult, job: str, node: str) -> PageRecord:
         error=page.error,
         redirects=page.redirects,
         node=node,
+        canonical=page.canonical,
     )

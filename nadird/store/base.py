@@ -29,6 +29,7 @@ class PageRecord:
     error: str | None = None
     redirects: list[str] = field(default_factory=list)
     node: str | None = None
+    canonical: str | None = None  # the page's <link rel=canonical>, when it names another URL
 
     def export_dict(self) -> dict[str, Any]:
         """The JSON shape shared by `nadird export` and `nadird crawl --out`."""
@@ -43,6 +44,7 @@ class PageRecord:
             "checksum": self.checksum,
             "error": self.error,
             "redirects": self.redirects,
+            "canonical": self.canonical,
             "data": self.data,
         }
 

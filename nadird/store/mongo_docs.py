@@ -86,6 +86,7 @@ def _page_document(record: PageRecord, text_fp: bytes | None) -> Document:
         "node": record.node,
         "error": record.error,
         "redirects": record.redirects,
+        "canonical": record.canonical,
         "checksum": record.checksum,
         "text_fp": text_fp,
         "body_bytes": None if record.body is None else len(record.body),
@@ -165,4 +166,5 @@ def page_record(page: Document, data: dict[str, Any] | None) -> PageRecord:
         error=page.get("error"),
         redirects=list(page.get("redirects") or []),
         node=page.get("node"),
+        canonical=page.get("canonical"),
     )

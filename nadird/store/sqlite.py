@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from nadird.errors import StoreError
 from nadird.store.base import PageRecord
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # Rows fetched per executor round trip by iter_records: big enough to amortise
 # the thread hop, small enough that a huge store never sits in memory at once.
@@ -48,7 +48,8 @@ CREATE TABLE IF NOT EXISTS pages (
     body BLOB,
     error TEXT,
     redirects TEXT NOT NULL,
-    node TEXT
+    node TEXT,
+    canonical TEXT
 );
 CREATE INDEX IF NOT EXISTS pages_job ON pages (job);
 """
@@ -70,6 +71,7 @@ _COLUMNS = (
     "error",
     "redirects",
     "node",
+    "canonical",
 )
 
 _UPSERT = (
@@ -239,6 +241,10 @@ def _prepare(conn: sqlite3.Connection, path: str) -> None:
         (str(SCHEMA_VERSION),),
     )
     (found,) = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if found == "1":  # version 2 added the page's rel=canonical
+        conn.execute("ALTER TABLE pages ADD COLUMN canonical TEXT")
+        conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+        found = "2"
     if found != str(SCHEMA_VERSION):
         raise StoreError(f"{path}: schema version {found}, this nadird reads {SCHEMA_VERSION}")
 
@@ -264,6 +270,7 @@ def _to_row(record: PageRecord) -> _Row:
         record.error,
         json.dumps(record.redirects, ensure_ascii=False),
         record.node,
+        record.canonical,
     )
 
 

@@ -267,11 +267,15 @@ class RenderConfig:
     # Per rendered page: sub-requests answered, and their decoded bytes.
     max_subrequests: int = 100
     max_page_bytes: int = 20 * 1024 * 1024
+    # Scripts and stylesheets kept across pages (each page has a fresh
+    # context, so Chromium's own cache is always empty); 0 bytes: none.
+    cache_bytes: int = 32 * 1024 * 1024
+    cache_ttl: float = 300.0
 
     def __post_init__(self) -> None:
         _positive(self, "max_concurrent", "launch_timeout", "restart_after_pages")
-        _positive(self, "max_subrequests", "max_page_bytes")
-        _not_negative(self, "max_memory_mb", "memory_check_interval")
+        _positive(self, "max_subrequests", "max_page_bytes", "cache_ttl")
+        _not_negative(self, "max_memory_mb", "memory_check_interval", "cache_bytes")
         if not self.executable.strip():
             raise ValueError("executable must not be empty")
 

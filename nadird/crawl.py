@@ -20,14 +20,15 @@ from typing import Any
 
 import yaml
 
-from nadird.config import Config, Seed
+from nadird.config import Config, Seed, WorkerConfig
 from nadird.daemon import stop_on_signals
-from nadird.jobs import Job
+from nadird.jobs import JAVASCRIPT, Job
 from nadird.logs import get_logger
 from nadird.master.server import Master
 from nadird.progress import report
 from nadird.store.base import Store
 from nadird.store.open import describe_store_uri, open_store
+from nadird.worker.render_step import new_renderer
 
 log = get_logger()
 MAX_RESTARTS = 5
@@ -48,6 +49,7 @@ class CrawlOptions:
     resolve: dict[str, str] = field(default_factory=dict)
     allow_private: bool = False
     state_dir: str | None = None
+    render: bool = False  # --render: the default job renders every HTML page
 
 
 def crawl_config(opts: CrawlOptions, base: Config, state_dir: str) -> Config:
@@ -67,7 +69,9 @@ def crawl_config(opts: CrawlOptions, base: Config, state_dir: str) -> Config:
         delay=opts.delay if opts.delay is not None else job.delay,
         domain_concurrency=opts.domain_concurrency or job.domain_concurrency,
         max_retries=opts.retries if opts.retries is not None else job.max_retries,
+        render=True if opts.render else job.render,
     )
+    jobs = {**base.jobs, "default": job}
     fetch = dataclasses.replace(
         base.fetch,
         resolve={**base.fetch.resolve, **opts.resolve},
@@ -82,13 +86,22 @@ def crawl_config(opts: CrawlOptions, base: Config, state_dir: str) -> Config:
     )
     return dataclasses.replace(
         base,
+        worker=_with_browser(base.worker, jobs),
         master=master,
         api=dataclasses.replace(base.api, port=0),
         fetch=fetch,
         store=dataclasses.replace(base.store, uri=opts.store),
-        jobs={**base.jobs, "default": job},
+        jobs=jobs,
         seeds=[*base.seeds, *(Seed(url=u) for u in opts.seeds)],
     )
+
+
+def _with_browser(worker: WorkerConfig, jobs: dict[str, Job]) -> WorkerConfig:
+    """Workers get a browser (the javascript capability) when a job may render:
+    such a job requires it, and its bags would otherwise wait for no one."""
+    if JAVASCRIPT in worker.capabilities or all(j.render is False for j in jobs.values()):
+        return worker
+    return dataclasses.replace(worker, capabilities=[*worker.capabilities, JAVASCRIPT])
 
 
 def worker_config_file(config: Config, master: Master, index: int, state_dir: str) -> Path:
@@ -181,6 +194,8 @@ async def run_crawl(opts: CrawlOptions, base: Config) -> int:
     temp = None if opts.state_dir else tempfile.TemporaryDirectory(prefix="nadird-crawl-")
     state_dir = opts.state_dir or (temp.name if temp else ".")
     config = crawl_config(opts, base, state_dir)
+    # No browser here: one ConfigError now rather than workers dying in a loop.
+    new_renderer(config)
     store = open_store(config.store.uri, config.store)
     await store.open()
     master = Master(config, store)

@@ -103,12 +103,14 @@ async def serve(role: Role, config: Config, config_path: str | None) -> int:
         if config_path is not None:
             current = _reload(role, current, config_path)
     systemd.notify("STOPPING=1")
-    await _stop(role, signals, current.shutdown_timeout)
+    failed = await _stop(role, signals, current.shutdown_timeout)
     watchdog.cancel()
-    return 0
+    return 1 if failed else 0
 
 
-async def _stop(role: Role, signals: SignalQueue, deadline: float) -> None:
+async def _stop(role: Role, signals: SignalQueue, deadline: float) -> bool:
+    """Stop the role; True if it had failed (e.g. a worker whose browser
+    would not start), so that the process exits with status 1, not 0."""
     stopping = asyncio.ensure_future(asyncio.wait_for(role.stop(), deadline))
     while not stopping.done():
         again = asyncio.ensure_future(signals.queue.get())
@@ -117,8 +119,13 @@ async def _stop(role: Role, signals: SignalQueue, deadline: float) -> None:
             log.warning("stop_forced", signal=again.result().name)
             os._exit(1)
         again.cancel()
-    if isinstance(stopping.exception(), TimeoutError):
+    error = stopping.exception()
+    if isinstance(error, TimeoutError):
         log.error("stop_deadline_passed", seconds=deadline)
+    elif error is not None:
+        log.error("role_failed", error=f"{type(error).__name__}: {error}"[:500])
+        return True
+    return False
 
 
 def _reload(role: Role, current: Config, path: str) -> Config:

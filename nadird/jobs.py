@@ -14,8 +14,21 @@ RenderMode = bool | Literal["auto"]
 RenderWait = Literal["load", "domcontentloaded", "networkidle"]
 # Playwright's resource types: what `render_block` may name.
 RESOURCE_TYPES = frozenset(
-    "document stylesheet image media font script texttrack xhr fetch eventsource websocket "
-    "manifest other".split()
+    {
+        "document",
+        "stylesheet",
+        "image",
+        "media",
+        "font",
+        "script",
+        "texttrack",
+        "xhr",
+        "fetch",
+        "eventsource",
+        "websocket",
+        "manifest",
+        "other",
+    }
 )
 # A renderer needs this worker capability; jobs that render require it.
 JAVASCRIPT = "javascript"

@@ -56,7 +56,7 @@ MARKER = "--nadird-renderer"
 _PROC = Path("/proc")
 
 
-@dataclass
+@dataclass(eq=False)  # compared and hashed by identity: one per launch
 class BrowserHandle:
     """One launched browser and what its restart policy needs to know."""
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from lxml.html import HtmlElement
 
@@ -36,6 +37,9 @@ from nadird.worker.parser import (
     extract_links,
     parse_html,
 )
+
+if TYPE_CHECKING:
+    from nadird.worker.render_step import RenderStep
 
 log = get_logger()
 
@@ -75,6 +79,7 @@ class PageProcessor:
         fetch: FetchConfig,
         links: LinkPipeline,
         hop_check: HopCheck | None = None,
+        render: RenderStep | None = None,  # jobs that render (see render_step.py)
     ) -> None:
         self._fetcher = fetcher
         self._job = job
@@ -82,6 +87,7 @@ class PageProcessor:
         self._html_types = set(fetch.html_types)
         self._links = links
         self._hop_check = hop_check
+        self._render = render
 
     async def process(self, task: PageTask) -> Processed:
         started = time.time()
@@ -97,7 +103,14 @@ class PageProcessor:
                 None, outcome.status, outcome.headers.get("retry-after"), outcome.elapsed
             )
         try:
-            result = self._from_outcome(task, outcome, started)
+            if self._render is None:
+                result = self._from_outcome(task, outcome, started)
+            else:
+                result = await self._render.result(
+                    outcome,
+                    lambda page: self._from_outcome(task, page, started),
+                    lambda error: error_result(task, started, error),
+                )
         except Exception as exc:  # a bad page must never stop the bag
             log.exception("page_failed", url=task.url)
             result = error_result(task, started, f"internal: {type(exc).__name__}: {exc}")

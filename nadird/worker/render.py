@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
 from collections import Counter
 
 from playwright.async_api import (
+    Browser,
     BrowserContext,
     Page,
     Playwright,
@@ -32,6 +34,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 from nadird.config import RenderConfig
 from nadird.logs import get_logger
 from nadird.worker.browser import BrowserHandle, launch, tree_memory_mb
+from nadird.worker.render_cache import SubresourceCache
 from nadird.worker.render_types import (
     Abort,
     Answer,
@@ -61,6 +64,8 @@ class Renderer:
         self.user_agent = user_agent
         self.restarts: Counter[str] = Counter()  # by reason: crashed, pages, memory
         self.rendered = 0
+        # Worker-wide, outside the browser: see render_cache.py.
+        self.cache = SubresourceCache(config.cache_bytes, config.cache_ttl)
         self._slots = asyncio.Semaphore(config.max_concurrent)
         self._launch_lock = asyncio.Lock()
         self._playwright: Playwright | None = None
@@ -95,6 +100,8 @@ class Renderer:
                 return current
             if current is not None:
                 self._retire(current, "crashed")
+                if current.active == 0:  # else the last page on it closes it
+                    await self._close(current)
             if self._closing:
                 raise RenderFailed("the worker is stopping")
             self._current = await self._launch()
@@ -116,7 +123,7 @@ class Renderer:
                         await self._playwright.stop()
                     self._playwright = None
                 continue
-            handle.browser.on("disconnected", lambda _b, h=handle: self._on_disconnect(h))
+            handle.browser.on("disconnected", functools.partial(self._on_disconnect, handle))
             self._handles.add(handle)
             log.info("browser_started", pid=handle.pid, generation=handle.generation)
             return handle
@@ -124,7 +131,7 @@ class Renderer:
         log.error("browser_start_failed", executable=self.config.executable, error=detail)
         raise RenderFailed(f"browser failed to start: {detail[:300]}")
 
-    def _on_disconnect(self, handle: BrowserHandle) -> None:
+    def _on_disconnect(self, handle: BrowserHandle, _browser: Browser) -> None:
         if handle.closing:
             return
         handle.crashed = True
@@ -254,10 +261,9 @@ class _Router:
         self._served = False
 
     async def handle(self, route: Route) -> None:
-        try:
+        # The page or browser may go away meanwhile: then nobody is waiting.
+        with contextlib.suppress(PlaywrightError):
             await self._handle(route)
-        except PlaywrightError:
-            pass  # the page or browser went away meanwhile: nobody is waiting
 
     async def _handle(self, route: Route) -> None:
         request = route.request
@@ -275,6 +281,9 @@ class _Router:
                 reply = await self._answer(sub)
         except TimeoutError:
             reply = Abort("timeout", "timedout")
+        except Exception:  # a bug in the policy must not leave the page waiting
+            log.exception("subrequest_failed", url=request.url[:300])
+            reply = Abort("internal", "failed")
         if isinstance(reply, Fulfil):
             headers = {"content-type": reply.content_type} if reply.content_type else {}
             await route.fulfill(status=reply.status, headers=headers, body=reply.body)

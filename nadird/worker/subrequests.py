@@ -19,13 +19,15 @@ In order, cheapest first, a request is refused when it is:
 4. third-party (another registrable domain than the bag's) unless the job
    sets `render_third_party`: no lease is held for that domain, so its pace
    could not be kept;
-5. over the page's budget (`fetch.render.max_subrequests` requests,
-   `max_page_bytes` decoded bytes);
-6. disallowed by robots.txt (when the job obeys it).
+5. disallowed by robots.txt (when the job obeys it);
+6. over the page's budget (`fetch.render.max_subrequests` requests,
+   `max_page_bytes` decoded bytes).
 
-What is left is first-party and is paced like a page of the domain (it is
-a request to the domain: the politeness delay holds between its start and
-any other), then fetched with at most the bytes left in the page's budget.
+Scripts and stylesheets fetched before are answered from the worker's cache
+(render_cache.py) after rule 5: no request, only bytes counted. A
+first-party request is paced like a page of the domain (it is a request to
+the domain: the politeness delay holds between its start and any other),
+then fetched with at most the bytes left in the page's budget.
 Third-party requests, when allowed, are not paced (no lease, no pacer), only
 counted against the page's budget.
 """
@@ -42,6 +44,7 @@ from nadird.jobs import Job
 from nadird.logs import get_logger
 from nadird.urls import canonicalize, domain_of
 from nadird.worker.fetcher import Fetcher, HopCheck
+from nadird.worker.render_cache import SubresourceCache
 from nadird.worker.render_types import Abort, Fulfil, Reply, SubRequest
 
 log = get_logger()
@@ -80,17 +83,24 @@ class PageRequests:
             return refused
         url = request.url.partition("#")[0]
         canonical = canonicalize(url)  # refusal() made sure it is valid
-        first_party = domain_of(canonical) == policy.domain
-        cfg = policy.config
-        if len(self.fetched) >= cfg.max_subrequests:
-            return Abort("budget_requests")
-        left = cfg.max_page_bytes - self.bytes
-        if left <= 0:
-            return Abort("budget_bytes")
         try:
             if policy.hop_check is not None:
                 await policy.hop_check(canonical)
-            if first_party and policy.pace is not None:
+        except FetchError as exc:
+            return Abort(exc.kind, _ABORT_CODES.get(exc.kind, "failed"))
+        cfg = policy.config
+        left = cfg.max_page_bytes - self.bytes
+        cache = policy.cache
+        cached = cache.get(url, request.resource_type) if cache is not None else None
+        if cached is not None and len(cached.body) <= left:
+            self.bytes += len(cached.body)
+            return cached
+        if len(self.fetched) >= cfg.max_subrequests:
+            return Abort("budget_requests")
+        if left <= 0:
+            return Abort("budget_bytes")
+        try:
+            if policy.pace is not None and domain_of(canonical) == policy.domain:
                 await policy.pace()
             self.fetched.append(url)
             outcome = await policy.fetcher.fetch(
@@ -102,7 +112,10 @@ class PageRequests:
         content_type = outcome.content_type
         if content_type and outcome.charset:
             content_type = f"{content_type}; charset={outcome.charset}"
-        return Fulfil(outcome.status, content_type, outcome.body)
+        reply = Fulfil(outcome.status, content_type, outcome.body)
+        if policy.cache is not None:
+            policy.cache.put(url, request.resource_type, reply)
+        return reply
 
 
 class SubrequestPolicy:
@@ -116,6 +129,7 @@ class SubrequestPolicy:
         domain: str,
         pace: Pace | None = None,
         hop_check: HopCheck | None = None,
+        cache: SubresourceCache | None = None,
     ) -> None:
         self.fetcher = fetcher
         self.job = job
@@ -123,6 +137,7 @@ class SubrequestPolicy:
         self.domain = domain
         self.pace = pace
         self.hop_check = hop_check
+        self.cache = cache
         self._blocked_types = frozenset(job.render_block)
 
     def page(self) -> PageRequests:

@@ -52,11 +52,14 @@ def main() -> int:
     start_rss = rss_mb()
     started = time.perf_counter()
     for base in range(0, args.urls, args.batch):
+        # d<k>.com, not d<k>.example.com: the frontier groups URLs by
+        # registrable domain, and every d<k>.example.com is example.com.
         urls = [
-            f"http://d{i % args.domains}.example.com/item/{i}"
+            f"http://www.d{i % args.domains}.com/item/{i}"
             for i in range(base, min(args.urls, base + args.batch))
         ]
         admission.admit("default", urls, [fingerprint(u) for u in urls], depth=2)
+        db.commit()  # more often than the master, which commits every 0.2 s at most
         if base and base % 1_000_000 < args.batch:
             print(
                 f"{base:>10} queued, rss {rss_mb():.0f} MB, "

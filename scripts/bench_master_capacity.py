@@ -45,6 +45,7 @@ import psutil
 import yaml
 import zmq
 import zmq.asyncio
+from pyspy_top import top_functions  # scripts/: on sys.path when run as a script
 
 from nadird import __version__
 from nadird.jobs import Job
@@ -86,7 +87,8 @@ class Links:
         self._next += count
         rand = self._rng.randrange
         for i in range(start, start + count):
-            urls.append(f"http://www.d{rand(self._domains)}.bench.example/catalog/item/{i}?ref=nav")
+            # d<k>.com: each its own registrable domain (the unit of a lease).
+            urls.append(f"http://www.d{rand(self._domains)}.com/catalog/item/{i}?ref=nav")
         # Uniform 16-byte fingerprints, as blake2b gives: the master trusts
         # the worker's, and hashing here would only slow the simulator down.
         blob = os.urandom(16 * count)
@@ -226,7 +228,7 @@ def prefill(state: Path, args: argparse.Namespace) -> list[tuple[str, bytes]]:
     total = args.domains * args.prefill
     for base in range(0, total, batch):
         urls = [
-            f"http://www.d{i % args.domains}.bench.example/start/{i}"
+            f"http://www.d{i % args.domains}.com/start/{i}"
             for i in range(base, min(total, base + batch))
         ]
         fps = [fingerprint(u) for u in urls]
@@ -299,7 +301,8 @@ async def measure(workers: int, args: argparse.Namespace, code: str | None) -> d
         log = open(work / "master.log", "wb")  # noqa: SIM115 (closed below)
         command = [sys.executable, "-m", "nadird", "--role", "master", "-c", str(config)]
         env = {**os.environ, "PYTHONPATH": code} if code else None
-        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+        # cwd: not this tree, or `-m nadird` would import ./nadird whatever PYTHONPATH says.
+        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=work)
         try:
             await wait_for_api(state, proc)
             result = await drive(workers, work, state, proc, known, args)
@@ -373,7 +376,7 @@ def start_profile(pid: int, workers: int, args: argparse.Namespace) -> subproces
     out.mkdir(parents=True, exist_ok=True)
     command = [
         "py-spy", "record", "--pid", str(pid), "--duration", str(int(args.seconds)),
-        "--rate", "250", "--nonblocking", "--function", "--format", "raw",
+        "--rate", "250", "--nonblocking", "--function", "--format", "raw", *args.spy_args,
         "--output", str(out / f"master-{workers}w.txt"),
     ]  # fmt: skip
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -387,33 +390,6 @@ def stop_master(proc: subprocess.Popen[bytes]) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-
-
-def short(frame: str) -> str:
-    """`func (/long/path/module.py:12)` -> `func module.py:12`."""
-    return frame.split(" (")[0] + " " + frame.rsplit("/", 1)[-1].rstrip(")")
-
-
-def top_functions(raw: Path, top: int) -> list[str]:
-    """Own and inclusive share of samples per function, from py-spy's raw output."""
-    own: dict[str, int] = {}
-    total: dict[str, int] = {}
-    samples = 0
-    for line in raw.read_text(encoding="utf-8", errors="replace").splitlines():
-        stack, _, count_text = line.rpartition(" ")
-        if not stack or not count_text.isdigit():
-            continue
-        count = int(count_text)
-        frames = [short(frame) for frame in stack.split(";")]
-        samples += count
-        own[frames[-1]] = own.get(frames[-1], 0) + count
-        for frame in set(frames):
-            total[frame] = total.get(frame, 0) + count
-    rows = sorted(own.items(), key=lambda kv: kv[1], reverse=True)[:top]
-    return [
-        f"{100 * n / samples:5.1f}% own {100 * total[name] / samples:5.1f}% total  {name}"
-        for name, n in rows
-    ]
 
 
 def main() -> int:
@@ -434,6 +410,10 @@ def main() -> int:
     parser.add_argument("--state-root", default="/dev/shm", help="tmpfs for state and store")
     parser.add_argument("--profile", metavar="DIR", help="py-spy the master over each window")
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument(
+        "--gil", dest="spy_args", action="store_const", const=["--gil"], default=[],
+        help="profile only the thread holding the GIL (Python work, no waits)",
+    )  # fmt: skip
     parser.add_argument(
         "--baseline",
         metavar="DIR",

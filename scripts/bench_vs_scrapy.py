@@ -41,6 +41,7 @@ from urllib.parse import urlsplit
 
 import psutil
 import yaml
+from pyspy_top import top_functions  # scripts/: on sys.path when run as a script
 
 from nadird.testing.graph import SiteGraph
 
@@ -267,31 +268,6 @@ def profile(args: argparse.Namespace, info: dict[str, Any]) -> None:
         for line in top_functions(raw, args.top):
             print(line)
         shutil.rmtree(work, ignore_errors=True)
-
-
-def top_functions(raw: Path, top: int) -> list[str]:
-    """Own (leaf) and total (inclusive) samples per function from py-spy's raw output."""
-    own: dict[str, int] = {}
-    total: dict[str, int] = {}
-    samples = 0
-    for line in raw.read_text(encoding="utf-8", errors="replace").splitlines():
-        stack, _, count_text = line.rpartition(" ")
-        if not stack or not count_text.isdigit():
-            continue
-        count = int(count_text)
-        frames = stack.split(";")
-        # The first frame is the process (py-spy --subprocesses): keep it apart.
-        frames = [f.split(" (")[0] + " " + f.rsplit("/", 1)[-1].rstrip(")") for f in frames[1:]]
-        samples += count
-        if frames:
-            own[frames[-1]] = own.get(frames[-1], 0) + count
-        for frame in set(frames):
-            total[frame] = total.get(frame, 0) + count
-    rows = sorted(own.items(), key=lambda kv: kv[1], reverse=True)[:top]
-    return [
-        f"{100 * n / samples:5.1f}% own {100 * total[name] / samples:5.1f}% total  {name}"
-        for name, n in rows
-    ]
 
 
 # -------------------------------------------------------------------- main

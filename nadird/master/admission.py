@@ -2,9 +2,9 @@
 
 Workers send canonical URLs with their fingerprints; the master only applies
 the job's caps and the Bloom filter. A URL is marked seen at the moment it is
-admitted, so it can be handed to one worker only; the frontier commits it to
-disk (with an admission sequence number) before anything can acknowledge the
-page that found it.
+admitted, so it can be handed to one worker only; the frontier writes it to
+disk (with an admission sequence number) in the transaction that will later
+hold the deletion of the page that found it (see frontier_db.py).
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from nadird.jobs import Job
+from nadird.master.domains import DomainCache
 from nadird.master.frontier import Frontier
 from nadird.master.frontier_db import Row
 from nadird.master.seen import SeenSet
-from nadird.urls import domain_of
 
 SEED_BONUS = 1000
 # The links of one page: URLs, their fingerprints, and the depth they enter at.
@@ -35,6 +35,7 @@ class Admission:
         # Kept on disk so max_pages holds across restarts.
         self.admitted: Counter[str] = Counter(frontier.db.job_counts())
         self.capped: Counter[str] = Counter()
+        self.domain_of = DomainCache()
         # (job, domain) -> URLs admitted, for jobs with max_pages_per_domain;
         # filled from disk on first use.
         self._domains: dict[tuple[str, str], int] = {}
@@ -59,10 +60,15 @@ class Admission:
             if job.max_depth is not None and depth > job.max_depth:
                 continue
             rank = priority(job, depth)
+            fresh = seen.absent(fps)
+            if not fresh:
+                continue  # the common case: every link of the page is known
+            new = set(fresh)
             for url, fp in zip(urls, fps, strict=True):
-                if fp in seen:
+                # `fp in seen` again: a link twice in one page was marked the first time.
+                if fp not in new or fp in seen:
                     continue
-                domain = domain_of(url)
+                domain = self.domain_of(url)
                 if len(rows) >= room or (
                     cap is not None
                     and self._domain_count(job_name, domain) + per_domain[domain] >= cap

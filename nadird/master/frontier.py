@@ -103,7 +103,7 @@ class Frontier:
 
     # ---------------------------------------------------------- admission
     def admit(self, rows: Iterable[Row]) -> int:
-        """Queue new URLs (already checked against the seen set); commits to disk."""
+        """Queue new URLs (already checked against the seen set); the caller commits."""
         accepted: list[tuple[int, Row]] = []
         touched: list[DomainState] = []
         for row in rows:
@@ -114,7 +114,6 @@ class Frontier:
                 self.rows += 1
                 touched.append(ds)
         if not accepted:
-            self.db.commit()
             return 0
         self.seq = self.db.admit(accepted)
         for ds in touched:

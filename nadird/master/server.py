@@ -85,6 +85,7 @@ class Master:
         self._rate: collections.deque[tuple[float, int]] = collections.deque(maxlen=12)
         self.api: ApiServer | None = None
         self._pressed = False
+        self._behind = False
         self.core.metrics.watch(self._metrics_state)
 
     @property
@@ -315,7 +316,14 @@ class Master:
             self._wake.clear()
 
     def _backpressure(self) -> bool:
-        """The store's outage spool is over its cap: hand out no new work."""
+        """The store's outage spool is over its cap, or the store is far behind
+        the results (writer.behind): hand out no new work."""
+        if self.writer.behind() != self._behind:
+            self._behind = not self._behind
+            if self._behind:
+                log.warning("store_behind", pending=self.writer.pending)
+            else:
+                log.info("store_behind_over", pending=self.writer.pending)
         pressed = bool(getattr(self.writer.store, "backpressure", False))
         if pressed != self._pressed:
             self._pressed = pressed
@@ -327,7 +335,7 @@ class Master:
                 )
             else:
                 log.info("store_backpressure_over")
-        return pressed
+        return pressed or self._behind
 
     # --------------------------------------------------------- housekeeping
     async def _housekeeping_loop(self) -> None:

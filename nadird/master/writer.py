@@ -17,6 +17,8 @@ from nadird.logs import get_logger
 from nadird.store.base import PageRecord, Store
 
 log = get_logger()
+# Store writes' worth of records waiting before the store counts as behind.
+BEHIND_BATCHES = 20
 
 
 class ResultWriter:
@@ -36,11 +38,21 @@ class ResultWriter:
         self._kick = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.written = 0
+        self._behind = False
         self.failures = 0
 
     def configure(self, flush_size: int, flush_interval: float) -> None:
         self._flush_size = flush_size
         self._flush_interval = flush_interval
+
+    def behind(self) -> bool:
+        """True from BEHIND_BATCHES store writes' worth of records waiting
+        until half as many: the store is slower than the workers, and more
+        work would only grow the master's memory (the master then leases no
+        new bags). The gap between the two marks keeps it from flapping."""
+        batches = self.pending / self._flush_size
+        self._behind = batches > BEHIND_BATCHES / 2 if self._behind else batches >= BEHIND_BATCHES
+        return self._behind
 
     @property
     def pending(self) -> int:

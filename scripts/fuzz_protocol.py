@@ -16,17 +16,12 @@ from hypothesis import strategies as st
 
 sys.path.insert(0, "tests")
 
-from test_master_fuzz import (
-    consistent,
-    feed,
-    fresh_core,
-)
 
 from nadird.errors import ProtocolError
 from nadird.logs import configure
 from nadird.protocol.codec import decode
 from nadird.protocol.messages import Message
-from nadird.testing.fuzz import frames, messages
+from nadird.testing.fuzz import frames, messages, run_script
 
 
 def main() -> int:
@@ -50,17 +45,7 @@ def main() -> int:
     @common
     @given(st.lists(st.tuples(st.sampled_from([b"a", b"b", b"c"]), messages), max_size=60))
     def master(script: list[tuple[bytes, Message]]) -> None:
-        import tempfile
-        import time
-        from pathlib import Path
-
-        with tempfile.TemporaryDirectory() as tmp:
-            core = fresh_core(Path(tmp))
-            now = time.monotonic()
-            for step, (identity, msg) in enumerate(script):
-                feed(core, identity, msg, now + step * 0.7)
-                consistent(core)
-            core.frontier.db.close()
+        run_script(script)
 
     for name, test in (("decoder", decoder), ("master state machine", master)):
         print(f"fuzzing the {name} with {args.examples} examples...", flush=True)

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import tempfile
-import time
-from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -13,7 +10,7 @@ from hypothesis import strategies as st
 from nadird.errors import ProtocolError
 from nadird.protocol.codec import decode
 from nadird.protocol.messages import Message
-from nadird.testing.fuzz import consistent, feed, frames, fresh_core, messages
+from nadird.testing.fuzz import frames, messages, run_script
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -21,13 +18,7 @@ from nadird.testing.fuzz import consistent, feed, frames, fresh_core, messages
 def test_any_sequence_of_messages_keeps_the_master_consistent(
     script: list[tuple[bytes, Message]],
 ) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        core = fresh_core(Path(tmp))
-        now = time.monotonic()
-        for step, (identity, msg) in enumerate(script):
-            feed(core, identity, msg, now + step * 0.7)
-            consistent(core)
-        core.frontier.db.close()
+    run_script(script)
 
 
 @settings(max_examples=400, deadline=None)

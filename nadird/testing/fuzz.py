@@ -149,3 +149,17 @@ def consistent(core: MasterCore) -> None:
     for lease in core.leases:
         ds = frontier.get(lease.domain)
         assert ds is not None and ds.leased
+
+
+def run_script(script: list[tuple[bytes, Message]]) -> None:
+    """Feed a sequence of (sender, message) to a fresh master, checking it after each."""
+    import tempfile
+    import time
+
+    with tempfile.TemporaryDirectory() as tmp:
+        core = fresh_core(Path(tmp))
+        now = time.monotonic()
+        for step, (identity, msg) in enumerate(script):
+            feed(core, identity, msg, now + step * 0.7)
+            consistent(core)
+        core.frontier.db.close()

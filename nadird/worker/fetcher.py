@@ -18,7 +18,7 @@ import asyncio
 import ipaddress
 import itertools
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 
 import aiohttp
@@ -228,31 +228,19 @@ class Fetcher:
         if declared is not None and declared > wire_limit and not truncate:
             raise FetchError("too_large", f"Content-Length {declared} exceeds {wire_limit}")
         decoder = decoder_for(resp.headers.get("Content-Encoding"))
-        chunks: list[bytes] = []
-        wire = size = 0
+        body = _Bounded(limit)
+        wire = 0
         async for chunk in resp.content.iter_chunked(READ_CHUNK):
             wire += len(chunk)
             if wire > wire_limit:
                 if truncate:
-                    return b"".join(chunks), True
+                    return body.joined(), True
                 raise FetchError("too_large", f"body exceeds {wire_limit} bytes")
-            for piece in decoder.feed(chunk):
-                size += len(piece)
-                if size > limit:
-                    if truncate:
-                        chunks.append(piece[: len(piece) - (size - limit)])
-                        return b"".join(chunks), True
-                    raise FetchError("too_large", f"decoded body exceeds {limit} bytes")
-                chunks.append(piece)
-        for piece in decoder.finish():
-            size += len(piece)
-            if size > limit:
-                if truncate:
-                    chunks.append(piece[: len(piece) - (size - limit)])
-                    return b"".join(chunks), True
-                raise FetchError("too_large", f"decoded body exceeds {limit} bytes")
-            chunks.append(piece)
-        return b"".join(chunks), False
+            if body.take(decoder.feed(chunk), truncate):
+                return body.joined(), True
+        if body.take(decoder.finish(), truncate):
+            return body.joined(), True
+        return body.joined(), False
 
 
 def _kept_headers(resp: aiohttp.ClientResponse) -> dict[str, str]:
@@ -314,3 +302,27 @@ def classify(exc: BaseException) -> FetchError:
     if isinstance(exc, aiohttp.ClientError):
         return FetchError("http_error", f"{type(exc).__name__}: {exc}")
     return FetchError("internal", f"{type(exc).__name__}: {exc}")
+
+
+class _Bounded:
+    """Decoded body pieces up to a limit: past it, cut (truncate) or refuse."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.size = 0
+        self.chunks: list[bytes] = []
+
+    def take(self, pieces: Iterable[bytes], truncate: bool) -> bool:
+        """Add pieces; True when the limit was reached and the body was cut."""
+        for piece in pieces:
+            self.size += len(piece)
+            if self.size > self.limit:
+                if not truncate:
+                    raise FetchError("too_large", f"decoded body exceeds {self.limit} bytes")
+                self.chunks.append(piece[: len(piece) - (self.size - self.limit)])
+                return True
+            self.chunks.append(piece)
+        return False
+
+    def joined(self) -> bytes:
+        return b"".join(self.chunks)

@@ -36,6 +36,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -218,25 +219,44 @@ class SimWorker:
 # ------------------------------------------------------------------ master
 
 
-def prefill(state: Path, args: argparse.Namespace) -> list[tuple[str, bytes]]:
-    """Queue --prefill URLs per domain through the master's admission code."""
+PREFILL_BATCH = 640
+
+
+def prefill_urls(args: argparse.Namespace) -> Iterator[list[str]]:
+    total = args.domains * args.prefill
+    for base in range(0, total, PREFILL_BATCH):
+        yield [
+            f"http://www.d{i % args.domains}.com/start/{i}"
+            for i in range(base, min(total, base + PREFILL_BATCH))
+        ]
+
+
+def prefill(state: Path, args: argparse.Namespace) -> None:
+    """Queue --prefill URLs per domain through the master's admission code
+    (run in the process of the code under test: its frontier schema)."""
     db = FrontierDB(state / "frontier.db")
     seen = SeenSet(args.expected_urls, args.fp_rate)
     admission = Admission(seen, Frontier(db), {"default": Job()})
-    known: list[tuple[str, bytes]] = []
-    batch = 640
-    total = args.domains * args.prefill
-    for base in range(0, total, batch):
-        urls = [
-            f"http://www.d{i % args.domains}.com/start/{i}"
-            for i in range(base, min(total, base + batch))
-        ]
-        fps = [fingerprint(u) for u in urls]
-        admission.admit("default", urls, fps, depth=1)
-        if len(known) < 200_000:
-            known.extend(zip(urls, fps, strict=True))
+    for urls in prefill_urls(args):
+        admission.admit("default", urls, [fingerprint(u) for u in urls], depth=1)
     db.close()
+
+
+def known_links(args: argparse.Namespace) -> list[tuple[str, bytes]]:
+    """The first 200,000 prefilled URLs: links the master has seen."""
+    known: list[tuple[str, bytes]] = []
+    for urls in prefill_urls(args):
+        if len(known) >= 200_000:
+            break
+        known.extend((u, fingerprint(u)) for u in urls)
     return known
+
+
+def prefill_with(code: str | None, state: Path, work: Path) -> None:
+    """Run this script's --prefill-into with the nadird package in `code`."""
+    env = {**os.environ, "PYTHONPATH": code} if code else None
+    command = [sys.executable, str(Path(__file__).resolve()), "--prefill-into", str(state)]
+    subprocess.run(command + sys.argv[1:], env=env, cwd=work, check=True)
 
 
 def master_config(work: Path, state: Path, args: argparse.Namespace) -> dict[str, Any]:
@@ -295,7 +315,8 @@ async def measure(workers: int, args: argparse.Namespace, code: str | None) -> d
     work = Path(tempfile.mkdtemp(prefix="ndcap-", dir="/tmp"))  # short ipc:// paths
     state = Path(tempfile.mkdtemp(prefix="ndcap-state-", dir=args.state_root))
     try:
-        known = await asyncio.to_thread(prefill, state, args)
+        await asyncio.to_thread(prefill_with, code, state, work)
+        known = known_links(args)
         config = work / "master.yaml"
         config.write_text(yaml.safe_dump(master_config(work, state, args)), encoding="utf-8")
         log = open(work / "master.log", "wb")  # noqa: SIM115 (closed below)
@@ -420,7 +441,11 @@ def main() -> int:
         help="also run the nadird package in DIR (before/after, alternated per worker count)",
     )
     parser.add_argument("--repeat", type=int, default=1, help="runs per worker count (and code)")
+    parser.add_argument("--prefill-into", metavar="STATE", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.prefill_into:
+        prefill(Path(args.prefill_into), args)
+        return 0
     with contextlib.suppress(ImportError):
         import uvloop
 

@@ -108,6 +108,71 @@ def test_urls_leave_only_when_durable(db: FrontierDB, clock: Clock) -> None:
     assert f.queued == 0 and db.total_rows() == 0
 
 
+def test_late_results_settle_queued_urls_but_not_ones_out_again(
+    db: FrontierDB, clock: Clock
+) -> None:
+    f = frontier(db, clock)
+    f.admit(rows(4) + rows(2, "b.test"))
+    ds = f.pop_ready(clock.t)
+    assert ds is not None and ds.name == "a.test"
+    first = f.take(ds, 4)
+    f.release("a.test", clock.t, first)  # the lease expired: all four back
+    again = f.take(ds, 2)  # two of them out in a new lease
+    stranger = rows(1, "a.test", start=99)[0].fp  # never queued
+    f.late("a.test", [r.fp for r in first] + [stranger])
+    f.durable([r.fp for r in first] + [stranger])
+    # The two not re-leased leave; the re-leased two stay with their lease.
+    assert f.queued == 4 and db.total_rows() == 4
+    left = {url for _, _, url in _queued(db)}
+    assert {r.url for r in again} <= left
+    assert ds.out == 2 and ds.settling == 0
+
+
+def _queued(db: FrontierDB) -> list[tuple[int, bytes, str]]:
+    return db._db.execute("SELECT id, fp, url FROM queue").fetchall()
+
+
+def test_schema_1_state_is_migrated_without_losing_rows(tmp_path: Path, clock: Clock) -> None:
+    import sqlite3
+
+    path = tmp_path / "old.db"
+    db = FrontierDB(path)
+    f = frontier(db, clock)
+    f.admit(rows(3) + rows(2, "b.test"))
+    db.close()
+    # Turn it into what schema 1 wrote: the same table with a UNIQUE fingerprint.
+    raw = sqlite3.connect(path)
+    raw.executescript(
+        """
+        CREATE TABLE q1 AS SELECT * FROM queue;
+        DROP TABLE queue;
+        CREATE TABLE queue (id INTEGER PRIMARY KEY, domain_id INTEGER NOT NULL,
+            priority INTEGER NOT NULL, fp BLOB NOT NULL UNIQUE, url TEXT NOT NULL,
+            depth INTEGER NOT NULL, job TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
+            not_before REAL NOT NULL DEFAULT 0, first_failed_at REAL, last_error TEXT);
+        INSERT INTO queue SELECT * FROM q1;
+        DROP TABLE q1;
+        UPDATE meta SET value='1' WHERE key='schema_version';
+        """
+    )
+    raw.close()
+    migrated = FrontierDB(path)
+    indexes = [r[1] for r in migrated._db.execute("PRAGMA index_list(queue)")]
+    assert indexes == ["queue_take"]
+    again = frontier(migrated, clock)
+    assert again.queued == 5
+    taken = []
+    while (ds := again.pop_ready(clock.t)) is not None:
+        bag = again.take(ds, 10)
+        taken += bag
+        for r in bag:
+            again.acked(r.fp)
+        again.release(ds.name, clock.t)
+    assert sorted(r.url for r in taken) == sorted(r.url for r in rows(3) + rows(2, "b.test"))
+    again.durable([r.fp for r in taken])
+    assert migrated.total_rows() == 0
+
+
 def test_state_survives_reopening_and_every_row_is_available_again(
     tmp_path: Path, clock: Clock
 ) -> None:

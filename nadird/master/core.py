@@ -235,6 +235,7 @@ class MasterCore:
             self.stats["late_results"] += len(msg.pages)
         records: list[PageRecord] = []
         links: list[LinkBatch] = []
+        late: dict[str, list[bytes]] = {}
         for page in msg.pages:
             row = lease.pending.pop(page.fp, None) if lease is not None else None
             self._observe(page)
@@ -246,9 +247,11 @@ class MasterCore:
             if row is not None:
                 self.frontier.acked(page.fp)
             else:
-                self.frontier.late(page.fp, domain_of(page.url))
+                late.setdefault(domain_of(page.url), []).append(page.fp)
             records.append(page_record(page, msg.job, msg.node))
             self.stats["pages_error" if page.error else "pages_ok"] += 1
+        for domain, fps in late.items():
+            self.frontier.late(domain, fps)
         if links:
             # One frontier transaction for the whole message, committed before
             # the records are handed to the store writer: no page can be

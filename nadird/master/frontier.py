@@ -66,8 +66,10 @@ class Frontier:
         self._domains: dict[str, DomainState] = {}
         self._heap: list[tuple[float, int, str]] = []
         self._tiebreak = itertools.count()
-        self._out: dict[bytes, DomainState] = {}
-        self._settling: dict[bytes, DomainState] = {}
+        # fingerprint -> (domain, queue row id) of URLs out in leases and of
+        # URLs whose results wait for the store.
+        self._out: dict[bytes, tuple[DomainState, int]] = {}
+        self._settling: dict[bytes, tuple[DomainState, int]] = {}
         self.rows = 0
         self.overflowed = 0
         self.seq = db.last_seq()
@@ -138,7 +140,7 @@ class Frontier:
             self._overflow(row, "domain queue cap")
             return False
         lowest.domain = ds.name
-        self.db.delete_one(lowest.fp)
+        self.db.delete_one(lowest.id)
         self._overflow(lowest, "evicted by higher priority")
         ds.rows -= 1
         self.rows -= 1
@@ -214,14 +216,15 @@ class Frontier:
         ds.leased = True
         ds.out += len(rows)
         for row in rows:
-            self._out[row.fp] = ds
+            self._out[row.fp] = (ds, row.id)
         return rows
 
     def _unout(self, fp: bytes) -> DomainState | None:
-        ds = self._out.pop(fp, None)
-        if ds is not None:
-            ds.out -= 1
-        return ds
+        held = self._out.pop(fp, None)
+        if held is None:
+            return None
+        held[0].out -= 1
+        return held[0]
 
     def release(self, domain: str, next_allowed: float, returned: Iterable[Row] = ()) -> None:
         """End the domain's lease; URLs handed back become available again."""
@@ -233,42 +236,48 @@ class Frontier:
 
     def acked(self, fp: bytes) -> None:
         """A leased URL's result arrived; it leaves once the store has it."""
-        ds = self._unout(fp)
-        if ds is not None:
+        held = self._out.pop(fp, None)
+        if held is not None:
+            ds = held[0]
+            ds.out -= 1
             ds.settling += 1
-            self._settling[fp] = ds
+            self._settling[fp] = held
 
-    def late(self, fp: bytes, domain: str) -> None:
-        """A result outside any live lease: hold the URL back until it is stored."""
-        if fp in self._out or fp in self._settling:
-            return
+    def late(self, domain: str, fps: Iterable[bytes]) -> None:
+        """Results outside any live lease: hold their URLs back until stored
+        (a URL out in a newer lease stays with that lease)."""
         ds = self._domains.get(domain)
-        if ds is not None:
+        if ds is None:
+            return
+        wanted = [fp for fp in fps if fp not in self._out and fp not in self._settling]
+        if not wanted:
+            return
+        for fp, row_id in self.db.find(ds.id, wanted).items():
             ds.settling += 1
-            self._settling[fp] = ds
+            self._settling[fp] = (ds, row_id)
 
     def durable(self, fps: Iterable[bytes]) -> None:
         """The store confirmed these results: their URLs leave the frontier."""
-        settled: list[tuple[bytes, DomainState]] = []
+        settled: list[tuple[DomainState, int]] = []
         for fp in fps:
-            ds = self._settling.pop(fp, None)
-            if ds is not None:
-                ds.settling -= 1
-                settled.append((fp, ds))
+            held = self._settling.pop(fp, None)
+            if held is not None:
+                held[0].settling -= 1
+                settled.append(held)
         if not settled:
             return
-        gone = self.db.delete_many([fp for fp, _ in settled])
-        for fp, ds in settled:
-            if fp in gone:
+        gone = self.db.delete_many([row_id for _, row_id in settled])
+        for ds, row_id in settled:
+            if row_id in gone:
                 ds.rows -= 1
                 self.rows -= 1
-        for ds in {id(ds): ds for _, ds in settled}.values():
+        for ds in {id(ds): ds for ds, _ in settled}.values():
             self._schedule(ds)
 
     def retry(self, row: Row, attempts: int, delay: float, error: str) -> None:
         """Keep a URL that failed transiently; it becomes available after `delay`."""
         self._unout(row.fp)
-        self.db.schedule_retry(row.fp, attempts, self._wall() + delay, error)
+        self.db.schedule_retry(row.id, attempts, self._wall() + delay, error)
 
     def dead(self, row: Row, error: str, attempts: int) -> None:
         ds = self._unout(row.fp)
@@ -280,11 +289,11 @@ class Frontier:
     def drop_job(self, job: str) -> int:
         """Delete a job's queued URLs, except those in a lease or being stored."""
         dropped = 0
-        for fp, name in self.db.job_rows(job):
+        for row_id, fp, name in self.db.job_rows(job):
             if fp in self._out or fp in self._settling:
                 continue
             ds = self._domains.get(name)
-            if self.db.delete_one(fp) and ds is not None:
+            if self.db.delete_one(row_id) and ds is not None:
                 ds.rows -= 1
                 self.rows -= 1
                 dropped += 1

@@ -13,7 +13,10 @@ right after a commit, so it never marks a URL seen that the frontier lacks.
 
 Tables:
   domains       id, name, next_allowed (wall clock; politeness across restarts)
-  queue         one row per URL waiting or leased; leaves only once stored
+  queue         one row per URL waiting or leased; leaves only once stored.
+                Rows are found by rowid (a lease keeps it), never by
+                fingerprint: a unique index on random 16-byte fingerprints
+                cost more than the rest of an insert (schema 1 had one).
   admitted      seq, fp: every admission since the last seen-set snapshot
   dead_letters  URLs whose retries ran out, with the last error
   overflow      URLs dropped by the queue caps, counted and kept for the record
@@ -29,21 +32,14 @@ from pathlib import Path
 
 from nadird.errors import StateError
 
-SCHEMA_VERSION = 1
-# Fingerprints per DELETE statement: well under SQLite's bound on parameters.
+SCHEMA_VERSION = 2
+# Row ids or fingerprints per statement: well under SQLite's bound on parameters.
 DELETE_CHUNK = 500
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS domains (
-    id INTEGER PRIMARY KEY,
-    name TEXT NOT NULL UNIQUE,
-    next_allowed REAL NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS queue (
+_QUEUE_COLUMNS = """
     id INTEGER PRIMARY KEY,
     domain_id INTEGER NOT NULL,
     priority INTEGER NOT NULL,
-    fp BLOB NOT NULL UNIQUE,
+    fp BLOB NOT NULL,
     url TEXT NOT NULL,
     depth INTEGER NOT NULL,
     job TEXT NOT NULL,
@@ -51,7 +47,15 @@ CREATE TABLE IF NOT EXISTS queue (
     not_before REAL NOT NULL DEFAULT 0,
     first_failed_at REAL,
     last_error TEXT
+"""
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS domains (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    next_allowed REAL NOT NULL DEFAULT 0
 );
+CREATE TABLE IF NOT EXISTS queue ({_QUEUE_COLUMNS});
 CREATE INDEX IF NOT EXISTS queue_take ON queue (domain_id, priority DESC, id);
 CREATE TABLE IF NOT EXISTS job_counts (job TEXT PRIMARY KEY, admitted INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS job_domain_counts (
@@ -98,6 +102,7 @@ class Row:
     priority: int
     domain: str
     attempts: int = 0
+    id: int = 0  # rowid in the queue table; 0 until admitted
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,8 +151,28 @@ class FrontierDB:
         row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         if row is None:
             self._db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
+        elif int(row[0]) == 1:
+            self._migrate_from_1()
         elif int(row[0]) != SCHEMA_VERSION:
             raise StateError(f"{self.path}: frontier schema {row[0]}, expected {SCHEMA_VERSION}")
+
+    def _migrate_from_1(self) -> None:
+        """Rebuild the queue without its unique fingerprint index (SQLite
+        cannot drop a UNIQUE constraint in place). One transaction: a crash
+        midway leaves schema 1 intact and the next start tries again."""
+        self._db.executescript(
+            f"""
+            BEGIN;
+            CREATE TABLE queue_v2 ({_QUEUE_COLUMNS});
+            INSERT INTO queue_v2 SELECT id, domain_id, priority, fp, url, depth, job, attempts,
+                not_before, first_failed_at, last_error FROM queue;
+            DROP TABLE queue;
+            ALTER TABLE queue_v2 RENAME TO queue;
+            CREATE INDEX queue_take ON queue (domain_id, priority DESC, id);
+            UPDATE meta SET value='{SCHEMA_VERSION}' WHERE key='schema_version';
+            COMMIT;
+            """
+        )
 
     # ------------------------------------------------------ transactions
     def _begin(self) -> None:
@@ -191,9 +216,11 @@ class FrontierDB:
         """Insert rows and log their admission (uncommitted: the caller
         commits). Returns the last sequence."""
         self._begin()
+        # No duplicate check: the seen set admits a fingerprint once, and it
+        # holds every queued one (replayed from `admitted` after a crash).
         rows = list(rows)
         self._db.executemany(
-            "INSERT OR IGNORE INTO queue (domain_id, priority, fp, url, depth, job) "
+            "INSERT INTO queue (domain_id, priority, fp, url, depth, job) "
             "VALUES (?, ?, ?, ?, ?, ?)",
             [(did, r.priority, r.fp, r.url, r.depth, r.job) for did, r in rows],
         )
@@ -214,11 +241,26 @@ class FrontierDB:
         skip = list(skip_jobs)
         not_in = f" AND job NOT IN ({', '.join('?' * len(skip))})" if skip else ""
         cur = self._db.execute(
-            "SELECT url, fp, depth, job, priority, attempts FROM queue "
+            "SELECT url, fp, depth, job, priority, attempts, id FROM queue "
             f"WHERE domain_id=? AND not_before<=?{not_in} ORDER BY priority DESC, id LIMIT ?",
             (domain_id, now_wall, *skip, limit),
         )
-        return [Row(u, fp, d, j, p, name, a) for u, fp, d, j, p, a in cur]
+        return [Row(u, fp, d, j, p, name, a, i) for u, fp, d, j, p, a, i in cur]
+
+    def find(self, domain_id: int, fps: Sequence[bytes]) -> dict[bytes, int]:
+        """Row ids of queued fingerprints of one domain. Scans the domain's
+        rows (there is no fingerprint index): only for results that arrive
+        after their lease ended, which are rare."""
+        found: dict[bytes, int] = {}
+        for at in range(0, len(fps), DELETE_CHUNK):
+            chunk = fps[at : at + DELETE_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            cur = self._db.execute(
+                f"SELECT fp, id FROM queue WHERE domain_id=? AND fp IN ({marks})",
+                (domain_id, *chunk),
+            )
+            found.update(cur)
+        return found
 
     def earliest_retry(self, domain_id: int) -> float | None:
         row = self._db.execute(
@@ -226,44 +268,42 @@ class FrontierDB:
         ).fetchone()
         return None if row is None or row[0] is None else float(row[0])
 
-    def delete(self, fps: Iterable[bytes]) -> int:
-        self._begin()
-        cur = self._db.executemany("DELETE FROM queue WHERE fp=?", [(fp,) for fp in fps])
-        return cur.rowcount
+    def delete_many(self, ids: Sequence[int]) -> set[int]:
+        """Delete queued URLs by row id; returns the ids that were there.
 
-    def delete_many(self, fps: Sequence[bytes]) -> set[bytes]:
-        """Delete queued URLs; returns the fingerprints that were there.
-
-        One statement per DELETE_CHUNK fingerprints instead of one per URL
-        (a store batch settles hundreds at once)."""
+        One statement per DELETE_CHUNK rows instead of one per URL (a store
+        batch settles hundreds at once)."""
         self._begin()
-        gone: set[bytes] = set()
-        for at in range(0, len(fps), DELETE_CHUNK):
-            chunk = fps[at : at + DELETE_CHUNK]
+        gone: set[int] = set()
+        for at in range(0, len(ids), DELETE_CHUNK):
+            chunk = ids[at : at + DELETE_CHUNK]
             marks = ",".join("?" * len(chunk))
-            cur = self._db.execute(f"DELETE FROM queue WHERE fp IN ({marks}) RETURNING fp", chunk)
-            gone.update(fp for (fp,) in cur)
+            cur = self._db.execute(f"DELETE FROM queue WHERE id IN ({marks}) RETURNING id", chunk)
+            gone.update(i for (i,) in cur)
         return gone
 
-    def delete_one(self, fp: bytes) -> bool:
+    def delete_one(self, row_id: int) -> bool:
         self._begin()
-        return self._db.execute("DELETE FROM queue WHERE fp=?", (fp,)).rowcount > 0
+        return self._db.execute("DELETE FROM queue WHERE id=?", (row_id,)).rowcount > 0
 
-    def schedule_retry(self, fp: bytes, attempts: int, not_before: float, error: str) -> None:
+    def schedule_retry(self, row_id: int, attempts: int, not_before: float, error: str) -> None:
         self._begin()
         self._db.execute(
             "UPDATE queue SET attempts=?, not_before=?, last_error=?, "
-            "first_failed_at=coalesce(first_failed_at, ?) WHERE fp=?",
-            (attempts, not_before, error[:1000], time.time(), fp),
+            "first_failed_at=coalesce(first_failed_at, ?) WHERE id=?",
+            (attempts, not_before, error[:1000], time.time(), row_id),
         )
 
     def lowest(self, domain_id: int) -> Row | None:
         row = self._db.execute(
-            "SELECT url, fp, depth, job, priority, attempts FROM queue WHERE domain_id=? "
+            "SELECT url, fp, depth, job, priority, attempts, id FROM queue WHERE domain_id=? "
             "ORDER BY priority ASC, id DESC LIMIT 1",
             (domain_id,),
         ).fetchone()
-        return None if row is None else Row(row[0], row[1], row[2], row[3], row[4], "", row[5])
+        if row is None:
+            return None
+        url, fp, depth, job, priority, attempts, row_id = row
+        return Row(url, fp, depth, job, priority, "", attempts, row_id)
 
     def overflow(self, row: Row, reason: str) -> None:
         self._begin()
@@ -273,13 +313,14 @@ class FrontierDB:
             (row.url, row.fp, row.job, row.domain, row.priority, reason, time.time()),
         )
 
-    def job_rows(self, job: str) -> list[tuple[bytes, str]]:
-        """(fingerprint, domain) of every queued URL of a job."""
+    def job_rows(self, job: str) -> list[tuple[int, bytes, str]]:
+        """(row id, fingerprint, domain) of every queued URL of a job."""
         cur = self._db.execute(
-            "SELECT q.fp, d.name FROM queue q JOIN domains d ON d.id = q.domain_id WHERE q.job=?",
+            "SELECT q.id, q.fp, d.name FROM queue q JOIN domains d ON d.id = q.domain_id "
+            "WHERE q.job=?",
             (job,),
         )
-        return [(fp, name) for fp, name in cur]
+        return [(i, fp, name) for i, fp, name in cur]
 
     def total_rows(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM queue").fetchone()[0])
@@ -329,9 +370,9 @@ class FrontierDB:
         self._begin()
         now = time.time()
         first = self._db.execute(
-            "SELECT first_failed_at FROM queue WHERE fp=?", (row.fp,)
+            "SELECT first_failed_at FROM queue WHERE id=?", (row.id,)
         ).fetchone()
-        self._db.execute("DELETE FROM queue WHERE fp=?", (row.fp,))
+        self._db.execute("DELETE FROM queue WHERE id=?", (row.id,))
         self._db.execute(
             "INSERT OR REPLACE INTO dead_letters (fp, url, job, domain, depth, priority, error, "
             "attempts, first_failed_at, last_failed_at, requeue) VALUES (?,?,?,?,?,?,?,?,?,?,0)",
@@ -387,12 +428,13 @@ class FrontierDB:
         return cur.rowcount
 
     def requeue_dead(self, letters: list[DeadLetter]) -> None:
-        """Move dead letters back into the queue with fresh attempts."""
+        """Move dead letters back into the queue with fresh attempts (a dead
+        letter's URL left the queue when it died, so it is not there twice)."""
         self._begin()
         for letter in letters:
             did = self.domain_id(letter.domain)
             self._db.execute(
-                "INSERT OR IGNORE INTO queue (domain_id, priority, fp, url, depth, job) "
+                "INSERT INTO queue (domain_id, priority, fp, url, depth, job) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 (did, letter.priority, letter.fp, letter.url, letter.depth, letter.job),
             )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -167,3 +169,17 @@ def test_fast_path_agrees_with_w3lib_path(url: str) -> None:
     fast = _canonicalize_fast(url)
     if fast is not None:
         assert fast == _canonicalize_slow(url)
+
+
+_NETLOC_TEXT = st.text("aZ09.-_:@/?#[]\\ \t\n%é", max_size=20)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(_URLISH, _NETLOC_TEXT.map("http://".__add__), _NETLOC_TEXT))
+def test_host_of_agrees_with_urlsplit(url: str) -> None:
+    # host_of's string match is only an optimization of urlsplit's hostname.
+    try:
+        expected = urlsplit(url).hostname or ""
+    except ValueError:  # a malformed IPv6 literal: no host either way
+        return
+    assert host_of(url) == expected

@@ -249,8 +249,7 @@ def extract_links(
     """
     if doc is None:
         return []
-    base = _base_url(doc, page_url)
-    origin = _origin(base)
+    resolve = _Resolver(_base_url(doc, page_url))
     seen_hrefs: set[str] = set()
     # After a redirect the page URL may be unknown to the master; a self-link
     # ('#top', a logo link) would then get the same page fetched again.
@@ -264,7 +263,7 @@ def extract_links(
         if href is None or href in seen_hrefs:
             continue
         seen_hrefs.add(href)
-        url = _resolve(base, origin, href)
+        url = resolve(href)
         if url is not None and url not in seen:
             seen.add(url)
             links.append(url)
@@ -307,22 +306,53 @@ def _origin(base: str) -> str | None:
     return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else None
 
 
-def _resolve(base: str, origin: str | None, href: str) -> str | None:
-    """The canonical absolute URL of an href, or None if it has none.
-
-    urljoin costs more than canonicalizing, so the two commonest shapes skip
-    it: '/path' is appended to the origin and an absolute http(s) URL is taken
-    as is. Dot segments urljoin would have resolved, canonicalize resolves.
-    """
-    if origin is not None and href.startswith("/") and not href.startswith("//"):
-        return _canonical_or_none(origin + href)
-    if href[:8].lower().startswith(("http://", "https://")):
-        return _canonical_or_none(href)
-    try:
-        absolute = urljoin(base, href)
-    except ValueError:  # a bad IPv6 literal
+def _folder(base: str, origin: str | None) -> str | None:
+    """The base URL up to the last '/' of its path: what a relative path
+    ('page-2.html', 'a/b') is appended to. None when the base is unusual."""
+    if origin is None or not base.startswith(origin):
         return None
-    return _canonical_or_none(absolute)
+    rest = base[len(origin) :]
+    end = len(rest)
+    for stop in "?#":
+        found = rest.find(stop, 0, end)
+        if found >= 0:
+            end = found
+    slash = rest.rfind("/", 0, end)
+    return origin + (rest[: slash + 1] if slash >= 0 else "/")
+
+
+class _Resolver:
+    """Hrefs of one page -> canonical absolute URLs (None if they have none).
+
+    urljoin costs more than canonicalizing, so the commonest shapes skip it:
+    '/path' is appended to the origin, a relative path without a scheme to
+    the base's folder, and an absolute http(s) URL is taken as is. Dot
+    segments urljoin would have resolved, canonicalize resolves.
+    """
+
+    __slots__ = ("_base", "_folder", "_origin")
+
+    def __init__(self, base: str) -> None:
+        self._base = base
+        self._origin = _origin(base)
+        self._folder = _folder(base, self._origin)
+
+    def __call__(self, href: str) -> str | None:
+        first = href[:1]
+        if first == "/":
+            if self._origin is not None and not href.startswith("//"):
+                return _canonical_or_none(self._origin + href)
+        elif first not in ("?", "#", ";", "") and self._folder is not None and ":" not in href:
+            # No ':' at all, so no scheme: a relative path (RFC 3986 4.2).
+            # (urljoin reads a leading ';' as parameters of the base's path.)
+            return _canonical_or_none(self._folder + href)
+        elif href[:8].lower().startswith(("http://", "https://")):
+            return _canonical_or_none(href)
+        try:
+            absolute = urljoin(self._base, href)
+        except ValueError:  # a bad IPv6 literal
+            return None
+        return _canonical_or_none(absolute)
 
 
 def _canonical_or_none(url: str) -> str | None:

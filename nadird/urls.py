@@ -68,8 +68,8 @@ def _canonicalize_fast(url: str) -> str | None:
     if match is None:
         return None
     path = match["path"] or "/"
-    if "/." in path:  # dot segments need resolving
-        return None
+    if "/." in path:
+        path = _remove_dot_segments(path)
     query = _sorted_query(match["query"] or "")
     if query is None:
         return None
@@ -78,6 +78,25 @@ def _canonicalize_fast(url: str) -> str | None:
     if port is None:
         return None
     return f"{scheme}://{match['host'].lower()}{port}{path}{'?' + query if query else ''}"
+
+
+def _remove_dot_segments(path: str) -> str:
+    """'/a/./b/../c' -> '/a/c' (RFC 3986 5.2.4) for an absolute path.
+
+    Relative hrefs ('../list.html') are joined to the page's folder by string
+    concatenation, so dot segments are common and must not cost a w3lib call.
+    """
+    segments = path.split("/")
+    kept: list[str] = []
+    for segment in segments[1:]:
+        if segment == "..":
+            if kept:
+                kept.pop()
+        elif segment != ".":
+            kept.append(segment)
+    if segments[-1] in (".", ".."):
+        kept.append("")  # '/a/..' is the folder '/', not the file ''
+    return "/" + "/".join(kept)
 
 
 def _sorted_query(query: str) -> str | None:

@@ -162,8 +162,17 @@ def test_canonicalize_is_idempotent(url: str) -> None:
     assert canonicalize(canonical) == canonical
 
 
+_DOTTY = st.builds(
+    "http://h.test{}{}".format,
+    st.lists(st.sampled_from(["", ".", "..", "...", "a", ".a", "a.", "b"]), max_size=6).map(
+        lambda segments: "".join("/" + s for s in segments)
+    ),
+    st.sampled_from(["", "?q=1", "#x", "?b=2&a=1"]),
+)
+
+
 @settings(max_examples=300, deadline=None)
-@given(_URLISH)
+@given(st.one_of(_URLISH, _DOTTY))
 def test_fast_path_agrees_with_w3lib_path(url: str) -> None:
     # The fast path is only an optimization: it must never change a result.
     fast = _canonicalize_fast(url)

@@ -16,22 +16,21 @@ replay into the wrong place.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import fcntl
 import os
 import sqlite3
 import time
 import zlib
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import msgpack
 
 from nadird.errors import StoreError
 from nadird.store.base import PageRecord
+from nadird.store.db_thread import DbThread
 
 PAYLOAD_VERSION = 1
 # Level 1: the spool is written on the hot path during an outage; HTML still
@@ -58,7 +57,6 @@ CREATE TABLE IF NOT EXISTS dead_letters (
 );
 """
 
-_T = TypeVar("_T")
 
 # PageRecord fields by name: the payload is a versioned list of named maps, so
 # a spool written by one release is read by the next (no positional tuples).
@@ -134,49 +132,42 @@ class Spool:
         self.records = 0
         self.bytes = 0
         self.dead_letters = 0
-        self._executor: ThreadPoolExecutor | None = None
-        self._conn: sqlite3.Connection | None = None
+        self._db = DbThread(path, "spool")
         self._lock_fd: int | None = None
 
     @property
     def is_open(self) -> bool:
-        return self._executor is not None
+        return self._db.is_open
 
     def exists(self) -> bool:
         return os.path.exists(self.path)
 
     async def open(self) -> None:
-        if self._executor is not None:
+        if self._db.is_open:
             return
-        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nadird-spool")
-        self._executor = executor
         try:
-            await self._run(self._open_sync)
+            await self._db.open(self._open_sync)
+        except (sqlite3.Error, OSError) as exc:
+            self._release_lock()
+            raise StoreError(f"{self.path}: spool: {exc}") from exc
         except BaseException:
-            self._executor = None
-            executor.shutdown(wait=False)
             self._release_lock()
             raise
 
     async def close(self) -> None:
-        executor, self._executor = self._executor, None
-        if executor is None:
-            return
-        loop = asyncio.get_running_loop()
         try:
-            await loop.run_in_executor(executor, self._close_sync)
+            await self._db.close()
         finally:
-            executor.shutdown(wait=True)
             self._release_lock()
 
     async def append(self, records: Sequence[PageRecord], attempts: int = 0) -> None:
         """Durably queue one batch at the tail; on disk when this returns."""
         if records:
-            await self._run(self._append_sync, list(records), attempts)
+            await self._db.run(self._append_sync, list(records), attempts)
 
     async def head(self, max_records: int) -> SpooledChunk | None:
         """The oldest batches, at least one, until `max_records` is reached."""
-        return await self._run(self._head_sync, max_records)
+        return await self._db.run(self._head_sync, max_records)
 
     async def settle(
         self,
@@ -186,20 +177,11 @@ class Spool:
         dead: Sequence[DeadLetter] = (),
     ) -> None:
         """Drop batches up to `last_seq`, re-queue `retry`, keep `dead`: one transaction."""
-        await self._run(self._settle_sync, last_seq, list(retry), attempts, list(dead))
+        await self._db.run(self._settle_sync, last_seq, list(retry), attempts, list(dead))
 
     async def add_dead_letters(self, dead: Sequence[DeadLetter]) -> None:
         if dead:
-            await self._run(self._settle_sync, 0, [], 0, list(dead))
-
-    async def _run(self, fn: Callable[..., _T], *args: Any) -> _T:
-        if self._executor is None:
-            raise StoreError(f"{self.path}: spool is not open")
-        loop = asyncio.get_running_loop()
-        try:
-            return await loop.run_in_executor(self._executor, fn, *args)
-        except (sqlite3.Error, OSError) as exc:
-            raise StoreError(f"{self.path}: spool: {exc}") from exc
+            await self._db.run(self._settle_sync, 0, [], 0, list(dead))
 
     def _release_lock(self) -> None:
         fd, self._lock_fd = self._lock_fd, None
@@ -208,7 +190,7 @@ class Spool:
 
     # Everything below runs on the executor thread only.
 
-    def _open_sync(self) -> None:
+    def _open_sync(self) -> sqlite3.Connection:
         parent = os.path.dirname(self.path)
         if parent:
             os.makedirs(parent, exist_ok=True)
@@ -221,11 +203,11 @@ class Spool:
             conn.execute("PRAGMA synchronous=FULL")
             conn.executescript(_SCHEMA)
             self._check_target(conn)
-            self._conn = conn
-            self._load_counts()
+            self._load_counts(conn)
         except BaseException:
             conn.close()
             raise
+        return conn
 
     def _take_lock(self) -> None:
         fd = os.open(self.path + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
@@ -250,13 +232,7 @@ class Spool:
             (self.target,),
         )
 
-    def _db(self) -> sqlite3.Connection:
-        if self._conn is None:
-            raise StoreError(f"{self.path}: spool is not open")
-        return self._conn
-
-    def _load_counts(self) -> None:
-        conn = self._db()
+    def _load_counts(self, conn: sqlite3.Connection) -> None:
         records, size = conn.execute(
             "SELECT coalesce(sum(records), 0), coalesce(sum(bytes), 0) FROM batches"
         ).fetchone()
@@ -265,7 +241,7 @@ class Spool:
 
     def _append_sync(self, records: list[PageRecord], attempts: int) -> None:
         payload = pack_records(records)
-        conn = self._db()
+        conn = self._db.conn()
         conn.execute("BEGIN IMMEDIATE")
         try:
             self._insert_batch(conn, payload, len(records), attempts)
@@ -285,7 +261,7 @@ class Spool:
         )
 
     def _head_sync(self, max_records: int) -> SpooledChunk | None:
-        conn = self._db()
+        conn = self._db.conn()
         records: list[PageRecord] = []
         last_seq = attempts = 0
         # Row by row: a chunk stops once it holds max_records, so only the
@@ -306,7 +282,7 @@ class Spool:
     def _settle_sync(
         self, last_seq: int, retry: list[PageRecord], attempts: int, dead: list[DeadLetter]
     ) -> None:
-        conn = self._db()
+        conn = self._db.conn()
         retry_payload = pack_records(retry) if retry else b""
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -346,8 +322,3 @@ class Spool:
         # to zero bytes; both are cheap on an empty table.
         conn.execute("VACUUM")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-
-    def _close_sync(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            conn.close()

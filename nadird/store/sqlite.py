@@ -1,25 +1,22 @@
 """The embedded default store: one SQLite file next to the master.
 
-sqlite3 calls block, so the connection lives on a private one-thread executor
-and every call goes through `run_in_executor`; the event loop (which is also
-serving the workers' sockets) never waits on disk. One thread, one connection:
-sqlite3's `check_same_thread` guard stays on and proves nothing else touches it.
-Everything CPU-heavy about a record (zlib, JSON) also happens on that thread.
+The connection lives on a thread of its own (`DbThread`), so the event loop
+never waits on disk. Everything CPU-heavy about a record (zlib, JSON) also
+happens on that thread.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sqlite3
 import zlib
-from collections.abc import AsyncIterator, Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 from nadird.errors import StoreError
 from nadird.store.base import PageRecord
+from nadird.store.db_thread import DbThread
 
 SCHEMA_VERSION = 2
 
@@ -92,7 +89,6 @@ _SELECT_JOB = (
     "WHERE job = ? AND rowid > ? ORDER BY rowid LIMIT ?"
 )
 
-_T = TypeVar("_T")
 _Row = tuple[Any, ...]
 
 
@@ -101,36 +97,26 @@ class SqliteStore:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self._executor: ThreadPoolExecutor | None = None
-        self._conn: sqlite3.Connection | None = None
+        self._db = DbThread(path, "store")
 
     def __repr__(self) -> str:
         return f"SqliteStore({self.path!r})"
 
     async def open(self) -> None:
-        if self._executor is not None:
-            return
-        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nadird-sqlite")
-        loop = asyncio.get_running_loop()
-        try:
-            self._conn = await loop.run_in_executor(executor, self._connect)
-        except BaseException:
-            executor.shutdown(wait=False)
-            raise
-        self._executor = executor
+        await self._db.open(self._connect)
 
     async def write(self, records: Sequence[PageRecord]) -> None:
         if not records:
             return
-        await self._run(self._write_sync, list(records))
+        await self._db.run(self._write_sync, list(records))
 
     async def count(self, job: str | None = None) -> int:
-        return await self._run(self._count_sync, job)
+        return await self._db.run(self._count_sync, job)
 
     async def iter_records(self, job: str | None = None) -> AsyncIterator[PageRecord]:
         after = 0
         while True:
-            records, last = await self._run(self._chunk_sync, job, after)
+            records, last = await self._db.run(self._chunk_sync, job, after)
             for record in records:
                 yield record
             if len(records) < CHUNK_ROWS:
@@ -138,29 +124,9 @@ class SqliteStore:
             after = last
 
     async def close(self) -> None:
-        executor, self._executor = self._executor, None
-        if executor is None:
-            return
-        loop = asyncio.get_running_loop()
-        try:
-            # Queued behind any write still in flight, so that write finishes
-            # (and commits) before the connection goes away.
-            await loop.run_in_executor(executor, self._close_sync)
-        finally:
-            # The queue is empty by now, so this only joins an idle thread.
-            executor.shutdown(wait=True)
+        await self._db.close()
 
-    async def _run(self, fn: Callable[..., _T], *args: Any) -> _T:
-        if self._executor is None:
-            raise StoreError(f"{self.path}: store is not open")
-        loop = asyncio.get_running_loop()
-        try:
-            return await loop.run_in_executor(self._executor, fn, *args)
-        except sqlite3.Error as exc:
-            # Reads fail this way (disk I/O, file replaced); writes wrap their own.
-            raise StoreError(f"{self.path}: {exc}") from exc
-
-    # Everything below runs on the executor thread only.
+    # Everything below runs on the store's thread only.
 
     def _connect(self) -> sqlite3.Connection:
         try:
@@ -168,14 +134,9 @@ class SqliteStore:
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"{self.path}: cannot open SQLite store: {exc}") from exc
 
-    def _db(self) -> sqlite3.Connection:
-        if self._conn is None:
-            raise StoreError(f"{self.path}: store is not open")
-        return self._conn
-
     def _write_sync(self, records: list[PageRecord]) -> None:
         rows = [_to_row(r) for r in records]
-        conn = self._db()
+        conn = self._db.conn()
         try:
             # IMMEDIATE takes the write lock up front, so a second process on
             # the same file fails here rather than halfway through the batch.
@@ -188,7 +149,7 @@ class SqliteStore:
             raise StoreError(f"{self.path}: write of {len(rows)} records failed: {exc}") from exc
 
     def _count_sync(self, job: str | None) -> int:
-        conn = self._db()
+        conn = self._db.conn()
         if job is None:
             row = conn.execute("SELECT count(*) FROM pages").fetchone()
         else:
@@ -196,18 +157,13 @@ class SqliteStore:
         return int(row[0])
 
     def _chunk_sync(self, job: str | None, after: int) -> tuple[list[PageRecord], int]:
-        conn = self._db()
+        conn = self._db.conn()
         if job is None:
             rows = conn.execute(_SELECT_ALL, (after, CHUNK_ROWS)).fetchall()
         else:
             rows = conn.execute(_SELECT_JOB, (job, after, CHUNK_ROWS)).fetchall()
         last = int(rows[-1][0]) if rows else after
         return [_from_row(row[1:]) for row in rows], last
-
-    def _close_sync(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            conn.close()
 
 
 def _open_db(path: str) -> sqlite3.Connection:

@@ -16,6 +16,7 @@ from nadird.urls import (
     domain_of,
     fingerprint,
     host_of,
+    origin_of,
     registrable_domain,
 )
 
@@ -192,3 +193,15 @@ def test_host_of_agrees_with_urlsplit(url: str) -> None:
     except ValueError:  # a malformed IPv6 literal: no host either way
         return
     assert host_of(url) == expected
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.one_of(_URLISH, _NETLOC_TEXT.map("http://".__add__), _NETLOC_TEXT.map("https://".__add__))
+)
+def test_origin_of_agrees_with_urlsplit(url: str) -> None:
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return
+    assert origin_of(url) == f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"

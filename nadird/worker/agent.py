@@ -41,7 +41,7 @@ from nadird.security import secure_client
 from nadird.urls import origin_of
 from nadird.worker.bag import BagRun, RobotsGate, SitemapHook, crawl_bag
 from nadird.worker.fetcher import Fetcher
-from nadird.worker.links import DomainCounts, LinkPipeline
+from nadird.worker.links import DomainCounts, LinkPipeline, ReportedLinks
 from nadird.worker.load import LoadMeter
 from nadird.worker.pages import PageProcessor, PageTask
 from nadird.worker.render_step import RenderStep, new_renderer
@@ -273,11 +273,12 @@ class WorkerAgent:
             )
             render = RenderStep(self.renderer, job, policy, fetch)
         processor = PageProcessor(self.fetcher, job, fetch, links, hop_check, render)
+        reported = ReportedLinks()
 
         def emit(page: PageResult) -> None:
             if page.status:
                 self.page_counts.add(job.name, bag.domain)
-            self._sender.add(bag.lease, bag.epoch, job.name, page)
+            self._sender.add(bag.lease, bag.epoch, job.name, reported.new_only(page))
 
         await crawl_bag(run, processor, emit, gate, hook)
 

@@ -7,12 +7,14 @@ guards, the job's scope and patterns, and the per-domain page cap.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter, OrderedDict
 from collections.abc import Iterable
 
 from nadird.config import FetchConfig, TrapConfig
 from nadird.errors import InvalidURL
 from nadird.jobs import Job
+from nadird.protocol.messages import PageResult
 from nadird.urls import ParamStripper, canonicalize, domain_of
 from nadird.worker.parser import LinkFilter
 
@@ -69,6 +71,37 @@ class DomainCounts:
 
     def get(self, job: str, domain: str) -> int:
         return self._counts.get((job, domain), 0)
+
+
+class ReportedLinks:
+    """Links the earlier pages of one bag already reported to the master.
+
+    A site's menus and footers repeat on every page: sending them again with
+    each page made the master check the same fingerprints over and over. A
+    link is left out only if it went out at the same or a smaller depth, so
+    a job's max_depth sees every link at the least depth the bag found it.
+    """
+
+    __slots__ = ("_depths",)
+
+    def __init__(self) -> None:
+        self._depths: dict[bytes, int] = {}
+
+    def new_only(self, page: PageResult) -> PageResult:
+        depths = self._depths
+        keep: list[int] = []
+        for i, fp in enumerate(page.link_fps):
+            sent = depths.get(fp)
+            if sent is None or sent > page.depth:
+                depths[fp] = page.depth
+                keep.append(i)
+        if len(keep) == len(page.link_fps):
+            return page
+        return dataclasses.replace(
+            page,
+            links=[page.links[i] for i in keep],
+            link_fps=[page.link_fps[i] for i in keep],
+        )
 
 
 class LinkPipeline:

@@ -412,7 +412,8 @@ def _name_jobs(config: Config, source: str) -> Config:
 
 
 def _check_references(config: Config, source: str) -> None:
-    from nadird.worker.parser import validate_fields, validate_link_rules
+    from nadird.worker.fields import validate_fields
+    from nadird.worker.scope import validate_link_rules
 
     for name, job in config.jobs.items():
         try:

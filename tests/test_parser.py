@@ -15,16 +15,10 @@ from lxml.html import HtmlElement
 from nadird.errors import InvalidURL
 from nadird.jobs import LinkRules, Selector
 from nadird.urls import canonicalize
-from nadird.worker.parser import (
-    LinkFilter,
-    _Resolver,
-    content_checksum,
-    extract_fields,
-    extract_links,
-    parse_html,
-    validate_fields,
-    validate_link_rules,
-)
+from nadird.worker.fields import extract_fields, validate_fields
+from nadird.worker.hrefs import _Resolver, extract_links
+from nadird.worker.parser import content_checksum, parse_html
+from nadird.worker.scope import LinkFilter, validate_link_rules
 
 PAGE_URL = "https://shop.example.com/products/widget-42"
 

@@ -15,7 +15,7 @@ import lxml.html
 
 from nadird.errors import InvalidURL
 from nadird.urls import canonicalize
-from nadird.worker.parser import base_url
+from nadird.worker.hrefs import base_url
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from nadird.errors import InvalidURL
 from nadird.jobs import Job
 from nadird.protocol.messages import PageResult
 from nadird.urls import ParamStripper, canonicalize, domain_of
-from nadird.worker.parser import LinkFilter
+from nadird.worker.scope import LinkFilter
 
 
 class TrapGuard:

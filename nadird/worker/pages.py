@@ -29,14 +29,10 @@ from nadird.protocol.messages import PageResult
 from nadird.urls import fingerprint
 from nadird.worker.directives import Directives, canonical_link, robots_directives
 from nadird.worker.fetcher import Fetcher, FetchOutcome, HopCheck
+from nadird.worker.fields import extract_fields
+from nadird.worker.hrefs import extract_links
 from nadird.worker.links import LinkPipeline
-from nadird.worker.parser import (
-    content_checksum,
-    decode_html,
-    extract_fields,
-    extract_links,
-    parse_html,
-)
+from nadird.worker.parser import content_checksum, decode_html, parse_html
 
 if TYPE_CHECKING:
     from nadird.worker.render_step import RenderStep

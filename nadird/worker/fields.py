@@ -1,0 +1,168 @@
+"""A job's fields from a page: xpath, css or regex selectors with fallbacks.
+
+A job's selectors run on every page of the job, so each expression is compiled
+once and cached. A document without matches yields None fields. Bad selectors
+do raise (ValueError naming the field), but `validate_fields` lets the config
+loader catch them before any crawl starts.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator
+
+import lxml.html
+from cssselect import SelectorError
+from lxml import etree
+from lxml.cssselect import CSSSelector
+
+from nadird.jobs import Selector
+
+FieldValue = str | list[str] | None
+
+_Compiled = etree.XPath | re.Pattern[str]
+
+
+@functools.lru_cache(maxsize=1024)
+def _compile_xpath(expr: str) -> etree.XPath:
+    # Plain strings: "smart" ones keep a reference to their node, and so the tree.
+    return etree.XPath(expr, smart_strings=False)
+
+
+@functools.lru_cache(maxsize=1024)
+def _compile_css(expr: str) -> etree.XPath:
+    # The 'html' translator matches element names case-insensitively, as HTML does.
+    return CSSSelector(expr, translator="html")
+
+
+@functools.lru_cache(maxsize=1024)
+def _compile_regex(expr: str) -> re.Pattern[str]:
+    return re.compile(expr)
+
+
+def _expression(sel: Selector) -> tuple[str, str]:
+    """(kind, expression) of a selector; Selector guarantees exactly one is set."""
+    if sel.xpath is not None:
+        return "xpath", sel.xpath
+    if sel.css is not None:
+        return "css", sel.css
+    return "regex", sel.regex or ""
+
+
+def _compile(sel: Selector, where: str) -> _Compiled:
+    kind, expr = _expression(sel)
+    try:
+        if kind == "xpath":
+            return _compile_xpath(expr)
+        if kind == "css":
+            return _compile_css(expr)
+        return _compile_regex(expr)
+    except (etree.XPathError, SelectorError, re.error) as exc:
+        raise ValueError(f"{where}: invalid {kind} {expr!r}: {exc}") from None
+
+
+def _values(
+    sel: Selector, doc: lxml.html.HtmlElement | None, raw_text: str, where: str
+) -> Iterator[str]:
+    """Every value the selector yields on the page, empty ones included, lazily."""
+    compiled = _compile(sel, where)
+    if isinstance(compiled, re.Pattern):
+        return _regex_values(compiled, raw_text)
+    if doc is None:
+        return iter(())
+    try:
+        result = compiled(doc)
+    except etree.XPathError as exc:  # e.g. an unknown function or namespace prefix
+        kind, expr = _expression(sel)
+        raise ValueError(f"{where}: cannot evaluate {kind} {expr!r}: {exc}") from None
+    return _xpath_values(result, sel.attr)
+
+
+def _regex_values(pattern: re.Pattern[str], text: str) -> Iterator[str]:
+    group = 1 if pattern.groups else 0
+    for match in pattern.finditer(text):
+        value = match.group(group)
+        if value is not None:  # an optional group that did not take part
+            yield value.strip()
+
+
+def _xpath_values(result: object, attr: str | None) -> Iterator[str]:
+    """Strings from an XPath result, rendered as XPath's string() would."""
+    if isinstance(result, list):
+        for item in result:
+            yield _item_text(item, attr)
+    elif isinstance(result, bool):
+        yield "true" if result else "false"
+    elif isinstance(result, float):
+        # NaN is what XPath gives for a number of nothing: treat it as no match
+        # so the next selector gets its turn.
+        if result == result:
+            yield str(int(result)) if result.is_integer() else repr(result)
+    elif isinstance(result, str):
+        yield result.strip()
+
+
+def _item_text(item: object, attr: str | None) -> str:
+    if isinstance(item, etree._Element):
+        if attr is not None:
+            return (item.get(attr) or "").strip()
+        return _normalized_text(item)
+    return str(item).strip()
+
+
+def _normalized_text(element: etree._Element) -> str:
+    if isinstance(element, lxml.html.HtmlMixin):
+        text = element.text_content()
+    else:
+        text = element.text or ""
+    return " ".join(text.split())
+
+
+def _extract_field(
+    doc: lxml.html.HtmlElement | None, raw_text: str, name: str, selectors: list[Selector]
+) -> FieldValue:
+    """The first selector with a non-empty result wins; later ones are fallbacks."""
+    for i, sel in enumerate(selectors):
+        found = (v for v in _values(sel, doc, raw_text, f"fields.{name}[{i}]") if v)
+        if sel.multiple:
+            values = list(found)
+            if values:
+                return values
+        else:
+            value = next(found, None)
+            if value is not None:
+                return value
+    return None
+
+
+def extract_fields(
+    doc: lxml.html.HtmlElement | None, raw_text: str, fields: dict[str, list[Selector]]
+) -> dict[str, FieldValue]:
+    """Each field's value: a string, a list (multiple=True) or None if nothing matched.
+
+    Regex selectors run on `raw_text` and still work when `doc` is None.
+    """
+    return {name: _extract_field(doc, raw_text, name, sels) for name, sels in fields.items()}
+
+
+@functools.cache
+def _probe_document() -> lxml.html.HtmlElement:
+    return lxml.html.document_fromstring("<html><body><p>probe</p></body></html>")
+
+
+def validate_fields(fields: dict[str, list[Selector]]) -> None:
+    """Compile and trial-run every selector; ValueError('fields.NAME[i]: ...') on the first bad one.
+
+    The trial run on a tiny document catches what compiling alone does not
+    (unknown XPath functions, namespace prefixes, variables).
+    """
+    for name, selectors in fields.items():
+        for i, sel in enumerate(selectors):
+            where = f"fields.{name}[{i}]"
+            kind, expr = _expression(sel)
+            if not expr.strip():
+                raise ValueError(f"{where}: empty {kind} expression")
+            if sel.attr is not None and kind == "regex":
+                raise ValueError(f"{where}: attr applies to xpath and css, not regex")
+            list(_values(sel, _probe_document(), "", where))

@@ -1,0 +1,143 @@
+"""A page's links: its <a>/<area> hrefs as canonical absolute URLs."""
+
+from __future__ import annotations
+
+from urllib.parse import urljoin, urlsplit
+
+import lxml.html
+from lxml import etree
+
+from nadird.errors import InvalidURL
+from nadird.urls import canonicalize
+
+# Schemes whose links can never be fetched; rejecting them by prefix is much
+# cheaper than resolving and canonicalizing them only to get InvalidURL.
+_UNFOLLOWABLE_PREFIXES = ("javascript:", "mailto:", "tel:", "data:")
+
+# Browsers delete ASCII tabs and newlines anywhere in an href before parsing it
+# ('java\tscript:' is javascript:); doing the same first keeps the prefix
+# checks below honest.
+_TAB_OR_NEWLINE = str.maketrans("", "", "\t\n\r")
+
+
+def extract_links(
+    doc: lxml.html.HtmlElement | None, page_url: str, respect_nofollow: bool = False
+) -> list[str]:
+    """Canonical URLs of the page's <a>/<area> links, deduped, in document order.
+
+    Relative links resolve against <base href> if the page has one. Links back
+    to the page itself and to unfetchable schemes are left out.
+    """
+    if doc is None:
+        return []
+    resolve = _Resolver(_base_url(doc, page_url))
+    seen_hrefs: set[str] = set()
+    # After a redirect the page URL may be unknown to the master; a self-link
+    # ('#top', a logo link) would then get the same page fetched again.
+    page = _canonical_or_none(page_url)
+    seen: set[str] = {page} if page is not None else set()
+    links: list[str] = []
+    for element in doc.iter("a", "area"):
+        href = _followable_href(element, respect_nofollow)
+        # Pages repeat the same hrefs (menus, footers): skip them before paying
+        # for resolution and canonicalization.
+        if href is None or href in seen_hrefs:
+            continue
+        seen_hrefs.add(href)
+        url = resolve(href)
+        if url is not None and url not in seen:
+            seen.add(url)
+            links.append(url)
+    return links
+
+
+def base_url(doc: lxml.html.HtmlElement, page_url: str) -> str:
+    """The URL relative references of the page resolve against (<base href> aware)."""
+    return _base_url(doc, page_url)
+
+
+def _base_url(doc: lxml.html.HtmlElement, page_url: str) -> str:
+    """The page URL, or the first <base href> resolved against it if that is http(s)."""
+    base = doc.find(".//base[@href]")
+    if base is None:
+        return page_url
+    href = (base.get("href") or "").strip()
+    try:
+        resolved = urljoin(page_url, href)
+    except ValueError:
+        return page_url
+    return resolved if resolved.lower().startswith(("http://", "https://")) else page_url
+
+
+def _followable_href(element: etree._Element, respect_nofollow: bool) -> str | None:
+    href = (element.get("href") or "").translate(_TAB_OR_NEWLINE).strip()
+    if not href or href.lower().startswith(_UNFOLLOWABLE_PREFIXES):
+        return None
+    if respect_nofollow and "nofollow" in (element.get("rel") or "").lower().split():
+        return None
+    return href
+
+
+def _origin(base: str) -> str | None:
+    """'scheme://netloc' of the base URL, or None if it has none."""
+    try:
+        parts = urlsplit(base)
+    except ValueError:
+        return None
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else None
+
+
+def _folder(base: str, origin: str | None) -> str | None:
+    """The base URL up to the last '/' of its path: what a relative path
+    ('page-2.html', 'a/b') is appended to. None when the base is unusual."""
+    if origin is None or not base.startswith(origin):
+        return None
+    rest = base[len(origin) :]
+    end = len(rest)
+    for stop in "?#":
+        found = rest.find(stop, 0, end)
+        if found >= 0:
+            end = found
+    slash = rest.rfind("/", 0, end)
+    return origin + (rest[: slash + 1] if slash >= 0 else "/")
+
+
+class _Resolver:
+    """Hrefs of one page -> canonical absolute URLs (None if they have none).
+
+    urljoin costs more than canonicalizing, so the commonest shapes skip it:
+    '/path' is appended to the origin, a relative path without a scheme to
+    the base's folder, and an absolute http(s) URL is taken as is. Dot
+    segments urljoin would have resolved, canonicalize resolves.
+    """
+
+    __slots__ = ("_base", "_folder", "_origin")
+
+    def __init__(self, base: str) -> None:
+        self._base = base
+        self._origin = _origin(base)
+        self._folder = _folder(base, self._origin)
+
+    def __call__(self, href: str) -> str | None:
+        first = href[:1]
+        if first == "/":
+            if self._origin is not None and not href.startswith("//"):
+                return _canonical_or_none(self._origin + href)
+        elif first not in ("?", "#", ";", "") and self._folder is not None and ":" not in href:
+            # No ':' at all, so no scheme: a relative path (RFC 3986 4.2).
+            # (urljoin reads a leading ';' as parameters of the base's path.)
+            return _canonical_or_none(self._folder + href)
+        elif href[:8].lower().startswith(("http://", "https://")):
+            return _canonical_or_none(href)
+        try:
+            absolute = urljoin(self._base, href)
+        except ValueError:  # a bad IPv6 literal
+            return None
+        return _canonical_or_none(absolute)
+
+
+def _canonical_or_none(url: str) -> str | None:
+    try:
+        return canonicalize(url)
+    except InvalidURL:
+        return None

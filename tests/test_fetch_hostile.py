@@ -3,13 +3,14 @@ FetchError of a known kind, within the configured limits and timeouts."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
 from hostile_helpers import MIB, fetcher, hostile_web, url
 
 from nadird.errors import FetchError
-from nadird.testing.hostile import Page
+from nadird.testing.hostile import Page, _zero_stream
 from nadird.testing.web import run_in_thread
 
 
@@ -47,9 +48,13 @@ async def test_hostile_responses_end_as_errors_within_limits(path: str, kind: st
 
 async def test_brotli_bomb_is_bounded() -> None:
     pytest.importorskip("brotli")
+    # Built before the request (cached for the server thread): on a loaded
+    # machine compressing 256 MiB outlasted the read timeout, which then
+    # ended the fetch before the bomb could.
+    await asyncio.to_thread(_zero_stream, "br")
     with hostile_web() as (web, hostile):
         hostile.add_host("h.test")
-        async with fetcher(total_timeout=10.0) as client:  # building the bomb takes a moment
+        async with fetcher(read_timeout=5.0, total_timeout=10.0) as client:
             error = await failure(client, url(web, "h.test", "/bomb/br"))
     assert error.kind == "too_large"
 

@@ -6,6 +6,7 @@ import itertools
 import os
 import signal
 import socket
+import statistics
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -18,6 +19,10 @@ from nadird.testing.checks import page_requests, site_job
 from nadird.testing.cluster import Cluster, wait_until
 from nadird.testing.graph import SiteGraph
 from nadird.testing.web import AccessEntry, run_in_thread
+
+# How much shorter than the configured delay a gap between two requests may
+# look in the access log: arrival times carry scheduling jitter.
+JITTER = 0.05
 
 pytestmark = pytest.mark.slow
 
@@ -111,7 +116,10 @@ def test_sighup_changes_the_delay_live_and_rejects_a_bad_file(cluster: Cluster) 
     before = gaps_after(entries, 0, sighup_at)
     after = gaps_after(entries, reloaded_at + 1.0)  # bags leased before carry the old delay
     assert min(before) < 0.1
-    assert after and min(after) >= 0.3 - 0.01
+    # Gaps are seen by the server, so each carries the scheduling jitter of
+    # two arrivals: a loaded machine shaved up to 11 ms off a 0.3 s spacing.
+    assert after and min(after) >= 0.3 - JITTER
+    assert statistics.median(after) >= 0.3 - 0.01
     rejected = next(e for e in master.logs() if e.get("event") == "reload_rejected")
     assert "politeness" in rejected["error"] and str(path) in rejected["error"]
 

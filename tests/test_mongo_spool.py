@@ -3,14 +3,18 @@ lock, owner check. No MongoDB needed."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import zlib
 from pathlib import Path
 
+import msgpack
 import pytest
 from mongo_helpers import record
 
 from nadird.errors import StoreError
-from nadird.store.spool import DeadLetter, Spool
+from nadird.store.base import PageRecord
+from nadird.store.spool import DeadLetter, Spool, pack_records, unpack_records
 
 TARGET = "mongodb://127.0.0.1:1/nd"
 
@@ -91,3 +95,34 @@ async def test_drained_spool_file_is_truncated(tmp_path: Path) -> None:
     finally:
         await spool.close()
     assert empty < full / 10
+
+
+def test_every_record_field_survives_the_spool() -> None:
+    full = PageRecord(
+        fp=b"\x01" * 16,
+        url="http://a.test/x",
+        final_url="http://a.test/y",
+        status=200,
+        fetched_at=1.5,
+        job="j",
+        depth=3,
+        content_type="text/html",
+        data={"title": "T", "tags": ["a", "b"]},
+        checksum="c" * 32,
+        body=b"<html>",
+        error="e",
+        redirects=["http://a.test/x"],
+        node="w1",
+        canonical="http://a.test/z",
+    )
+    for f in dataclasses.fields(PageRecord):  # none left at its default
+        assert getattr(full, f.name) != getattr(PageRecord(b"", "", "", 0, 0.0, "", 0), f.name)
+    assert unpack_records(pack_records([full])) == [full]
+
+
+def test_a_batch_spooled_before_a_field_existed_still_reads() -> None:
+    row = {name: getattr(record(1), name) for name in ("fp", "url", "final_url", "status")}
+    row |= {"fetched_at": 1.0, "job": "j", "depth": 0}  # no canonical, no node, ...
+    old = zlib.compress(msgpack.packb({"v": 1, "records": [row]}, use_bin_type=True))
+    (back,) = unpack_records(old)
+    assert back.url == record(1).url and back.canonical is None

@@ -59,23 +59,10 @@ CREATE TABLE IF NOT EXISTS dead_letters (
 
 
 # PageRecord fields by name: the payload is a versioned list of named maps, so
-# a spool written by one release is read by the next (no positional tuples).
-_FIELDS = (
-    "fp",
-    "url",
-    "final_url",
-    "status",
-    "fetched_at",
-    "job",
-    "depth",
-    "content_type",
-    "data",
-    "checksum",
-    "body",
-    "error",
-    "redirects",
-    "node",
-)
+# a spool written by one release is read by the next (no positional tuples; a
+# field added later takes its default when an older batch is read). Taken
+# from the dataclass so that no field can be left out of the spool.
+_FIELDS = tuple(f.name for f in dataclasses.fields(PageRecord))
 
 
 class SpoolLocked(StoreError):

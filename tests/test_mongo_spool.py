@@ -114,6 +114,7 @@ def test_every_record_field_survives_the_spool() -> None:
         redirects=["http://a.test/x"],
         node="w1",
         canonical="http://a.test/z",
+        rendered=True,
     )
     for f in dataclasses.fields(PageRecord):  # none left at its default
         assert getattr(full, f.name) != getattr(PageRecord(b"", "", "", 0, 0.0, "", 0), f.name)

@@ -128,6 +128,8 @@ async def test_auto_renders_only_pages_missing_a_required_field(
         item = await process(fetcher, renderer, auto, js.url("/js/item/2"))
         assert renderer.rendered == 1
     assert item.data == JsSite.item_fields(2)
+    # The store can tell which pages came from a browser.
+    assert (static.rendered, item.rendered) == (False, True)
 
 
 async def test_sub_requests_obey_the_workers_address_policy(

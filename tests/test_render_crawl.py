@@ -85,12 +85,14 @@ def test_crawl_render_sees_what_scripts_write_and_a_plain_crawl_does_not(tmp_pat
     assert sorted(plain_paths) == sorted(JsSite.static_paths())
     assert set(plain) == JsSite.static_paths()
     assert plain["/js/"]["data"] == {"title": None, "price": None}
+    assert not any(line["rendered"] for line in plain.values())
     # Rendered: the links and fields the scripts wrote, from the same rules.
     assert set(rendered) == JsSite.static_paths() | set(js.item_paths())
     assert rendered["/js/"]["data"]["title"] == "JS shop"
     for i, path in enumerate(js.item_paths()):
         assert rendered[path]["data"] == JsSite.item_fields(i), path
         assert rendered[path]["error"] is None
+        assert rendered[path]["rendered"] is True
     fetched = [e.path for e in rendered_entries if e.host == JS_HOST and e.path != "/robots.txt"]
     assert set(fetched) == js.rendered_paths()
     assert fetched.count("/js/app.js") == 1  # then from the worker's cache

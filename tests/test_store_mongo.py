@@ -27,7 +27,10 @@ async def test_open_store_selects_mongo_and_round_trips_records(
 ) -> None:
     store = open_store(mongo_uri, store_config(mongo_uri, tmp_path))
     assert isinstance(store, MongoStore)
-    records = [record(i) for i in range(20)]
+    records = [
+        record(i, rendered=i % 2 == 1, canonical=f"http://site-0.test/c/{i}" if i % 3 else None)
+        for i in range(20)
+    ]
     await store.open()
     try:
         await store.write(records)
@@ -46,6 +49,7 @@ async def test_export_has_the_same_json_shape_as_sqlite(mongo_uri: str, tmp_path
         record(2, job="other", data={}, content_type="application/pdf", body=b"%PDF"),
         record(3, status=0, error="timeout: read", body=None, data={}, content_type=None),
         record(4, redirects=["http://site-4.test/old"]),
+        record(5, rendered=True, canonical="http://site-0.test/c"),
     ]
     outputs = []
     for store in (
@@ -56,7 +60,7 @@ async def test_export_has_the_same_json_shape_as_sqlite(mongo_uri: str, tmp_path
         try:
             await store.write(records)
             out = io.StringIO()
-            assert await export_records(store, out, "jsonl") == 4
+            assert await export_records(store, out, "jsonl") == 5
         finally:
             await store.close()
         rows = [json.loads(line) for line in out.getvalue().splitlines()]

@@ -372,7 +372,7 @@ async def test_export_jsonl_exact(small_store: SqliteStore) -> None:
         '{"url":"https://example.com/page/1","final_url":"https://example.com/page/1",'
         '"status":200,"fetched_at":1700000001.25,"job":"news","depth":1,'
         '"content_type":"text/html","checksum":"c1","error":null,'
-        '"redirects":["http://example.com/page/1"],"canonical":null,'
+        '"redirects":["http://example.com/page/1"],"canonical":null,"rendered":false,'
         '"data":{"title":"Zürich, \\"quoted\\"","tags":["x","y"]}}'
     )
     for line in lines:
@@ -453,6 +453,7 @@ async def test_a_version_1_store_is_migrated_and_keeps_its_rows(tmp_path: Path) 
     await store.close()
     with sqlite3.connect(path) as conn:  # what a version-1 file looked like
         conn.execute("ALTER TABLE pages DROP COLUMN canonical")
+        conn.execute("ALTER TABLE pages DROP COLUMN rendered")
         conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     store = SqliteStore(str(path))
     await store.open()
@@ -467,9 +468,10 @@ async def test_a_version_1_store_is_migrated_and_keeps_its_rows(tmp_path: Path) 
                 job="j",
                 depth=1,
                 canonical="http://a.test/",
+                rendered=True,
             )
         ]
     )
-    rows = {r.url: r.canonical async for r in store.iter_records()}
+    rows = {r.url: (r.canonical, r.rendered) async for r in store.iter_records()}
     await store.close()
-    assert rows == {"http://a.test/": None, "http://a.test/b": "http://a.test/"}
+    assert rows == {"http://a.test/": (None, False), "http://a.test/b": ("http://a.test/", True)}

@@ -23,4 +23,5 @@ def page_record(page: PageResult, job: str, node: str) -> PageRecord:
         redirects=page.redirects,
         node=node,
         canonical=page.canonical,
+        rendered=page.rendered,
     )

@@ -218,6 +218,7 @@ class PageResult:
     elapsed: float = 0.0  # seconds the fetch took (for the latency histogram)
     # The page's <link rel=canonical>, canonicalized, when it names another URL.
     canonical: str | None = None
+    rendered: bool = False  # fields and links came from a browser's DOM
 
     def __post_init__(self) -> None:
         _check_fps("fp", [self.fp])

@@ -30,6 +30,7 @@ class PageRecord:
     redirects: list[str] = field(default_factory=list)
     node: str | None = None
     canonical: str | None = None  # the page's <link rel=canonical>, when it names another URL
+    rendered: bool = False  # fields and links came from a browser's DOM (job render)
 
     def export_dict(self) -> dict[str, Any]:
         """The JSON shape shared by `nadird export` and `nadird crawl --out`."""
@@ -45,6 +46,7 @@ class PageRecord:
             "error": self.error,
             "redirects": self.redirects,
             "canonical": self.canonical,
+            "rendered": self.rendered,
             "data": self.data,
         }
 

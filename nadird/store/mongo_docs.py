@@ -87,6 +87,7 @@ def _page_document(record: PageRecord, text_fp: bytes | None) -> Document:
         "error": record.error,
         "redirects": record.redirects,
         "canonical": record.canonical,
+        "rendered": record.rendered,
         "checksum": record.checksum,
         "text_fp": text_fp,
         "body_bytes": None if record.body is None else len(record.body),
@@ -167,4 +168,5 @@ def page_record(page: Document, data: dict[str, Any] | None) -> PageRecord:
         redirects=list(page.get("redirects") or []),
         node=page.get("node"),
         canonical=page.get("canonical"),
+        rendered=bool(page.get("rendered", False)),
     )

@@ -18,7 +18,7 @@ from nadird.errors import StoreError
 from nadird.store.base import PageRecord
 from nadird.store.db_thread import DbThread
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Rows fetched per executor round trip by iter_records: big enough to amortise
 # the thread hop, small enough that a huge store never sits in memory at once.
@@ -46,7 +46,8 @@ CREATE TABLE IF NOT EXISTS pages (
     error TEXT,
     redirects TEXT NOT NULL,
     node TEXT,
-    canonical TEXT
+    canonical TEXT,
+    rendered INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS pages_job ON pages (job);
 """
@@ -69,6 +70,7 @@ _COLUMNS = (
     "redirects",
     "node",
     "canonical",
+    "rendered",
 )
 
 _UPSERT = (
@@ -201,6 +203,10 @@ def _prepare(conn: sqlite3.Connection, path: str) -> None:
         conn.execute("ALTER TABLE pages ADD COLUMN canonical TEXT")
         conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
         found = "2"
+    if found == "2":  # version 3 marks pages rendered by a browser
+        conn.execute("ALTER TABLE pages ADD COLUMN rendered INTEGER NOT NULL DEFAULT 0")
+        conn.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+        found = "3"
     if found != str(SCHEMA_VERSION):
         raise StoreError(f"{path}: schema version {found}, this nadird reads {SCHEMA_VERSION}")
 
@@ -227,6 +233,7 @@ def _to_row(record: PageRecord) -> _Row:
         json.dumps(record.redirects, ensure_ascii=False),
         record.node,
         record.canonical,
+        int(record.rendered),
     )
 
 
@@ -236,4 +243,5 @@ def _from_row(row: _Row) -> PageRecord:
     values["body"] = None if body is None else zlib.decompress(body)
     values["data"] = json.loads(values["data"])
     values["redirects"] = json.loads(values["redirects"])
+    values["rendered"] = bool(values["rendered"])
     return PageRecord(**values)

@@ -117,7 +117,8 @@ class RenderStep:
         limit = self._fetch.max_decoded_bytes
         if len(rendered) > limit:
             return fail(f"too_large: rendered page exceeds {limit} bytes")
-        return build(dataclasses.replace(outcome, body=rendered, charset="utf-8"))
+        page = build(dataclasses.replace(outcome, body=rendered, charset="utf-8"))
+        return dataclasses.replace(page, rendered=True)
 
     async def _render(self, outcome: FetchOutcome) -> bytes:
         assert self._renderer is not None

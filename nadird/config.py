@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import os
+import re
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -149,6 +150,19 @@ class WorkerConfig:
 # Query/path parameters that identify a visit or a session, never a page:
 # dropped from discovered links so that one page is not crawled once per
 # campaign or per session. A trailing '*' matches any suffix.
+# Response headers kept with each page in the store: what tells a monitoring
+# job whether and when a page changes, and what it asked robots to do.
+DEFAULT_STORE_HEADERS = [
+    "etag",
+    "last-modified",
+    "cache-control",
+    "expires",
+    "age",
+    "content-language",
+    "x-robots-tag",
+]
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
 DEFAULT_STRIP_PARAMS = [
     "utm_*",
     "fbclid",
@@ -308,6 +322,7 @@ class FetchConfig:
     max_redirects: int = 10
     max_body_bytes: int = 10 * 1024 * 1024
     store_body_bytes: int = 2 * 1024 * 1024
+    store_headers: list[str] = field(default_factory=lambda: list(DEFAULT_STORE_HEADERS))
     pool_size: int = 100
     allow_private: bool = False
     resolve: dict[str, str] = field(default_factory=dict)
@@ -330,6 +345,9 @@ class FetchConfig:
         _positive(self, "connect_timeout", "read_timeout", "total_timeout", "pool_size")
         _positive(self, "max_body_bytes", "max_decoded_bytes")
         _not_negative(self, "max_redirects", "store_body_bytes")
+        for i, name in enumerate(self.store_headers):
+            if not isinstance(name, str) or _HEADER_NAME.fullmatch(name) is None:
+                raise ValueError(f"store_headers[{i}]: not a header name: {name!r}")
         for i, network in enumerate(self.allow_networks):
             try:
                 ipaddress.ip_network(network, strict=False)

@@ -7,12 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
 from nadird.testing.cluster import read_records
 from nadird.testing.graph import SiteGraph
-from nadird.testing.web import SyntheticWeb, run_in_thread
+from nadird.testing.web import LAST_MODIFIED, SyntheticWeb, etag_of, run_in_thread
 
 pytestmark = pytest.mark.slow
 
@@ -96,6 +97,13 @@ def test_crawl_exits_0_and_its_summary_matches_the_store(tmp_path: Path) -> None
     for line in lines:
         assert {"url", "final_url", "status", "fetched_at", "job", "depth", "data"} <= set(line)
         assert line["depth"] == expected[line["url"]]
+    # The response headers a monitoring job needs are stored with the page.
+    fetched = [line for line in lines if line["status"] == 200]
+    assert fetched
+    for line in fetched:
+        parts = urlsplit(line["url"])
+        body = graph.resource(parts.hostname or "", parts.path).body
+        assert line["headers"] == {"etag": etag_of(body), "last-modified": LAST_MODIFIED}
 
 
 def test_max_pages_and_max_depth_bound_the_crawl(tmp_path: Path) -> None:

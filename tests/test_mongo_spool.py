@@ -115,6 +115,7 @@ def test_every_record_field_survives_the_spool() -> None:
         node="w1",
         canonical="http://a.test/z",
         rendered=True,
+        headers={"etag": '"v1"'},
     )
     for f in dataclasses.fields(PageRecord):  # none left at its default
         assert getattr(full, f.name) != getattr(PageRecord(b"", "", "", 0, 0.0, "", 0), f.name)

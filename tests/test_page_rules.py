@@ -177,3 +177,33 @@ async def test_a_page_with_another_canonical_defers_to_it() -> None:
     # Out of scope: recorded, but the page is its own item.
     assert off.canonical == "http://elsewhere.example/item" and off.data == {"title": "off"}
     assert off.links == [url(web, host, "/c")]
+
+
+async def test_selected_response_headers_are_kept_with_the_page() -> None:
+    host = "h.test"
+    headers = {
+        "ETag": '"v42"',
+        "Last-Modified": "Sun, 29 Nov 2026 10:00:00 GMT",
+        "Set-Cookie": "session=secret",  # not selected: never stored
+        "X-Big": "x" * 5000,
+    }
+    with hostile_web() as (web, hostile):
+        hostile.add_host(host)
+        hostile.add_page(host, "/p", Page(html_page("p", []), headers=headers))
+        cfg = fetch_config(store_headers=["etag", "Last-Modified", "x-big", "expires"])
+        job = Job()
+        async with fetcher(store_headers=cfg.store_headers) as client:
+            processor = PageProcessor(client, job, cfg, LinkPipeline(job, cfg, DomainCounts()))
+            target = url(web, host, "/p")
+            result = (await processor.process(PageTask(target, fingerprint(target), 0))).result
+    assert result is not None
+    assert result.headers == {
+        "etag": '"v42"',
+        "last-modified": "Sun, 29 Nov 2026 10:00:00 GMT",
+        "x-big": "x" * 1024,  # cut: a header cannot fill the store
+    }
+
+
+def test_store_headers_must_be_header_names() -> None:
+    with pytest.raises(ValueError, match=r"store_headers\[1\]: not a header name: 'bad name'"):
+        fetch_config(store_headers=["etag", "bad name"])

@@ -28,7 +28,14 @@ async def test_open_store_selects_mongo_and_round_trips_records(
     store = open_store(mongo_uri, store_config(mongo_uri, tmp_path))
     assert isinstance(store, MongoStore)
     records = [
-        record(i, rendered=i % 2 == 1, canonical=f"http://site-0.test/c/{i}" if i % 3 else None)
+        record(
+            i,
+            rendered=i % 2 == 1,
+            canonical=f"http://site-0.test/c/{i}" if i % 3 else None,
+            headers={"etag": f'"{i}"', "last-modified": "Sun, 29 Nov 2026 10:00:00 GMT"}
+            if i % 4
+            else {},
+        )
         for i in range(20)
     ]
     await store.open()
@@ -49,7 +56,7 @@ async def test_export_has_the_same_json_shape_as_sqlite(mongo_uri: str, tmp_path
         record(2, job="other", data={}, content_type="application/pdf", body=b"%PDF"),
         record(3, status=0, error="timeout: read", body=None, data={}, content_type=None),
         record(4, redirects=["http://site-4.test/old"]),
-        record(5, rendered=True, canonical="http://site-0.test/c"),
+        record(5, rendered=True, canonical="http://site-0.test/c", headers={"etag": '"5"'}),
     ]
     outputs = []
     for store in (

@@ -373,7 +373,7 @@ async def test_export_jsonl_exact(small_store: SqliteStore) -> None:
         '"status":200,"fetched_at":1700000001.25,"job":"news","depth":1,'
         '"content_type":"text/html","checksum":"c1","error":null,'
         '"redirects":["http://example.com/page/1"],"canonical":null,"rendered":false,'
-        '"data":{"title":"Zürich, \\"quoted\\"","tags":["x","y"]}}'
+        '"headers":{},"data":{"title":"Zürich, \\"quoted\\"","tags":["x","y"]}}'
     )
     for line in lines:
         parsed = json.loads(line)
@@ -454,6 +454,7 @@ async def test_a_version_1_store_is_migrated_and_keeps_its_rows(tmp_path: Path) 
     with sqlite3.connect(path) as conn:  # what a version-1 file looked like
         conn.execute("ALTER TABLE pages DROP COLUMN canonical")
         conn.execute("ALTER TABLE pages DROP COLUMN rendered")
+        conn.execute("ALTER TABLE pages DROP COLUMN headers")
         conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     store = SqliteStore(str(path))
     await store.open()
@@ -469,9 +470,13 @@ async def test_a_version_1_store_is_migrated_and_keeps_its_rows(tmp_path: Path) 
                 depth=1,
                 canonical="http://a.test/",
                 rendered=True,
+                headers={"etag": '"1"'},
             )
         ]
     )
-    rows = {r.url: (r.canonical, r.rendered) async for r in store.iter_records()}
+    rows = {r.url: (r.canonical, r.rendered, r.headers) async for r in store.iter_records()}
     await store.close()
-    assert rows == {"http://a.test/": (None, False), "http://a.test/b": ("http://a.test/", True)}
+    assert rows == {
+        "http://a.test/": (None, False, {}),
+        "http://a.test/b": ("http://a.test/", True, {"etag": '"1"'}),
+    }

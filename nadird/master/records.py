@@ -24,4 +24,5 @@ def page_record(page: PageResult, job: str, node: str) -> PageRecord:
         node=node,
         canonical=page.canonical,
         rendered=page.rendered,
+        headers=page.headers,
     )

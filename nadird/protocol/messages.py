@@ -219,6 +219,7 @@ class PageResult:
     # The page's <link rel=canonical>, canonicalized, when it names another URL.
     canonical: str | None = None
     rendered: bool = False  # fields and links came from a browser's DOM
+    headers: dict[str, str] = field(default_factory=dict)  # fetch.store_headers, lower-case
 
     def __post_init__(self) -> None:
         _check_fps("fp", [self.fp])

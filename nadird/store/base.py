@@ -31,6 +31,7 @@ class PageRecord:
     node: str | None = None
     canonical: str | None = None  # the page's <link rel=canonical>, when it names another URL
     rendered: bool = False  # fields and links came from a browser's DOM (job render)
+    headers: dict[str, str] = field(default_factory=dict)  # selected response headers
 
     def export_dict(self) -> dict[str, Any]:
         """The JSON shape shared by `nadird export` and `nadird crawl --out`."""
@@ -47,6 +48,7 @@ class PageRecord:
             "redirects": self.redirects,
             "canonical": self.canonical,
             "rendered": self.rendered,
+            "headers": self.headers,
             "data": self.data,
         }
 

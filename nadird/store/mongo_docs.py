@@ -88,6 +88,7 @@ def _page_document(record: PageRecord, text_fp: bytes | None) -> Document:
         "redirects": record.redirects,
         "canonical": record.canonical,
         "rendered": record.rendered,
+        "headers": record.headers,
         "checksum": record.checksum,
         "text_fp": text_fp,
         "body_bytes": None if record.body is None else len(record.body),
@@ -169,4 +170,5 @@ def page_record(page: Document, data: dict[str, Any] | None) -> PageRecord:
         node=page.get("node"),
         canonical=page.get("canonical"),
         rendered=bool(page.get("rendered", False)),
+        headers=dict(page.get("headers") or {}),
     )

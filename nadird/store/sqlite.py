@@ -18,7 +18,7 @@ from nadird.errors import StoreError
 from nadird.store.base import PageRecord
 from nadird.store.db_thread import DbThread
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # Rows fetched per executor round trip by iter_records: big enough to amortise
 # the thread hop, small enough that a huge store never sits in memory at once.
@@ -47,7 +47,8 @@ CREATE TABLE IF NOT EXISTS pages (
     redirects TEXT NOT NULL,
     node TEXT,
     canonical TEXT,
-    rendered INTEGER NOT NULL DEFAULT 0
+    rendered INTEGER NOT NULL DEFAULT 0,
+    headers TEXT NOT NULL DEFAULT '{}'
 );
 CREATE INDEX IF NOT EXISTS pages_job ON pages (job);
 """
@@ -71,6 +72,7 @@ _COLUMNS = (
     "node",
     "canonical",
     "rendered",
+    "headers",
 )
 
 _UPSERT = (
@@ -207,6 +209,10 @@ def _prepare(conn: sqlite3.Connection, path: str) -> None:
         conn.execute("ALTER TABLE pages ADD COLUMN rendered INTEGER NOT NULL DEFAULT 0")
         conn.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
         found = "3"
+    if found == "3":  # version 4 keeps selected response headers
+        conn.execute("ALTER TABLE pages ADD COLUMN headers TEXT NOT NULL DEFAULT '{}'")
+        conn.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+        found = "4"
     if found != str(SCHEMA_VERSION):
         raise StoreError(f"{path}: schema version {found}, this nadird reads {SCHEMA_VERSION}")
 
@@ -234,6 +240,7 @@ def _to_row(record: PageRecord) -> _Row:
         record.node,
         record.canonical,
         int(record.rendered),
+        json.dumps(record.headers, ensure_ascii=False),
     )
 
 
@@ -244,4 +251,5 @@ def _from_row(row: _Row) -> PageRecord:
     values["data"] = json.loads(values["data"])
     values["redirects"] = json.loads(values["redirects"])
     values["rendered"] = bool(values["rendered"])
+    values["headers"] = json.loads(values["headers"])
     return PageRecord(**values)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import signal
 import socket
@@ -42,6 +43,8 @@ Handler = Callable[[web.Request, str], Awaitable[web.StreamResponse]]
 CLIENT_CLOSED = 499
 # Without a bound, stopping waits up to a minute for hanging handlers.
 _SHUTDOWN_TIMEOUT = 1.0
+# Every graph page says it last changed then (so crawls have headers to keep).
+LAST_MODIFIED = "Sun, 01 Nov 2026 00:00:00 GMT"
 _START_TIMEOUT = 10.0
 
 
@@ -149,11 +152,10 @@ class SyntheticWeb:
     async def serve_graph(self, request: web.Request, host: str) -> web.StreamResponse:
         """The default route: whatever the graph holds at (host, path)."""
         resource = self.graph.resource(host, request.path)
-        return web.Response(
-            status=resource.status,
-            body=resource.body,
-            headers={"Content-Type": resource.content_type},
-        )
+        headers = {"Content-Type": resource.content_type, "Last-Modified": LAST_MODIFIED}
+        if resource.status == 200:
+            headers["ETag"] = etag_of(resource.body)
+        return web.Response(status=resource.status, body=resource.body, headers=headers)
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         t_start = time.time()
@@ -211,6 +213,11 @@ class SyntheticWeb:
                 # a thread hop, and the flush lets another process tail it.
                 self._log_file.write(json.dumps(entry.to_dict()) + "\n")
                 self._log_file.flush()
+
+
+def etag_of(body: bytes) -> str:
+    """The ETag the synthetic web sends for a body (what a crawl should store)."""
+    return f'"{hashlib.blake2b(body, digest_size=8).hexdigest()}"'
 
 
 def request_host(request: web.Request) -> str:

@@ -51,7 +51,8 @@ class FetchOutcome:
     charset: str | None
     body: bytes
     redirects: list[str] = field(default_factory=list)
-    headers: dict[str, str] = field(default_factory=dict)  # KEPT_HEADERS, lower-case names
+    # KEPT_HEADERS and fetch.store_headers, by lower-case name.
+    headers: dict[str, str] = field(default_factory=dict)
     elapsed: float = 0.0  # seconds from the first byte sent to the last byte read
     truncated: bool = False
 
@@ -176,7 +177,7 @@ class Fetcher:
                         charset=resp.charset,
                         body=body,
                         redirects=redirects,
-                        headers=_kept_headers(resp),
+                        headers=_kept_headers(resp, self.config.store_headers),
                         truncated=truncated,
                     )
             target = _redirect_target(current, location)
@@ -243,9 +244,11 @@ class Fetcher:
         return body.joined(), False
 
 
-def _kept_headers(resp: aiohttp.ClientResponse) -> dict[str, str]:
-    # A header sent several times counts as one comma-separated value.
-    return {h: ", ".join(resp.headers.getall(h)) for h in KEPT_HEADERS if h in resp.headers}
+def _kept_headers(resp: aiohttp.ClientResponse, stored: list[str]) -> dict[str, str]:
+    """The headers the worker acts on and those the store keeps, by lower-case
+    name; a header sent several times counts as one comma-separated value."""
+    names = {*KEPT_HEADERS, *(name.lower() for name in stored)}
+    return {h: ", ".join(resp.headers.getall(h)) for h in names if h in resp.headers}
 
 
 def _redirect_target(current: URL, location: str) -> URL:

@@ -40,6 +40,9 @@ if TYPE_CHECKING:
 log = get_logger()
 
 THROTTLE_CODES = frozenset({429, 503})
+# A stored header value is cut here: ETags and dates are short, and a hostile
+# server must not fill the store (or the results message) through one.
+MAX_HEADER_CHARS = 1024
 # What tells the adaptive delay that the server is struggling: timeouts,
 # refused connections and gateway errors. Not a 500: a broken page on a
 # healthy site is no reason to slow the whole site down.
@@ -154,7 +157,13 @@ class PageProcessor:
             links=links,
             link_fps=[fingerprint(u) for u in links],
             canonical=canonical,
+            headers=self._stored_headers(outcome),
         )
+
+    def _stored_headers(self, outcome: FetchOutcome) -> dict[str, str]:
+        kept = outcome.headers
+        names = (name.lower() for name in self._fetch.store_headers)
+        return {name: kept[name][:MAX_HEADER_CHARS] for name in names if name in kept}
 
     def _directives(self, doc: HtmlElement | None, outcome: FetchOutcome) -> Directives:
         robots = self._fetch.robots

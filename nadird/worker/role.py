@@ -19,6 +19,7 @@ FETCH_LIVE = (
     "max_body_bytes",
     "max_decoded_bytes",
     "store_body_bytes",
+    "store_headers",
     "html_types",
     "strip_params",
     "robots",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import urllib.error
 import urllib.request
 from typing import Any
@@ -115,6 +116,7 @@ def test_metrics_parse_and_status_matches_the_store(cluster: Cluster) -> None:
     assert status["stored"] == stored and status["queued"] == 0
     assert status["jobs"]["default"]["admitted"] == stored
     assert [n["node"] for n in nodes] == ["w1"] and nodes[0]["status"] == "idle"
+    assert nodes[0]["host"] == socket.gethostname()  # where to find w1
     assert families["nadird_pages_ok"].samples[0].value == stored
     assert families["nadird_queue_urls"].samples[0].value == 0
     assert families["nadird_fetch_seconds"].type == "histogram"

@@ -129,6 +129,7 @@ class ApiServer:
                     "node": node.node,
                     "group": node.group,
                     "capabilities": node.capabilities,
+                    "host": node.host,
                     "pid": node.pid,
                     "status": status,
                     "bags": len(leases),

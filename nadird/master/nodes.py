@@ -20,6 +20,7 @@ class Node:
     capabilities: list[str]
     pid: int
     last_seen: float
+    host: str = ""
     credits: int = 0
     inflight: int = 0
     cpu_percent: float = 0.0
@@ -63,6 +64,7 @@ class NodeRegistry:
             capabilities=list(hello.capabilities),
             pid=hello.pid,
             last_seen=now,
+            host=hello.host,
             user=user,
         )
         self._by_identity[identity] = node

@@ -60,9 +60,10 @@ class Hello:
     capabilities: list[str] = field(default_factory=list)
     pid: int = 0
     version: str = ""
+    host: str = ""  # the worker's host name, for operators (ZeroMQ hides the peer)
 
     def __post_init__(self) -> None:
-        _check_names(node=self.node, group=self.group, version=self.version)
+        _check_names(node=self.node, group=self.group, version=self.version, host=self.host)
         if not 0 < self.capacity <= 10_000 or len(self.capabilities) > 64:
             raise ValueError("capacity must be 1..10000, at most 64 capabilities")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import socket
 import time
 from collections import deque
 
@@ -153,6 +154,7 @@ class WorkerAgent:
                 capabilities=list(worker.capabilities),
                 pid=os.getpid(),
                 version=__version__,
+                host=socket.gethostname(),
             )
         )
 

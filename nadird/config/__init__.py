@@ -1,0 +1,141 @@
+"""Typed, frozen configuration loaded strictly from YAML.
+
+Every section is a frozen dataclass with defaults, so a config file only names
+what it changes. Unknown keys, wrong types and out-of-range values are errors
+that name the file, the key and what was expected (exit status 2); a typo never
+passes silently. The sections live in master.py, fetch.py and service.py;
+this module holds the whole `Config` and its loader.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from nadird.config.fetch import (
+    DEFAULT_STORE_HEADERS,
+    DEFAULT_STRIP_PARAMS,
+    FetchConfig,
+    ProxyConfig,
+    RenderConfig,
+    RobotsConfig,
+    SitemapConfig,
+    ThrottleConfig,
+    TrapConfig,
+)
+from nadird.config.master import BloomConfig, MasterConfig, PolitenessConfig, StoreConfig
+from nadird.config.service import ApiConfig, SecurityConfig, WorkerConfig
+from nadird.errors import ConfigError
+from nadird.jobs import Job
+from nadird.typecheck import Mismatch, build
+
+__all__ = [
+    "DEFAULT_STORE_HEADERS",
+    "DEFAULT_STRIP_PARAMS",
+    "ApiConfig",
+    "BloomConfig",
+    "Config",
+    "FetchConfig",
+    "LogLevel",
+    "MasterConfig",
+    "PolitenessConfig",
+    "ProxyConfig",
+    "RenderConfig",
+    "RobotsConfig",
+    "SecurityConfig",
+    "Seed",
+    "SitemapConfig",
+    "StoreConfig",
+    "ThrottleConfig",
+    "TrapConfig",
+    "WorkerConfig",
+    "config_from_dict",
+    "load_config",
+]
+
+LogLevel = Literal["debug", "info", "warning", "error"]
+
+
+@dataclass(frozen=True)
+class Seed:
+    url: str
+    job: str = "default"
+
+
+@dataclass(frozen=True)
+class Config:
+    node: str = field(default_factory=lambda: f"{socket.gethostname()}-{os.getpid()}")
+    log_level: LogLevel = "info"
+    # SIGTERM: finish or hand back work, flush, snapshot; past this, give up.
+    shutdown_timeout: float = 30.0
+    master: MasterConfig = field(default_factory=MasterConfig)
+    worker: WorkerConfig = field(default_factory=WorkerConfig)
+    fetch: FetchConfig = field(default_factory=FetchConfig)
+    politeness: PolitenessConfig = field(default_factory=PolitenessConfig)
+    bloom: BloomConfig = field(default_factory=BloomConfig)
+    store: StoreConfig = field(default_factory=StoreConfig)
+    api: ApiConfig = field(default_factory=ApiConfig)
+    security: SecurityConfig = field(default_factory=SecurityConfig)
+    jobs: dict[str, Job] = field(default_factory=lambda: {"default": Job()})
+    seeds: list[str | Seed] = field(default_factory=list)
+
+    def seed_list(self) -> list[Seed]:
+        return [Seed(url=s) if isinstance(s, str) else s for s in self.seeds]
+
+
+def _name_jobs(config: Config, source: str) -> Config:
+    """A job's name is its key in `jobs`; a conflicting `name:` is an error."""
+    named: dict[str, Job] = {"default": Job()}  # seeds name no job: they use this one
+    for key, job in config.jobs.items():
+        if job.name not in ("default", key):
+            raise ConfigError(source, f"jobs.{key}.name", f"must equal the key {key!r}")
+        named[key] = dataclasses.replace(job, name=key)
+    return dataclasses.replace(config, jobs=named)
+
+
+def _check_references(config: Config, source: str) -> None:
+    from nadird.worker.fields import validate_fields
+    from nadird.worker.scope import validate_link_rules
+
+    for name, job in config.jobs.items():
+        try:
+            validate_fields(job.fields)
+            validate_link_rules(job.links)
+        except ValueError as exc:
+            raise ConfigError(source, f"jobs.{name}", str(exc)) from exc
+    for i, seed in enumerate(config.seed_list()):
+        if seed.job not in config.jobs:
+            raise ConfigError(source, f"seeds[{i}].job", f"unknown job {seed.job!r}")
+
+
+def config_from_dict(data: Any, source: str) -> Config:
+    try:
+        config = build(Config, data if data is not None else {})
+    except Mismatch as exc:
+        raise ConfigError(source, exc.path, exc.expected) from exc
+    config = _name_jobs(config, source)
+    _check_references(config, source)
+    return config
+
+
+def load_config(path: str | os.PathLike[str]) -> Config:
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(source, "(file)", "file not found") from None
+    except OSError as exc:
+        raise ConfigError(source, "(file)", f"cannot read: {exc.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else "(file)"
+        raise ConfigError(source, where, f"valid YAML ({getattr(exc, 'problem', exc)})") from None
+    return config_from_dict(data, source)

@@ -1,0 +1,60 @@
+"""The worker's own section, and what both roles share as a service:
+CurveZMQ keys and message limits, the management API."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from nadird.config.checks import positive
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    master: str = "tcp://127.0.0.1:5550"
+    results: str = "tcp://127.0.0.1:5551"
+    bags: int = 16
+    group: str = "default"
+    capabilities: list[str] = field(default_factory=lambda: ["html"])
+    result_batch: int = 32
+    result_flush_interval: float = 0.05
+    exit_when_done: bool = False
+
+    def __post_init__(self) -> None:
+        positive(self, "bags", "result_batch", "result_flush_interval")
+
+
+@dataclass(frozen=True)
+class SecurityConfig:
+    """CurveZMQ keys (make them with `nadird keygen`) and message limits."""
+
+    master_secret_key: str | None = None  # master: its NAME.key_secret
+    worker_keys_dir: str | None = None  # master: directory of allowed workers' *.key
+    worker_keys: list[str] = field(default_factory=list)  # master: allowed Z85 public keys
+    master_public_key: str | None = None  # worker: the master's NAME.key
+    worker_secret_key: str | None = None  # worker: its own NAME.key_secret
+    insecure: bool = False  # allow a master without keys on a non-loopback address
+    max_message_bytes: int = 64 * 1024 * 1024
+
+    def __post_init__(self) -> None:
+        positive(self, "max_message_bytes")
+
+
+@dataclass(frozen=True)
+class ApiConfig:
+    """The master's management API (HTTP). Loopback by default; every route
+    but /healthz needs `Authorization: Bearer TOKEN`."""
+
+    enabled: bool = True
+    host: str = "127.0.0.1"
+    port: int = 5580  # 0: any free port (written to state_dir/api.json)
+    token: str | None = None
+    token_file: str | None = None  # default: state_dir/api.token, created if missing
+    token_env: str | None = None  # name of an environment variable holding the token
+    max_body_bytes: int = 1024 * 1024
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.port <= 65535:
+            raise ValueError("port must be in 0..65535")
+        positive(self, "max_body_bytes")
+        if self.token is not None and len(self.token) < 16:
+            raise ValueError("token must be at least 16 characters")

@@ -6,10 +6,18 @@ worker needs no job configuration of its own and stays stateless.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 Scope = Literal["same-domain", "allowed-domains", "any"]
+# URLs that usually list other pages: a directory-like path, a category, tag,
+# section or archive, a page number. Matched (re.search) on canonical URLs.
+DEFAULT_HUB_PATTERNS = [
+    r"^[^?]*/$",
+    r"/(categor(y|ies)|tags?|sections?|archives?|topics?|collections?)(/|$|\?)",
+    r"[?&](page|pg|offset|start)=\d+(&|$)",
+]
 RenderMode = bool | Literal["auto"]
 RenderWait = Literal["load", "domcontentloaded", "networkidle"]
 # Playwright's resource types: what `render_block` may name.
@@ -89,6 +97,11 @@ class Job:
     # Higher first. Seeds get a bonus and each level of depth costs one, so a
     # crawl goes breadth-first within a domain unless a job says otherwise.
     priority: int = 0
+    # Hub pages first: a URL matching one of these (listings, categories,
+    # pagination, directory-like paths) gets hub_bonus, so the pages that
+    # lead to many others are fetched before the ones they lead to.
+    hub_patterns: list[str] = field(default_factory=lambda: list(DEFAULT_HUB_PATTERNS))
+    hub_bonus: int = 10
     # Transient failures (timeouts, connection errors, 5xx, 429) are retried
     # this many times with exponential back-off, then dead-lettered.
     max_retries: int = 3
@@ -110,6 +123,11 @@ class Job:
     render_third_party: bool = False  # sub-requests outside the bag's domain
 
     def __post_init__(self) -> None:
+        for i, pattern in enumerate(self.hub_patterns):
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"hub_patterns[{i}]: invalid regex {pattern!r}: {exc}") from None
         if self.render is False:
             return
         if self.render_max_wait <= 0:

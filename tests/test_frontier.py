@@ -299,3 +299,35 @@ def test_max_pages_per_domain_holds_across_calls_and_restarts(tmp_path: Path) ->
     again = admission()
     late = urls("a.test", 10, 2) + urls("c.test", 0, 1)
     assert again.admit("j", late, [fingerprint(u) for u in late], 1) == 1  # only c.test
+
+
+def test_hub_pages_are_leased_before_the_pages_they_lead_to(tmp_path: Path) -> None:
+    from nadird.jobs import Job
+    from nadird.master.admission import Admission
+    from nadird.master.seen import SeenSet
+    from nadird.urls import fingerprint
+
+    jobs = {"j": Job(name="j"), "flat": Job(name="flat", hub_patterns=[])}
+    admission = Admission(SeenSet(1000, 0.001), Frontier(FrontierDB(tmp_path / "f.db")), jobs)
+    items = [f"http://a.test/item/{i}" for i in range(3)]
+    hubs = [
+        "http://a.test/category/shoes",
+        "http://a.test/news/",
+        "http://a.test/list?page=2",
+    ]
+    found = [items[0], hubs[0], items[1], hubs[1], items[2], hubs[2]]  # document order
+    admission.admit("j", found, [fingerprint(u) for u in found], 2)
+    # A hub found one level deeper still comes before the items (bonus 10 > 1).
+    deeper = "http://a.test/tags/red"
+    admission.admit("j", [deeper], [fingerprint(deeper)], 3)
+    frontier = admission.frontier
+    ds = frontier.pop_ready(0.0)
+    assert ds is not None
+    taken = [r.url for r in frontier.take(ds, 10)]
+    assert taken == [*hubs, deeper, *items]
+    # A job without hub patterns keeps plain breadth-first order.
+    flat = [f"http://b.test/category/{i}" for i in range(2)] + ["http://b.test/x"]
+    admission.admit("flat", flat, [fingerprint(u) for u in flat], 1)
+    ds = frontier.pop_ready(0.0)
+    assert ds is not None and ds.name == "b.test"
+    assert [r.url for r in frontier.take(ds, 10)] == flat

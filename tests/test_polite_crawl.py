@@ -156,6 +156,39 @@ def test_robots_rules_are_obeyed_and_crawl_delay_honoured(cluster: Cluster) -> N
     assert min_gap(hosts["groups.test"]) >= 0.3 - SLACK
 
 
+# ------------------------------------------------------------------ order
+
+
+@pytest.mark.parametrize("hubs_first", [True, False])
+def test_hub_pages_are_fetched_before_the_pages_they_list(
+    cluster: Cluster, hubs_first: bool
+) -> None:
+    items = [f"/item/{i}" for i in range(6)]
+    hubs = ["/category/a", "/category/b"]
+    with hostile_web() as (web, hostile):
+        hostile.add_host("shop.test")
+        hostile.add_html("shop.test", "/", [*items[:3], hubs[0], *items[3:], hubs[1]])
+        for i, hub in enumerate(hubs):
+            hostile.add_html("shop.test", hub, [f"/item/{10 + 2 * i}", f"/item/{11 + 2 * i}"])
+        for path in [*items, *(f"/item/{n}" for n in range(10, 14))]:
+            hostile.add_html("shop.test", path)
+        job = {"robots": False} if hubs_first else {"robots": False, "hub_patterns": []}
+        records = crawl(
+            cluster,
+            [f"http://shop.test:{web.port}/"],
+            job=job,
+            master={"bag_size": 4},
+        )
+        fetched = [e.path for e in by_host(web.entries())["shop.test"]]
+    assert len(records) == 1 + 6 + 2 + 4 and fetched[0] == "/"
+    if hubs_first:
+        # Both categories before any item they sit among; then the rest by depth.
+        assert fetched[1:3] == hubs
+        assert set(fetched[3:9]) == set(items)
+    else:
+        assert fetched[1:5] == items[:3] + hubs[:1]  # document order: breadth-first only
+
+
 # ------------------------------------------------------------------ pacing
 
 

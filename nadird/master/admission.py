@@ -9,6 +9,8 @@ hold the deletion of the page that found it (see frontier_db.py).
 
 from __future__ import annotations
 
+import functools
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
@@ -23,8 +25,28 @@ SEED_BONUS = 1000
 LinkBatch = tuple[Sequence[str], Sequence[bytes], int]
 
 
-def priority(job: Job, depth: int) -> int:
-    return job.priority + (SEED_BONUS if depth == 0 else 0) - depth
+def priority(job: Job, depth: int, url: str = "") -> int:
+    """Seeds first, then hub pages (job.hub_patterns), then by depth."""
+    return _priority(job, depth, url, hub_patterns(job))
+
+
+def _priority(job: Job, depth: int, url: str, hubs: tuple[re.Pattern[str], ...]) -> int:
+    rank = job.priority + (SEED_BONUS if depth == 0 else 0) - depth
+    for pattern in hubs:  # a loop, not any(): this runs for every new URL
+        if pattern.search(url):
+            return rank + job.hub_bonus
+    return rank
+
+
+def hub_patterns(job: Job) -> tuple[re.Pattern[str], ...]:
+    """The job's compiled hub patterns; none when its hub bonus is 0."""
+    return _compiled(tuple(job.hub_patterns)) if job.hub_bonus else ()
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    # Keyed by the patterns themselves: a reloaded job with new ones compiles afresh.
+    return tuple(re.compile(p) for p in patterns)
 
 
 class Admission:
@@ -56,10 +78,10 @@ class Admission:
         seen = self.seen
         per_domain: Counter[str] = Counter()  # this call's admissions, for the domain cap
         cap = job.max_pages_per_domain
+        hubs = hub_patterns(job)
         for urls, fps, depth in batches:
             if job.max_depth is not None and depth > job.max_depth:
                 continue
-            rank = priority(job, depth)
             fresh = seen.absent(fps)
             if not fresh:
                 continue  # the common case: every link of the page is known
@@ -78,6 +100,7 @@ class Admission:
                     continue
                 seen.mark(fp)
                 per_domain[domain] += 1
+                rank = _priority(job, depth, url, hubs)
                 rows.append(Row(url, fp, depth, job_name, rank, domain))
         if rows:
             if cap is not None:

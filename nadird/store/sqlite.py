@@ -185,6 +185,14 @@ def _open_db(path: str) -> sqlite3.Connection:
     return conn
 
 
+# From schema version N to N+1: one statement each.
+_MIGRATIONS = {
+    "1": "ALTER TABLE pages ADD COLUMN canonical TEXT",  # the page's rel=canonical
+    "2": "ALTER TABLE pages ADD COLUMN rendered INTEGER NOT NULL DEFAULT 0",  # from a browser
+    "3": "ALTER TABLE pages ADD COLUMN headers TEXT NOT NULL DEFAULT '{}'",  # selected headers
+}
+
+
 def _prepare(conn: sqlite3.Connection, path: str) -> None:
     """Set durability pragmas and create or check the schema."""
     # WAL lets readers (count, export) run alongside the writer. In WAL mode
@@ -201,18 +209,14 @@ def _prepare(conn: sqlite3.Connection, path: str) -> None:
         (str(SCHEMA_VERSION),),
     )
     (found,) = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    if found == "1":  # version 2 added the page's rel=canonical
-        conn.execute("ALTER TABLE pages ADD COLUMN canonical TEXT")
-        conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
-        found = "2"
-    if found == "2":  # version 3 marks pages rendered by a browser
-        conn.execute("ALTER TABLE pages ADD COLUMN rendered INTEGER NOT NULL DEFAULT 0")
-        conn.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
-        found = "3"
-    if found == "3":  # version 4 keeps selected response headers
-        conn.execute("ALTER TABLE pages ADD COLUMN headers TEXT NOT NULL DEFAULT '{}'")
-        conn.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
-        found = "4"
+    while found in _MIGRATIONS:
+        # The column and the version move together: a crash between them
+        # would leave a column the next start tries to add again.
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(_MIGRATIONS[found])
+        found = str(int(found) + 1)
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (found,))
+        conn.execute("COMMIT")
     if found != str(SCHEMA_VERSION):
         raise StoreError(f"{path}: schema version {found}, this nadird reads {SCHEMA_VERSION}")
 

@@ -1,3 +1,4 @@
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -119,13 +120,42 @@ def test_late_results_settle_queued_urls_but_not_ones_out_again(
     f.release("a.test", clock.t, first)  # the lease expired: all four back
     again = f.take(ds, 2)  # two of them out in a new lease
     stranger = rows(1, "a.test", start=99)[0].fp  # never queued
-    f.late("a.test", [r.fp for r in first] + [stranger])
+    f.late("a.test", [(r.fp, 0) for r in first] + [(stranger, 0)])  # no row ids: searched
     f.durable([r.fp for r in first] + [stranger])
     # The two not re-leased leave; the re-leased two stay with their lease.
     assert f.queued == 4 and db.total_rows() == 4
     left = {url for _, _, url in _queued(db)}
     assert {r.url for r in again} <= left
     assert ds.out == 2 and ds.settling == 0
+
+
+class CountingDB(FrontierDB):
+    """The real database, counting the domain scans late results cost."""
+
+    scans = 0
+
+    def find(self, domain_id: int, fps: Sequence[bytes]) -> dict[bytes, int]:
+        self.scans += 1
+        return super().find(domain_id, fps)
+
+
+def test_late_results_with_row_ids_need_no_search_and_stale_ids_are_not_trusted(
+    tmp_path: Path, clock: Clock
+) -> None:
+    db = CountingDB(tmp_path / "f.db")
+    f = frontier(db, clock)
+    f.admit(rows(3))
+    ds = f.pop_ready(clock.t)
+    assert ds is not None
+    bag = f.take(ds, 3)
+    f.release("a.test", clock.t, bag)  # lease expired
+    f.late("a.test", [(r.fp, r.id) for r in bag[:2]])
+    assert db.scans == 0
+    # A wrong id (another row's) is checked against the fingerprint, then searched.
+    f.late("a.test", [(bag[2].fp, bag[0].id)])
+    assert db.scans == 1
+    f.durable([r.fp for r in bag])
+    assert f.queued == 0 and db.total_rows() == 0
 
 
 def _queued(db: FrontierDB) -> list[tuple[int, bytes, str]]:

@@ -235,7 +235,7 @@ class MasterCore:
             self.stats["late_results"] += len(msg.pages)
         records: list[PageRecord] = []
         links: list[LinkBatch] = []
-        late: dict[str, list[bytes]] = {}
+        late: dict[str, list[tuple[bytes, int]]] = {}
         for page in msg.pages:
             row = lease.pending.pop(page.fp, None) if lease is not None else None
             self._observe(page)
@@ -247,11 +247,11 @@ class MasterCore:
             if row is not None:
                 self.frontier.acked(page.fp)
             else:
-                late.setdefault(domain_of(page.url), []).append(page.fp)
+                late.setdefault(domain_of(page.url), []).append((page.fp, page.row))
             records.append(page_record(page, msg.job, msg.node))
             self.stats["pages_error" if page.error else "pages_ok"] += 1
-        for domain, fps in late.items():
-            self.frontier.late(domain, fps)
+        for domain, pages in late.items():
+            self.frontier.late(domain, pages)
         if links:
             # One frontier transaction for the whole message, committed before
             # the records are handed to the store writer: no page can be
@@ -362,6 +362,7 @@ class MasterCore:
             urls=[r.url for r in rows],
             fps=[r.fp for r in rows],
             depths=[r.depth for r in rows],
+            rows=[r.id for r in rows],
             delay=job.delay if job.delay is not None else politeness.delay,
             domain_concurrency=job.domain_concurrency or politeness.domain_concurrency,
             ttl=self.config.master.lease_ttl,

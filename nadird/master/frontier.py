@@ -243,16 +243,24 @@ class Frontier:
             ds.settling += 1
             self._settling[fp] = held
 
-    def late(self, domain: str, fps: Iterable[bytes]) -> None:
-        """Results outside any live lease: hold their URLs back until stored
-        (a URL out in a newer lease stays with that lease)."""
+    def late(self, domain: str, pages: Iterable[tuple[bytes, int]]) -> None:
+        """Results outside any live lease, as (fingerprint, row id echoed by
+        the worker, 0 if none): hold their URLs back until stored (a URL out
+        in a newer lease stays with that lease)."""
         ds = self._domains.get(domain)
         if ds is None:
             return
-        wanted = [fp for fp in fps if fp not in self._out and fp not in self._settling]
+        wanted = {fp: row for fp, row in pages if fp not in self._out and fp not in self._settling}
         if not wanted:
             return
-        for fp, row_id in self.db.find(ds.id, wanted).items():
+        # An echoed id counts only if that row still holds that fingerprint
+        # (ids of deleted rows are reused); the others are searched for.
+        held = self.db.fps_of([row for row in wanted.values() if row])
+        found = {fp: row for fp, row in wanted.items() if row and held.get(row) == fp}
+        missing = [fp for fp in wanted if fp not in found]
+        if missing:
+            found.update(self.db.find(ds.id, missing))
+        for fp, row_id in found.items():
             ds.settling += 1
             self._settling[fp] = (ds, row_id)
 

@@ -247,10 +247,19 @@ class FrontierDB:
         )
         return [Row(u, fp, d, j, p, name, a, i) for u, fp, d, j, p, a, i in cur]
 
+    def fps_of(self, ids: Sequence[int]) -> dict[int, bytes]:
+        """The fingerprints of the rows with these ids (those that exist)."""
+        held: dict[int, bytes] = {}
+        for at in range(0, len(ids), DELETE_CHUNK):
+            chunk = ids[at : at + DELETE_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            held.update(self._db.execute(f"SELECT id, fp FROM queue WHERE id IN ({marks})", chunk))
+        return held
+
     def find(self, domain_id: int, fps: Sequence[bytes]) -> dict[bytes, int]:
         """Row ids of queued fingerprints of one domain. Scans the domain's
-        rows (there is no fingerprint index): only for results that arrive
-        after their lease ended, which are rare."""
+        rows (there is no fingerprint index): only for late results that do
+        not carry their row id (see fps_of), which are rarer still."""
         found: dict[bytes, int] = {}
         for at in range(0, len(fps), DELETE_CHUNK):
             chunk = fps[at : at + DELETE_CHUNK]

@@ -155,9 +155,14 @@ class Bag:
     domain_concurrency: int
     ttl: float
     robots: list[RobotsNote] = field(default_factory=list)
+    # The URLs' rows in the master's queue, echoed in each PageResult so that
+    # a result arriving after its lease ended is found without a search.
+    rows: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         _same_length(urls=self.urls, fps=self.fps, depths=self.depths)
+        if self.rows:
+            _same_length(urls=self.urls, rows=self.rows)
         _check_fps("fps", self.fps)
         _check_urls("urls", self.urls)
 
@@ -221,6 +226,7 @@ class PageResult:
     canonical: str | None = None
     rendered: bool = False  # fields and links came from a browser's DOM
     headers: dict[str, str] = field(default_factory=dict)  # fetch.store_headers, lower-case
+    row: int = 0  # the URL's Bag.rows entry (0: unknown)
 
     def __post_init__(self) -> None:
         _check_fps("fp", [self.fp])

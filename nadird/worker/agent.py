@@ -246,8 +246,10 @@ class WorkerAgent:
         except (TypeError, ValueError) as exc:
             log.error("bag_rejected", lease=bag.lease, error=str(exc))
             job = None
+        rows = bag.rows or [0] * len(bag.urls)
         tasks = deque(
-            PageTask(u, f, d) for u, f, d in zip(bag.urls, bag.fps, bag.depths, strict=True)
+            PageTask(u, f, d, r)
+            for u, f, d, r in zip(bag.urls, bag.fps, bag.depths, rows, strict=True)
         )
         pacer = Pacer(bag.delay, self.domains.get(bag.domain), self.config.fetch.throttle)
         run = BagRun(tasks, bag.domain_concurrency, pacer, fenced=self._fenced)

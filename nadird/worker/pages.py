@@ -55,6 +55,7 @@ class PageTask:
     url: str
     fp: bytes
     depth: int
+    row: int = 0  # Bag.rows entry, echoed in the result
 
 
 @dataclass(slots=True)
@@ -158,6 +159,7 @@ class PageProcessor:
             link_fps=[fingerprint(u) for u in links],
             canonical=canonical,
             headers=self._stored_headers(outcome),
+            row=task.row,
         )
 
     def _stored_headers(self, outcome: FetchOutcome) -> dict[str, str]:
@@ -198,4 +200,5 @@ def error_result(task: PageTask, started: float, error: str) -> PageResult:
         fetched_at=started,
         depth=task.depth,
         error=error[:1000],
+        row=task.row,
     )

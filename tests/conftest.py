@@ -1,9 +1,15 @@
+from __future__ import annotations
+
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from nadird.testing.cluster import Cluster
+
+if TYPE_CHECKING:
+    from nadird.testing.mongo import MongoServer
 
 
 @pytest.fixture
@@ -13,7 +19,8 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
 
 
 # MongoDB: one SecantusDB server for the session (or NADIRD_TEST_MONGODB_URI),
-# and a fresh database per test. Tests that stop a server start their own.
+# and a fresh database per test. Tests that stop a server start their own
+# (own_server).
 
 
 @pytest.fixture(scope="session")
@@ -49,3 +56,14 @@ def mongo_uri(mongo_base_uri: str, request: pytest.FixtureRequest) -> Iterator[s
         pass
     finally:
         client.close()
+
+
+@pytest.fixture
+def own_server(tmp_path: Path) -> Iterator[MongoServer]:
+    """A SecantusDB of this test's own, which the test may stop and start."""
+    from nadird.testing.mongo import MongoServer, external_uri
+
+    if external_uri() is not None:
+        pytest.skip("stops the server: runs against the bundled SecantusDB only")
+    with MongoServer(tmp_path / "mongo" / "data") as server:
+        yield server

@@ -9,7 +9,6 @@ import json
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ from mongo_helpers import sync_db
 from nadird.testing.checks import expected_set, page_requests, site_job
 from nadird.testing.cluster import Cluster, wait_until
 from nadird.testing.graph import HTML_TYPE, SiteGraph
-from nadird.testing.mongo import MongoServer, external_uri, with_options
+from nadird.testing.mongo import MongoServer, with_options
 from nadird.testing.web import run_in_thread
 
 pytestmark = pytest.mark.slow
@@ -98,14 +97,6 @@ def test_cluster_crawl_into_mongodb_stores_each_page_and_item_once(
         master = start_mongo_crawl(in_workdir, graph, mongo_uri)
         assert in_workdir.wait(master, 120) == 0
     assert_each_page_and_item_once(mongo_uri, graph)
-
-
-@pytest.fixture
-def own_server(tmp_path: Path) -> Iterator[MongoServer]:
-    if external_uri() is not None:
-        pytest.skip("stops the server: runs against the bundled SecantusDB only")
-    with MongoServer(tmp_path / "mongo" / "data") as server:
-        yield server
 
 
 def test_database_down_mid_crawl_spools_and_drains(

@@ -13,23 +13,13 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from mongo_helpers import make_store, record, sync_db
 
-from nadird.testing.mongo import MongoServer, external_uri
+from nadird.testing.mongo import MongoServer
 
 HERE = Path(__file__).parent
-
-
-@pytest.fixture
-def own_server(tmp_path: Path) -> Iterator[MongoServer]:
-    if external_uri() is not None:
-        pytest.skip("stops the server: runs against the bundled SecantusDB only")
-    with MongoServer(tmp_path / "mongo" / "data") as server:
-        yield server
 
 
 async def wait_for(predicate: object, timeout: float) -> bool:

@@ -219,12 +219,12 @@ class Frontier:
             self._out[row.fp] = (ds, row.id)
         return rows
 
-    def _unout(self, fp: bytes) -> DomainState | None:
+    def _unout(self, fp: bytes) -> tuple[DomainState, int] | None:
+        """Take a URL out of its lease: (its domain, its row id), if it was out."""
         held = self._out.pop(fp, None)
-        if held is None:
-            return None
-        held[0].out -= 1
-        return held[0]
+        if held is not None:
+            held[0].out -= 1
+        return held
 
     def release(self, domain: str, next_allowed: float, returned: Iterable[Row] = ()) -> None:
         """End the domain's lease; URLs handed back become available again."""
@@ -236,11 +236,9 @@ class Frontier:
 
     def acked(self, fp: bytes) -> None:
         """A leased URL's result arrived; it leaves once the store has it."""
-        held = self._out.pop(fp, None)
+        held = self._unout(fp)
         if held is not None:
-            ds = held[0]
-            ds.out -= 1
-            ds.settling += 1
+            held[0].settling += 1
             self._settling[fp] = held
 
     def late(self, domain: str, pages: Iterable[tuple[bytes, int]]) -> None:
@@ -288,10 +286,10 @@ class Frontier:
         self.db.schedule_retry(row.id, attempts, self._wall() + delay, error)
 
     def dead(self, row: Row, error: str, attempts: int) -> None:
-        ds = self._unout(row.fp)
+        held = self._unout(row.fp)
         self.db.dead_letter(row, error, attempts)
-        if ds is not None:
-            ds.rows -= 1
+        if held is not None:
+            held[0].rows -= 1
             self.rows -= 1
 
     def drop_job(self, job: str) -> int:

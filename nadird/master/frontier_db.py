@@ -29,12 +29,14 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from nadird.errors import StateError
 
 SCHEMA_VERSION = 2
 # Row ids or fingerprints per statement: well under SQLite's bound on parameters.
-DELETE_CHUNK = 500
+CHUNK = 500
+_T = TypeVar("_T")
 _QUEUE_COLUMNS = """
     id INTEGER PRIMARY KEY,
     domain_id INTEGER NOT NULL,
@@ -89,6 +91,13 @@ CREATE TABLE IF NOT EXISTS overflow (
     dropped_at REAL NOT NULL
 );
 """
+
+
+def _chunks(items: Sequence[_T]) -> Iterator[tuple[Sequence[_T], str]]:
+    """Slices of at most CHUNK items, with the '?,?,...' an IN (...) list needs."""
+    for at in range(0, len(items), CHUNK):
+        chunk = items[at : at + CHUNK]
+        yield chunk, ",".join("?" * len(chunk))
 
 
 @dataclass(slots=True)
@@ -250,9 +259,7 @@ class FrontierDB:
     def fps_of(self, ids: Sequence[int]) -> dict[int, bytes]:
         """The fingerprints of the rows with these ids (those that exist)."""
         held: dict[int, bytes] = {}
-        for at in range(0, len(ids), DELETE_CHUNK):
-            chunk = ids[at : at + DELETE_CHUNK]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in _chunks(ids):
             held.update(self._db.execute(f"SELECT id, fp FROM queue WHERE id IN ({marks})", chunk))
         return held
 
@@ -261,9 +268,7 @@ class FrontierDB:
         rows (there is no fingerprint index): only for late results that do
         not carry their row id (see fps_of), which are rarer still."""
         found: dict[bytes, int] = {}
-        for at in range(0, len(fps), DELETE_CHUNK):
-            chunk = fps[at : at + DELETE_CHUNK]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in _chunks(fps):
             cur = self._db.execute(
                 f"SELECT fp, id FROM queue WHERE domain_id=? AND fp IN ({marks})",
                 (domain_id, *chunk),
@@ -280,13 +285,11 @@ class FrontierDB:
     def delete_many(self, ids: Sequence[int]) -> set[int]:
         """Delete queued URLs by row id; returns the ids that were there.
 
-        One statement per DELETE_CHUNK rows instead of one per URL (a store
+        One statement per CHUNK rows instead of one per URL (a store
         batch settles hundreds at once)."""
         self._begin()
         gone: set[int] = set()
-        for at in range(0, len(ids), DELETE_CHUNK):
-            chunk = ids[at : at + DELETE_CHUNK]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in _chunks(ids):
             cur = self._db.execute(f"DELETE FROM queue WHERE id IN ({marks}) RETURNING id", chunk)
             gone.update(i for (i,) in cur)
         return gone

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from nadird import __version__
+from nadird.argtypes import non_negative_float
 from nadird.config import Config, load_config
 from nadird.errors import ConfigError, StateError, StoreError
 from nadird.logs import configure
@@ -32,13 +33,6 @@ def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError("must be >= 1")
-    return value
-
-
-def _non_negative_float(text: str) -> float:
-    value = float(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be >= 0")
     return value
 
 
@@ -68,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     crawl.add_argument("--out", help="write the crawled records as JSON lines")
     crawl.add_argument("--config", dest="crawl_config", help="base YAML config (jobs, fetch...)")
     crawl.add_argument(
-        "--delay", type=_non_negative_float, help="seconds between requests to a domain"
+        "--delay", type=non_negative_float, help="seconds between requests to a domain"
     )
     crawl.add_argument("--domain-concurrency", type=_positive_int)
     crawl.add_argument("--retries", type=int, help="retries of transient failures (default 3)")

@@ -1,11 +1,16 @@
+import argparse
+import dataclasses
 import subprocess
 import sys
+import typing
 from pathlib import Path
 
 import pytest
 
+from nadird.argtypes import finite_float, non_negative_float
 from nadird.config import Config, load_config
 from nadird.errors import ConfigError
+from nadird.jobs import Job
 
 GOOD = """
 node: m1
@@ -105,3 +110,120 @@ def test_the_daemon_exits_2_with_one_clear_line(tmp_path: Path) -> None:
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1
     assert str(path) in lines[0] and "worker" in lines[0] and "bags must be > 0" in lines[0]
+
+
+# --- non-finite numbers ------------------------------------------------------
+
+
+def _float_keys(cls: type, prefix: str = "") -> list[str]:
+    """Dotted paths of every float (or optional float) key under a section."""
+    hints = typing.get_type_hints(cls)
+    keys: list[str] = []
+    for f in dataclasses.fields(cls):
+        tp = hints[f.name]
+        path = f"{prefix}{f.name}"
+        if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+            keys += _float_keys(tp, path + ".")
+        elif tp is float or float in typing.get_args(tp):
+            keys.append(path)
+    return keys
+
+
+def _nested_yaml(path: str, value: str) -> str:
+    lines = [f"{'  ' * depth}{name}:" for depth, name in enumerate(path.split("."))]
+    return "\n".join(lines) + f" {value}\n"
+
+
+FLOAT_KEYS = _float_keys(Config) + [f"jobs.j.{k}" for k in _float_keys(Job)]
+
+
+def test_every_section_has_float_keys_to_check() -> None:
+    # The walk must find the keys it claims to cover, nested ones included.
+    for key in ("politeness.delay", "master.lease_ttl", "fetch.throttle.max_delay", "jobs.j.delay"):
+        assert key in FLOAT_KEYS
+
+
+@pytest.mark.parametrize("value", [".nan", ".inf", "-.inf", ".NaN", "1.0e+999"])
+@pytest.mark.parametrize("key", FLOAT_KEYS)
+def test_no_float_key_takes_nan_or_infinity(tmp_path: Path, key: str, value: str) -> None:
+    path = write(tmp_path, _nested_yaml(key, value))
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert info.value.source == str(path)
+    assert info.value.key == key
+    assert "expected a finite number" in info.value.expected
+
+
+def test_non_finite_numbers_are_refused_inside_lists_too(tmp_path: Path) -> None:
+    path = write(tmp_path, "seeds:\n  - http://a.test/\n  - .nan\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert info.value.key == "seeds[1]"
+
+
+def test_finite_floats_still_load(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, "politeness:\n  delay: 0.0\nbloom:\n  fp_rate: 1.0e-6\n"))
+    assert config.politeness.delay == 0.0 and config.bloom.fp_rate == 1e-6
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "NaN", "-1"])
+def test_crawl_delay_option_refuses_non_finite_and_negative(value: str) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "nadird", "crawl", f"--delay={value}", "http://a.test/"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert "argument --delay: expected a finite number" in proc.stderr
+
+
+def test_finite_float_type_accepts_ordinary_numbers() -> None:
+    assert finite_float("0.25") == 0.25 and non_negative_float("0") == 0.0
+    with pytest.raises(argparse.ArgumentTypeError, match="expected a number"):
+        finite_float("soon")
+
+
+# --- duplicate keys ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "key"),
+    [
+        ("master:\n  bag_size: 3\nworker:\n  bags: 2\nmaster:\n  bag_size: 4\n", 5, "master"),
+        ("master:\n  bag_size: 3\n  lease_ttl: 9.0\n  bag_size: 4\n", 4, "bag_size"),
+        ("jobs:\n  j:\n    links:\n      deny: [a]\n      deny: [b]\n", 5, "deny"),
+        ("seeds:\n  - url: http://a.test/\n    url: http://b.test/\n", 3, "url"),
+        ("fetch: {resolve: {a.test: 127.0.0.1, a.test: 127.0.0.2}}\n", 1, "a.test"),
+    ],
+)
+def test_a_key_given_twice_names_the_file_and_the_line(
+    tmp_path: Path, text: str, line: int, key: str
+) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert info.value.source == str(path)
+    assert info.value.key == f"line {line}"
+    assert f"duplicate key {key!r}" in info.value.expected
+
+
+def test_merge_keys_may_still_be_overridden(tmp_path: Path) -> None:
+    text = "jobs:\n  a: &base {delay: 1.0, max_depth: 2}\n  b:\n    <<: *base\n    delay: 2.0\n"
+    config = load_config(write(tmp_path, text))
+    assert config.jobs["b"].delay == 2.0 and config.jobs["b"].max_depth == 2
+
+
+def test_a_duplicate_section_exits_2_with_one_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "worker:\n  bags: 2\nworker:\n  bags: 3\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "nadird", "--role", "worker", "-c", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        f"nadird: error: {path}: line 3: each key once per mapping: "
+        "duplicate key 'worker' (first at line 1)"
+    )

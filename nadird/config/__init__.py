@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import yaml
 
+from nadird.config.checks import non_finite
 from nadird.config.fetch import (
     DEFAULT_STORE_HEADERS,
     DEFAULT_STRIP_PARAMS,
@@ -31,6 +32,7 @@ from nadird.config.fetch import (
 )
 from nadird.config.master import BloomConfig, MasterConfig, PolitenessConfig, StoreConfig
 from nadird.config.service import ApiConfig, SecurityConfig, WorkerConfig
+from nadird.config.yaml_strict import DuplicateKey, load_strict
 from nadird.errors import ConfigError
 from nadird.jobs import Job
 from nadird.typecheck import Mismatch, build
@@ -115,6 +117,10 @@ def _check_references(config: Config, source: str) -> None:
 
 
 def config_from_dict(data: Any, source: str) -> Config:
+    bad = non_finite(data)
+    if bad is not None:
+        path, value = bad
+        raise ConfigError(source, path, f"expected a finite number (not .nan or .inf), got {value}")
     try:
         config = build(Config, data if data is not None else {})
     except Mismatch as exc:
@@ -133,7 +139,11 @@ def load_config(path: str | os.PathLike[str]) -> Config:
     except OSError as exc:
         raise ConfigError(source, "(file)", f"cannot read: {exc.strerror}") from None
     try:
-        data = yaml.safe_load(text)
+        data = load_strict(text)
+    except DuplicateKey as exc:
+        mark = exc.problem_mark
+        where = f"line {mark.line + 1}" if mark is not None else "(file)"
+        raise ConfigError(source, where, f"each key once per mapping: {exc.problem}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "(file)"

@@ -1,0 +1,28 @@
+"""argparse types for numeric options, shared by every subcommand.
+
+float() accepts "nan" and "inf": NaN passes every range comparison (so
+`--delay nan` would mean no delay at all) and infinity waits forever, so a
+float option takes finite numbers only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+
+def finite_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    value = finite_float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text!r}")
+    return value

@@ -26,3 +26,11 @@ def non_negative_float(text: str) -> float:
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text!r}")
     return value
+
+
+def comma_list(text: str) -> list[str]:
+    """`a,b,c` as ["a", "b", "c"]; blanks around names are ignored."""
+    names = [name.strip() for name in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"expected names separated by commas, got {text!r}")
+    return names

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from nadird import __version__
-from nadird.argtypes import non_negative_float
+from nadird.argtypes import comma_list, non_negative_float
 from nadird.config import Config, load_config
 from nadird.errors import ConfigError, StateError, StoreError
 from nadird.logs import configure
@@ -125,6 +125,15 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--format", choices=["jsonl", "csv"], default="jsonl")
     export.add_argument("--job")
     export.add_argument("--out", help="output file (default: stdout)")
+    export.add_argument(
+        "--encoding",
+        choices=["utf-8", "utf-8-sig", "gb18030"],
+        default="utf-8",
+        help="csv: text encoding (utf-8-sig: with a byte order mark, for Excel)",
+    )
+    export.add_argument(
+        "--fields", type=comma_list, metavar="A,B,C", help="csv: these columns, in this order"
+    )
     return parser
 
 
@@ -170,9 +179,12 @@ def _crawl(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from nadird.store.export import export_records
+    from nadird.store.export import UnknownField, export_to
     from nadird.store.open import open_store
 
+    if args.format == "jsonl" and (args.fields or args.encoding != "utf-8"):
+        option = "--fields" if args.fields else "--encoding"
+        raise ConfigError("(command line)", option, "csv only (JSON lines are always UTF-8)")
     store_config = (load_config(args.export_config) if args.export_config else Config()).store
     uri = args.store or store_config.uri
 
@@ -180,10 +192,11 @@ def _export(args: argparse.Namespace) -> int:
         store = open_store(uri, store_config)
         await store.open()
         try:
-            if args.out:
-                with open(args.out, "w", encoding="utf-8", newline="") as fh:
-                    return await export_records(store, fh, args.format, args.job)
-            return await export_records(store, sys.stdout, args.format, args.job)
+            return await export_to(
+                store, args.out, args.format, args.job, args.fields, args.encoding
+            )
+        except UnknownField as exc:
+            raise ConfigError("(command line)", "--fields", str(exc)) from None
         finally:
             await store.close()
 

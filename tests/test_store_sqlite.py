@@ -397,13 +397,14 @@ async def test_export_csv_exact(small_store: SqliteStore) -> None:
     assert rows == 3
     assert out.getvalue() == (
         "url,final_url,status,fetched_at,job,depth,content_type,checksum,error,"
-        "author,tags,title,data.url\n"
-        "https://example.com/page/1,https://example.com/page/1,200,1700000001.25,news,1,"
-        'text/html,c1,,,x|y,"Zürich, ""quoted""",\n'
-        "https://example.com/page/2,https://example.com/page/2,200,1700000002.25,other,2,"
-        ",,,Ann,,,https://elsewhere.example/\n"
-        "https://example.com/page/3,https://example.com/page/3,404,1700000003.25,news,3,"
-        'text/html,,"http 404\nNot Found",,,,\n'
+        "redirects,canonical,rendered,headers,author,tags,title,data.url\n"
+        "https://example.com/page/1,https://example.com/page/1,200,2023-11-14T22:13:21.250Z,"
+        'news,1,text/html,c1,,"[""http://example.com/page/1""]",,false,{},,'
+        '"[""x"",""y""]","Zürich, ""quoted""",\n'
+        "https://example.com/page/2,https://example.com/page/2,200,2023-11-14T22:13:22.250Z,"
+        "other,2,,,,[],,false,{},Ann,,,https://elsewhere.example/\n"
+        "https://example.com/page/3,https://example.com/page/3,404,2023-11-14T22:13:23.250Z,"
+        'news,3,text/html,,"http 404\nNot Found",[],,false,{},,,,\n'
     )
     parsed = list(csv.DictReader(io.StringIO(out.getvalue())))
     assert parsed[0]["title"] == 'Zürich, "quoted"'
@@ -414,7 +415,7 @@ async def test_export_csv_by_job_uses_that_jobs_fields(small_store: SqliteStore)
     out = io.StringIO()
 
     assert await export_records(small_store, out, "csv", job="news") == 2
-    assert out.getvalue().splitlines()[0].endswith(",error,tags,title")
+    assert out.getvalue().splitlines()[0].endswith(",headers,tags,title")
 
 
 async def test_export_empty_store(store: SqliteStore) -> None:
@@ -424,7 +425,8 @@ async def test_export_empty_store(store: SqliteStore) -> None:
     assert await export_records(store, table, "csv") == 0
     assert jsonl.getvalue() == ""
     assert table.getvalue() == (
-        "url,final_url,status,fetched_at,job,depth,content_type,checksum,error\n"
+        "url,final_url,status,fetched_at,job,depth,content_type,checksum,error,"
+        "redirects,canonical,rendered,headers\n"
     )
 
 

@@ -2,12 +2,22 @@
 
 Both formats stream: records come from `Store.iter_records` in chunks and go
 straight to `out`, so exporting a large store needs little memory.
+
+CSV is written for spreadsheets and for programs alike: every field of a
+record has a column, times are ISO 8601 in UTC, and a list or mapping is one
+JSON-encoded cell, so `json.loads` gives back exactly what was stored (a
+joined "a|b" could not tell one item containing "|" from two items).
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import io
 import json
+import sys
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
 from typing import Any, Literal, TextIO
 
 from nadird.store.base import PageRecord, Store
@@ -24,20 +34,73 @@ CSV_COLUMNS = (
     "content_type",
     "checksum",
     "error",
+    "redirects",
+    "canonical",
+    "rendered",
+    "headers",
 )
+TIME_COLUMNS = frozenset({"fetched_at"})
+# utf-8-sig starts the file with a byte order mark: without it Excel reads
+# UTF-8 as the local code page (Chinese text turns to mojibake).
+CSV_ENCODINGS = ("utf-8", "utf-8-sig", "gb18030")
+DATA_PREFIX = "data."
 
-LIST_SEPARATOR = "|"
+
+class UnknownField(ValueError):
+    """`fields` names a column that neither the records nor their data have."""
 
 
 async def export_records(
-    store: Store, out: TextIO, fmt: ExportFormat, job: str | None = None
+    store: Store,
+    out: TextIO,
+    fmt: ExportFormat,
+    job: str | None = None,
+    fields: Sequence[str] | None = None,
 ) -> int:
-    """Write the records of `store` (of one job, if given) to `out`; return the row count."""
+    """Write the records of `store` (of one job, if given) to `out`; return the
+    row count. `fields` chooses and orders the CSV columns (default: all)."""
     if fmt == "jsonl":
         return await _export_jsonl(store, out, job)
     if fmt == "csv":
-        return await _export_csv(store, out, job)
+        columns = await csv_columns(store, job, fields)
+        return await write_csv(store, out, columns, job)
     raise ValueError(f"unknown export format {fmt!r}; expected 'jsonl' or 'csv'")
+
+
+async def export_to(
+    store: Store,
+    path: str | None,
+    fmt: ExportFormat,
+    job: str | None = None,
+    fields: Sequence[str] | None = None,
+    encoding: str = "utf-8",
+) -> int:
+    """export_records into a file (or stdout when `path` is None) in `encoding`.
+
+    The CSV columns are checked before the file is opened: an unknown field
+    leaves no empty or half-written file behind.
+    """
+    if fmt == "csv":
+        columns = await csv_columns(store, job, fields)
+        with open_output(path, encoding) as out:
+            return await write_csv(store, out, columns, job)
+    with open_output(path, encoding) as out:
+        return await _export_jsonl(store, out, job)
+
+
+@contextlib.contextmanager
+def open_output(path: str | None, encoding: str) -> Iterator[TextIO]:
+    # newline="": the csv module writes its own line ends.
+    if path is not None:
+        with open(path, "w", encoding=encoding, newline="") as fh:
+            yield fh
+        return
+    stdout = io.TextIOWrapper(sys.stdout.buffer, encoding=encoding, newline="")
+    try:
+        yield stdout
+    finally:
+        stdout.flush()
+        stdout.detach()  # sys.stdout keeps its buffer
 
 
 async def _export_jsonl(store: Store, out: TextIO, job: str | None) -> int:
@@ -49,49 +112,69 @@ async def _export_jsonl(store: Store, out: TextIO, job: str | None) -> int:
     return rows
 
 
-async def _export_csv(store: Store, out: TextIO, job: str | None) -> int:
+async def csv_columns(
+    store: Store, job: str | None, fields: Sequence[str] | None = None
+) -> list[str]:
+    """The CSV header: every record column, then one per extracted data field,
+    or exactly `fields` when given (UnknownField if one is not among them)."""
     # The header must name every data field before the first row is written,
     # and holding all records to find them would not scale: so read twice.
-    fields = await _data_fields(store, job)
-    header = list(CSV_COLUMNS) + [_field_column(name) for name in fields]
+    names: set[str] = set()
+    async for record in store.iter_records(job):
+        names.update(record.data)
+    available = list(CSV_COLUMNS) + [_field_column(name) for name in sorted(names)]
+    if fields is None:
+        return available
+    known = set(available)
+    for name in fields:
+        if name not in known:
+            raise UnknownField(f"unknown field {name!r}; expected some of: {', '.join(available)}")
+    return list(fields)
+
+
+async def write_csv(store: Store, out: TextIO, columns: Sequence[str], job: str | None) -> int:
     # "\n" rather than csv's default "\r\n": `out` is usually stdout or a file
-    # opened in text mode, where "\r\n" would reach Unix tools as a stray "\r".
+    # read by Unix tools, where "\r\n" would leave a stray "\r"; spreadsheets
+    # read both.
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(header)
+    writer.writerow(columns)
     rows = 0
     async for record in store.iter_records(job):
-        writer.writerow(_csv_row(record, fields))
+        # A field first written after the header (live store) is left out:
+        # the header cannot grow.
+        writer.writerow([_cell(column, _value(record, column)) for column in columns])
         rows += 1
     return rows
 
 
-async def _data_fields(store: Store, job: str | None) -> list[str]:
-    names: set[str] = set()
-    async for record in store.iter_records(job):
-        names.update(record.data)
-    return sorted(names)
-
-
 def _field_column(name: str) -> str:
-    # A data field called e.g. "url" must not produce a second "url" column.
-    return f"data.{name}" if name in CSV_COLUMNS else name
+    # A data field called e.g. "url" must not produce a second "url" column;
+    # one already starting with "data." is prefixed too, so that the prefix
+    # can always be taken off again.
+    return f"{DATA_PREFIX}{name}" if name in CSV_COLUMNS or name.startswith(DATA_PREFIX) else name
 
 
-def _csv_row(record: PageRecord, fields: list[str]) -> list[str]:
-    fixed = [getattr(record, column) for column in CSV_COLUMNS]
-    # A field first written after the first pass (live store) is left out:
-    # the header is already written and cannot grow.
-    extracted = [record.data.get(name) for name in fields]
-    return [_cell(value) for value in fixed + extracted]
+def _value(record: PageRecord, column: str) -> Any:
+    if column in CSV_COLUMNS:
+        return getattr(record, column)
+    # Every data column named "data.*" got its prefix from _field_column.
+    return record.data.get(column.removeprefix(DATA_PREFIX))
 
 
-def _cell(value: Any) -> str:
+def iso_utc(timestamp: float) -> str:
+    """2026-12-01T10:05:00Z; milliseconds only when the time has them."""
+    moment = datetime.fromtimestamp(round(timestamp, 3), UTC)
+    text = moment.isoformat(timespec="milliseconds").removesuffix("+00:00")
+    return text.removesuffix(".000") + "Z"
+
+
+def _cell(column: str, value: Any) -> str:
     if value is None:
         return ""
+    if column in TIME_COLUMNS and isinstance(value, int | float):
+        return iso_utc(value)
     if isinstance(value, str):
         return value
-    if isinstance(value, list | tuple):
-        return LIST_SEPARATOR.join(_cell(item) for item in value)
-    if isinstance(value, dict):
+    if isinstance(value, bool | list | tuple | dict):
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
     return str(value)

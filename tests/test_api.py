@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import urllib.error
 import urllib.request
@@ -182,3 +183,103 @@ def test_a_second_live_worker_with_the_same_node_id_is_refused(cluster: Cluster)
     assert {e.client for e in entries} == {worker_address(1)}
     refused = [e for e in cluster.proc("master").logs() if e.get("event") == "worker_refused"]
     assert refused and refused[0]["worker"] == "w1"
+
+
+BAD_BODIES = [
+    (b"[" * 100_000 + b"]" * 100_000, "nested deeper than"),
+    (b'{"urls": ' + b"[" * 20 + b"]" * 20 + b"}", "nested deeper than"),
+    (b"", "not JSON"),
+    (b'{"urls": ["http://a.test/"],}', "not JSON: Expecting property name"),
+    (b'{"urls": [NaN]}', "NaN is not a JSON number"),
+    (b'{"urls": ["http://a.test/\xff"]}', "not UTF-8"),
+    (b'"just a string"', "must be a JSON object, got a string"),
+    (b'{"job": "default"}', "lacks the key 'urls'"),
+    (b'{"urls": ["http://a.test/"], "jbo": "default"}', "unknown key 'jbo'"),
+    (b'{"urls": [{"url": "http://a.test/", "jobs": "x"}]}', "unknown key 'jobs' in urls[0]"),
+    (b'{"urls": [{"job": "default"}]}', "urls[0] lacks the key 'url'"),
+    (b'{"urls": [["http://a.test/"]]}', "urls[0] must be a string or an object, got an array"),
+    (b'{"urls": [{"url": 7}]}', "urls[0].url must be a string, got a number"),
+    (b'{"urls": [], "job": null}', "job must be a string, got null"),
+    (json.dumps({"urls": ["http://a.test/"] * 10_001}).encode(), "at most 10000 URLs"),
+]
+
+
+def test_any_bad_body_is_a_400_that_says_what_is_wrong(cluster: Cluster) -> None:
+    graph = SiteGraph(hosts=1, pages=5, port=8099)
+    start_master(cluster, graph)  # the default 1 MiB body limit: room for deep nesting
+    url, token = api(cluster)
+    for body, reason in BAD_BODIES:
+        status, text = request(url, "/api/seeds", token, "POST", body)
+        assert status == 400, (body[:60], text)
+        assert reason in json.loads(text)["error"], (body[:60], text)
+    for path in ("/api/jobs/default/pause", "/api/jobs/default/resume"):
+        status, text = request(url, path, token, "POST", b'{"force": true}')
+        assert status == 400 and "unknown key 'force'" in json.loads(text)["error"]
+        assert request(url, path, token, "POST", b"{}")[0] == 200
+    status, text = request(url, "/api/jobs/other", token, "DELETE", b"[" * 50_000)
+    assert status == 400 and "nested deeper" in json.loads(text)["error"]
+    assert request(url, "/healthz", None)[0] == 200  # still serving
+    assert "Traceback" not in (cluster.workdir / "master.log").read_text()
+
+
+def test_seeds_say_which_were_refused_and_why(cluster: Cluster) -> None:
+    graph = SiteGraph(hosts=2, pages=5, port=8099)
+    start_master(cluster, graph)
+    url, token = api(cluster)
+    good = f"http://site-0.test:{graph.port}/p/3"
+    body = {
+        "urls": [
+            "ftp://site-0.test/file",
+            good,
+            "http://",
+            {"url": f"http://site-1.test:{graph.port}/p/3", "job": "nope"},
+            {"url": f"http://site-1.test:{graph.port}/p/4", "job": "other"},
+        ]
+    }
+    status, text = request(url, "/api/seeds", token, "POST", json.dumps(body).encode())
+    assert status == 200, text
+    answer = json.loads(text)
+    assert answer["submitted"] == 5 and answer["admitted"] == 2
+    refused = answer["refused"]
+    assert [(r["index"], r["url"]) for r in refused] == [
+        (0, "ftp://site-0.test/file"),
+        (2, "http://"),
+        (3, f"http://site-1.test:{graph.port}/p/3"),
+    ]
+    assert "not an http(s) URL" in refused[0]["reason"]
+    assert "no host" in refused[1]["reason"]
+    assert refused[2]["reason"] == "unknown job 'nope'" and refused[2]["job"] == "nope"
+    # The refused seeds were not queued; the admitted ones were, in their job.
+    stats = cli(cluster, "status")
+    assert stats["jobs"]["other"]["admitted"] == 1
+    again = request(url, "/api/seeds", token, "POST", json.dumps({"urls": [good]}).encode())
+    assert json.loads(again[1]) == {"admitted": 0, "submitted": 1, "refused": []}
+
+
+def test_a_finished_domain_is_reported_done_even_after_a_restart(cluster: Cluster) -> None:
+    graph = SiteGraph(hosts=2, pages=12)
+    with run_in_thread(graph):
+        master = start_master(cluster, graph)
+        url, token = api(cluster)
+        cluster.start("worker", "w1", cluster.worker_config(1))
+        assert wait_until(lambda: cli(cluster, "status")["complete"], 60)
+        status, text = request(url, "/api/domains/site-0.test", token)
+    pages = len([r for r in cluster.records() if "//site-0.test" in r.url])
+    assert status == 200, text
+    info = json.loads(text)
+    assert info["done"] is True and info["queued"] == 0 and info["leased"] is False
+    assert pages > 1 and info["results_since_start"] == pages
+    assert info["dead_letters"] == 0
+    master.kill(signal.SIGTERM)
+    assert cluster.wait(master, 30) == 0
+    (cluster.workdir / "state" / "api.json").unlink()
+    cluster.start_again("master", cluster.workdir / "master.yaml")
+    url, token = api(cluster)
+    for name in ("site-0.test", "WWW.site-0.test"):  # a host answers for its domain
+        status, text = request(url, f"/api/domains/{name}", token)
+        assert status == 200, text
+        info = json.loads(text)
+        assert info["domain"] == "site-0.test" and info["done"] is True
+        assert info["queued"] == 0 and info["results_since_start"] == 0
+    status, text = request(url, "/api/domains/never-seen.test", token)
+    assert status == 404 and "never seen" in json.loads(text)["error"]

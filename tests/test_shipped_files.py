@@ -67,3 +67,22 @@ def test_grafana_dashboard_uses_only_metrics_the_master_exports() -> None:
             for name in re.findall(r"nadird_[a-z_]+", target["expr"]):
                 assert name in exported, (panel["title"], name)
                 assert name.removesuffix("_total").removesuffix("_bucket") in metrics_py
+
+
+def test_openapi_document_is_strict_yaml_and_documents_bad_bodies() -> None:
+    from nadird.config.yaml_strict import load_strict
+
+    doc = load_strict((ROOT / "nadird" / "master" / "openapi.yaml").read_text())
+    for path, operations in doc["paths"].items():
+        for method, operation in operations.items():
+            if method in ("post", "delete"):
+                assert "400" in operation["responses"], (method, path)
+    seeds = doc["paths"]["/api/seeds"]["post"]
+    assert (
+        "refused"
+        in seeds["responses"]["200"]["content"]["application/json"]["schema"]["properties"]
+    )
+    assert (
+        seeds["requestBody"]["content"]["application/json"]["schema"]["additionalProperties"]
+        is False
+    )

@@ -21,12 +21,12 @@ from aiohttp import web
 from nadird.config import ApiConfig
 from nadird.errors import ConfigError
 from nadird.logs import get_logger
+from nadird.master.api_body import BadBody, SeedItem, parse_seeds, read_json, require_no_body
 
 if TYPE_CHECKING:
     from nadird.master.server import Master
 
 log = get_logger()
-MAX_SEEDS_PER_REQUEST = 10_000
 OPEN_PATHS = frozenset({"/healthz"})
 
 
@@ -57,6 +57,10 @@ def _json(data: Any, status: int = 200) -> web.Response:
 
 def _error(status: int, message: str) -> web.Response:
     return _json({"error": message}, status)
+
+
+def _refusal(item: SeedItem, reason: str) -> dict[str, Any]:
+    return {"index": item.index, "url": item.url, "job": item.job, "reason": reason}
 
 
 class ApiServer:
@@ -108,6 +112,8 @@ class ApiServer:
             response: web.StreamResponse = await handler(request)
         except web.HTTPRequestEntityTooLarge:
             return _error(413, f"request body over {self.api.max_body_bytes} bytes")
+        except BadBody as exc:
+            return _error(400, str(exc))
         return response
 
     # -------------------------------------------------------------- routes
@@ -144,31 +150,28 @@ class ApiServer:
         name = request.match_info["domain"].lower()
         info = self.master.domain_status(name)
         if info is None:
-            return _error(404, f"no such domain in the frontier: {name}")
+            return _error(404, f"domain never seen by this master: {name}")
         return _json(info)
 
     async def seeds(self, request: web.Request) -> web.Response:
-        try:
-            body = await request.json()
-        except (ValueError, UnicodeDecodeError):
-            return _error(400, 'body must be JSON: {"urls": [...], "job": "name"}')
-        if not isinstance(body, dict):
-            return _error(400, "body must be a JSON object")
-        urls, job = body.get("urls"), body.get("job", "default")
-        if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls):
-            return _error(400, "urls must be a list of strings")
-        if len(urls) > MAX_SEEDS_PER_REQUEST:
-            return _error(400, f"at most {MAX_SEEDS_PER_REQUEST} URLs per request")
-        if not isinstance(job, str) or job not in self.master.core.admission.jobs:
-            return _error(400, f"unknown job {job!r}")
-        admitted = self.master.admit_seeds([(u, job) for u in urls])
-        return _json({"admitted": admitted, "submitted": len(urls)})
+        items, job = parse_seeds(await read_json(request))
+        jobs = self.master.core.admission.jobs
+        if job not in jobs:
+            raise BadBody(f"unknown job {job!r}; expected one of: {', '.join(sorted(jobs))}")
+        known = [item for item in items if item.job in jobs]
+        refused = [_refusal(i, f"unknown job {i.job!r}") for i in items if i.job not in jobs]
+        invalid: list[tuple[int, str]] = []
+        admitted = self.master.admit_seeds([(i.url, i.job) for i in known], invalid)
+        refused += [_refusal(known[at], reason) for at, reason in invalid]
+        refused.sort(key=lambda refusal: refusal["index"])
+        return _json({"admitted": admitted, "submitted": len(items), "refused": refused})
 
     def _job(self, request: web.Request) -> str | None:
         job = request.match_info["job"]
         return job if job in self.master.core.admission.jobs else None
 
     async def pause(self, request: web.Request) -> web.Response:
+        await require_no_body(request)
         job = self._job(request)
         if job is None:
             return _error(404, "unknown job")
@@ -177,6 +180,7 @@ class ApiServer:
         return _json({"job": job, "paused": True})
 
     async def resume(self, request: web.Request) -> web.Response:
+        await require_no_body(request)
         job = self._job(request)
         if job is None:
             return _error(404, "unknown job")
@@ -186,6 +190,7 @@ class ApiServer:
         return _json({"job": job, "paused": False})
 
     async def delete_job(self, request: web.Request) -> web.Response:
+        await require_no_body(request)
         job = self._job(request)
         if job is None:
             return _error(404, "unknown job")

@@ -60,6 +60,7 @@ class MasterCore:
         self.stats: Counter[str] = Counter()
         self.errors: Counter[str] = Counter()  # failed fetches by kind
         self.domain_errors: Counter[str] = Counter()
+        self.domain_results: Counter[str] = Counter()  # pages answered, by domain
         self.paused: set[str] = set()
         self._drop_log: dict[str, tuple[float, int]] = {}
         self.metrics = MasterMetrics()
@@ -233,6 +234,8 @@ class MasterCore:
             return []
         if lease is None:
             self.stats["late_results"] += len(msg.pages)
+        else:
+            self.domain_results[lease.domain] += len(msg.pages)
         records: list[PageRecord] = []
         links: list[LinkBatch] = []
         late: dict[str, list[tuple[bytes, int]]] = {}
@@ -251,6 +254,7 @@ class MasterCore:
             records.append(page_record(page, msg.job, msg.node))
             self.stats["pages_error" if page.error else "pages_ok"] += 1
         for domain, pages in late.items():
+            self.domain_results[domain] += len(pages)
             self.frontier.late(domain, pages)
         if links:
             # One frontier transaction for the whole message, committed before

@@ -207,6 +207,12 @@ class FrontierDB:
         cur = self._db.execute("INSERT INTO domains (name) VALUES (?)", (name,))
         return int(cur.lastrowid or 0)
 
+    def has_domain(self, name: str) -> bool:
+        """Whether a URL of this domain was ever queued (its row outlives the URLs)."""
+        return (
+            self._db.execute("SELECT 1 FROM domains WHERE name=?", (name,)).fetchone() is not None
+        )
+
     def set_next_allowed(self, domain_id: int, wall: float) -> None:
         self._begin()
         self._db.execute("UPDATE domains SET next_allowed=? WHERE id=?", (wall, domain_id))

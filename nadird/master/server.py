@@ -165,14 +165,20 @@ class Master:
         self._wake.set()
 
     # ---------------------------------------------------------------- seeds
-    def admit_seeds(self, seeds: list[tuple[str, str]]) -> int:
+    def admit_seeds(
+        self, seeds: list[tuple[str, str]], invalid: list[tuple[int, str]] | None = None
+    ) -> int:
+        """Queue new seeds; returns how many were new. Each invalid URL is
+        counted, logged, and appended to `invalid` as (its index, why)."""
         added = 0
-        for url, job in seeds:
+        for i, (url, job) in enumerate(seeds):
             try:
                 canonical = canonicalize(url)
             except InvalidURL as exc:
                 self.core.stats["seeds_invalid"] += 1
                 log.error("seed_invalid", url=url, error=str(exc))
+                if invalid is not None:
+                    invalid.append((i, str(exc)))
                 continue
             added += self.core.admission.admit(job, [canonical], [fingerprint(canonical)], 0)
         self.db.commit()

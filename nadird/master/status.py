@@ -6,6 +6,9 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from nadird.master.frontier import DomainState
+from nadird.urls import registrable_domain
+
 if TYPE_CHECKING:
     from nadird.master.server import Master
 
@@ -41,12 +44,22 @@ def full(master: Master) -> dict[str, Any]:
 
 
 def domain(master: Master, name: str) -> dict[str, Any] | None:
-    ds = master.core.frontier.get(name)
-    if ds is None:
-        return None
+    """One domain's state; None only for a domain this master never queued.
+
+    A host of a domain (www.example.com) answers for its domain: the
+    frontier keeps one queue per registrable domain.
+    """
+    frontier = master.core.frontier
+    if frontier.get(name) is None and not frontier.db.has_domain(name):
+        parent = registrable_domain(name)
+        return domain(master, parent) if parent != name else None
+    # A domain whose URLs are all done may have no record in memory (after
+    # a restart): it is known, with nothing queued.
+    ds = frontier.get(name) or DomainState(name, 0)
     politeness = master.config.politeness
     return {
         "domain": name,
+        "done": ds.rows == 0,
         "queued": ds.rows,
         "available": ds.available,
         "leased": ds.leased,
@@ -55,7 +68,9 @@ def domain(master: Master, name: str) -> dict[str, Any] | None:
         "next_allowed_in_s": round(max(0.0, ds.next_allowed - time.monotonic()), 3),
         "delay": politeness.delay,
         "domain_concurrency": politeness.domain_concurrency,
+        "results_since_start": master.core.domain_results[name],
         "errors": master.core.domain_errors[name],
+        "dead_letters": len(frontier.db.dead_letters(domain=name)),
         "robots": "checked by workers (cached per worker)",
     }
 

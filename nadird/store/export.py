@@ -60,6 +60,8 @@ async def export_records(
     """Write the records of `store` (of one job, if given) to `out`; return the
     row count. `fields` chooses and orders the CSV columns (default: all)."""
     if fmt == "jsonl":
+        if fields is not None:
+            raise ValueError("fields choose CSV columns; JSON lines always hold every field")
         return await _export_jsonl(store, out, job)
     if fmt == "csv":
         columns = await csv_columns(store, job, fields)
@@ -84,6 +86,8 @@ async def export_to(
         columns = await csv_columns(store, job, fields)
         with open_output(path, encoding) as out:
             return await write_csv(store, out, columns, job)
+    if fields is not None:
+        raise ValueError("fields choose CSV columns; JSON lines always hold every field")
     with open_output(path, encoding) as out:
         return await _export_jsonl(store, out, job)
 

@@ -231,10 +231,11 @@ def _client(args: argparse.Namespace) -> int:
 
 
 def _keygen(args: argparse.Namespace) -> int:
-    from nadird.security import generate_keypair
+    from nadird.security import generate_keypair, key_fingerprint, public_key
 
     public, secret = generate_keypair(args.out, args.name)
-    print(f"public key: {public}\nsecret key: {secret} (mode 0600; keep it on this host)")
+    print(f"public key: {public} (fingerprint {key_fingerprint(public_key(public))})")
+    print(f"secret key: {secret} (mode 0600; keep it on this host)")
     return EXIT_OK
 
 

@@ -48,3 +48,24 @@ def _static_fields(role: str, node: str) -> Any:
 
 def get_logger(**bound: Any) -> Any:
     return structlog.get_logger(**bound)
+
+
+class PerKeyLimit:
+    """At most one log line per key per interval, counting what it held back
+    (a flood from one peer must not flood the log)."""
+
+    def __init__(self, interval: float = 1.0, max_keys: int = 10_000) -> None:
+        self._interval = interval
+        self._max_keys = max_keys
+        self._last: dict[str, tuple[float, int]] = {}
+
+    def allow(self, key: str, now: float) -> int | None:
+        """None to stay quiet; else how many were held back since the last line."""
+        last, suppressed = self._last.get(key, (float("-inf"), 0))
+        if now - last < self._interval:
+            self._last[key] = (last, suppressed + 1)
+            return None
+        if len(self._last) >= self._max_keys:
+            self._last.clear()  # bounded memory; at worst one extra line per key
+        self._last[key] = (now, 0)
+        return suppressed

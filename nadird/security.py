@@ -10,12 +10,14 @@ are CURVE clients with their own keypair and the master's public key.
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import os
 import stat
+import time
 import urllib.parse
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import zmq
@@ -25,7 +27,7 @@ from zmq.auth.asyncio import AsyncioAuthenticator
 
 from nadird.config import Config, SecurityConfig
 from nadird.errors import ConfigError
-from nadird.logs import get_logger
+from nadird.logs import PerKeyLimit, get_logger
 
 log = get_logger()
 
@@ -46,8 +48,16 @@ def _load(path: str, want_secret: bool, key: str, source: str) -> tuple[bytes, b
         raise ConfigError(source, key, f"a readable CURVE key file ({exc})") from None
     if want_secret and secret is None:
         raise ConfigError(source, key, f"a secret key file (NAME.key_secret), got {path}")
-    warn_if_readable_by_others(path)
+    if want_secret:  # a public key is meant to be read by anyone
+        warn_if_readable_by_others(path)
     return public, secret
+
+
+def key_fingerprint(public_key: bytes | str) -> str:
+    """A short name for a Z85 public key in logs: the first 16 hex digits of
+    its SHA-256 (`nadird keygen` prints it for the keys it writes)."""
+    key = public_key.encode() if isinstance(public_key, str) else public_key
+    return hashlib.sha256(key.strip()).hexdigest()[:16]
 
 
 def warn_if_readable_by_others(path: str | Path) -> None:
@@ -67,17 +77,37 @@ def allowed_keys(sec: SecurityConfig, source: str) -> set[bytes]:
         if not directory.is_dir():
             raise ConfigError(source, "security.worker_keys_dir", f"a directory, got {directory}")
         for path in sorted(directory.glob("*.key")):
-            public, _ = zmq.auth.load_certificate(str(path))
-            keys.add(public)
+            keys.add(public_key(path))
     return keys
+
+
+def public_key(path: str | Path) -> bytes:
+    """The Z85 public key of a key file (NAME.key or NAME.key_secret)."""
+    public, _ = zmq.auth.load_certificate(str(path))
+    return public
 
 
 @dataclass
 class _AllowList:
     keys: set[bytes]
+    _refusals: PerKeyLimit = field(default_factory=PerKeyLimit)
 
     def callback(self, domain: str, key: bytes) -> bool:
-        return key in self.keys
+        """The ZAP check of a CURVE client's Z85 public key."""
+        if key in self.keys:
+            return True
+        # A refused client retries its handshake over and over: one line a
+        # second per key is enough to see who knocks.
+        name = key_fingerprint(key)
+        suppressed = self._refusals.allow(name, time.monotonic())
+        if suppressed is not None:
+            log.warning(
+                "curve_client_refused",
+                key=name,
+                reason="public key not on the allow-list",
+                suppressed=suppressed,
+            )
+        return False
 
 
 class MasterSecurity:

@@ -128,6 +128,7 @@ class SimWorker:
     args: argparse.Namespace
     stats: SimStats
     node: str = ""
+    session: bytes = b""  # Welcome.session, echoed in every Results
     leases: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
@@ -147,6 +148,7 @@ class SimWorker:
                 body = msgpack.unpackb(await dealer.recv(), raw=False)
                 kind = body.get("k")
                 if kind == "welcome":
+                    self.session = body["session"]
                     await dealer.send(pack("credit", node=self.node, bags=self.args.bags))
                 elif kind == "bag":
                     await self._answer(body, dealer, push)
@@ -210,7 +212,15 @@ class SimWorker:
         self, push: zmq.asyncio.Socket, lease: str, epoch: int, pages: list[dict[str, Any]]
     ) -> None:
         node = self.node
-        frame = pack("results", node=node, lease=lease, epoch=epoch, job="default", pages=pages)
+        frame = pack(
+            "results",
+            node=node,
+            lease=lease,
+            epoch=epoch,
+            job="default",
+            pages=pages,
+            session=self.session,
+        )
         await push.send(frame)
         self.stats.pages += len(pages)
         self.stats.links += sum(len(p["links"]) for p in pages)

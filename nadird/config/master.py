@@ -27,6 +27,9 @@ class MasterConfig:
     # A worker silent this long is marked offline (default: lease_ttl).
     node_timeout: float | None = None
     dead_letter_poll: float = 2.0
+    # How long after a lease ended (expired, or taken back) its holder's
+    # results are still stored (default: lease_ttl); later ones are dropped.
+    late_result_window: float | None = None
 
     def __post_init__(self) -> None:
         positive(self, "bag_size", "lease_ttl", "heartbeat_interval", "snapshot_interval")
@@ -37,8 +40,10 @@ class MasterConfig:
                 raise ValueError(f"{name} must be >= 1")
         if self.node_timeout is not None and self.node_timeout <= 0:
             raise ValueError("node_timeout must be > 0")
-        if self.recovery_grace is not None and self.recovery_grace < 0:
-            raise ValueError("recovery_grace must be >= 0")
+        for name in ("recovery_grace", "late_result_window"):
+            value = getattr(self, name)
+            if value is not None and value < 0:
+                raise ValueError(f"{name} must be >= 0")
         if self.heartbeat_interval * 2 > self.lease_ttl:
             raise ValueError("heartbeat_interval must be at most half of lease_ttl")
 

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from nadird.config import Config
-from nadird.logs import get_logger
+from nadird.logs import PerKeyLimit, get_logger
+from nadird.master.acceptance import REASONS, refusal
 from nadird.master.admission import Admission, LinkBatch
 from nadird.master.frontier import Caps, Frontier
 from nadird.master.frontier_db import FrontierDB, Row
@@ -61,8 +62,9 @@ class MasterCore:
         self.errors: Counter[str] = Counter()  # failed fetches by kind
         self.domain_errors: Counter[str] = Counter()
         self.domain_results: Counter[str] = Counter()  # pages answered, by domain
+        self.refused: Counter[str] = Counter()  # results dropped, by acceptance.REASONS key
         self.paused: set[str] = set()
-        self._drop_log: dict[str, tuple[float, int]] = {}
+        self._drop_log = PerKeyLimit()
         self.metrics = MasterMetrics()
         # robots.txt passed from worker to worker (None: not shared).
         self.robots: RobotsNotes | None = None
@@ -95,15 +97,9 @@ class MasterCore:
     def drop(self, reason: str, peer: str) -> None:
         """Count a dropped message; warn at most once a second per peer."""
         self.stats["dropped_messages"] += 1
-        now = time.monotonic()
-        last, suppressed = self._drop_log.get(peer, (0.0, 0))
-        if now - last < 1.0:
-            self._drop_log[peer] = (last, suppressed + 1)
-            return
-        log.warning("message_dropped", peer=peer, reason=reason[:200], suppressed=suppressed)
-        self._drop_log[peer] = (now, 0)
-        if len(self._drop_log) > 10_000:
-            self._drop_log.clear()
+        suppressed = self._drop_log.allow(peer, time.monotonic())
+        if suppressed is not None:
+            log.warning("message_dropped", peer=peer, reason=reason[:200], suppressed=suppressed)
 
     def on_control(self, identity: bytes, msg: Message, now: float, user: str = "") -> Outgoing:
         if isinstance(msg, Hello):
@@ -138,13 +134,14 @@ class MasterCore:
             log.warning("worker_refused", worker=msg.node, pid=msg.pid, reason="duplicate node id")
             reason = f"node id {msg.node!r} is in use by a live worker (pid {current.pid})"
             return [(identity, Refused(reason=reason))]
-        previous = self.nodes.register(identity, msg, now, user)
+        node, previous = self.nodes.register(identity, msg, now, user)
         if previous is not None:
             # The same worker restarted: whatever its old process held is lost.
             self._reclaim(self.leases.of_node(msg.node), now, "worker restarted")
         log.info("worker_joined", worker=msg.node, capacity=msg.capacity, pid=msg.pid)
         master = self.config.master
-        return [(identity, Welcome(msg.node, master.heartbeat_interval, master.lease_ttl))]
+        welcome = Welcome(msg.node, master.heartbeat_interval, master.lease_ttl, node.session)
+        return [(identity, welcome)]
 
     def _alive(self, node: Node, now: float) -> bool:
         return now - node.last_seen < 2 * self.config.master.heartbeat_interval
@@ -186,14 +183,14 @@ class MasterCore:
     def _close_if_finished(self, lease: Lease, now: float) -> None:
         if not (lease.done and not lease.pending):
             return
-        self.leases.remove(lease)
+        self.leases.remove(lease, now)
         self.frontier.release(lease.domain, now + lease.wait, lease.returned)
         self.stats["bags_done"] += 1
         self.metrics.lease_seconds.observe(now - lease.granted_at)
 
     def _reclaim(self, leases: Sequence[Lease], now: float, why: str) -> None:
         for lease in leases:
-            self.leases.remove(lease)
+            self.leases.remove(lease, now)
             back = lease.returned + list(lease.pending.values())
             self.frontier.release(lease.domain, now + lease.wait, back)
             self.stats["leases_reclaimed"] += 1
@@ -215,6 +212,7 @@ class MasterCore:
         expired = self.leases.expired(now)
         self.stats["leases_expired"] += len(expired)
         self._reclaim(expired, now, "lease expired")
+        self.leases.ended.trim(now, self.late_window())
         master = self.config.master
         for node in self.nodes.silent(now, master.node_timeout or master.lease_ttl):
             self.forget_node(node, "silent", now)
@@ -222,15 +220,14 @@ class MasterCore:
     # ----------------------------------------------------------- results
     def on_results(self, msg: Results, now: float, user: str = "") -> list[PageRecord]:
         """Admit links, settle URLs, schedule retries; returns records to store."""
-        node = self.nodes.get(msg.node)
-        if node is None or node.user != user:
-            # Unknown sender, or one claiming another worker's name: its URLs
-            # stay queued and are crawled by whoever holds them.
-            self.drop("results from a peer not registered under that node", msg.node)
-            return []
         lease = self.leases.current(msg.lease, msg.epoch)
-        if lease is not None and lease.node != msg.node:
-            self.drop("results for another worker's lease", msg.node)
+        held = lease or self.leases.ended.get(msg.lease, msg.epoch, now, self.late_window())
+        refused = refusal(msg, user, held)
+        if refused is not None or held is None:
+            # Forged, or from a lease long gone: nothing of it is stored, its
+            # URLs stay queued and are crawled by whoever holds them.
+            self.refused[refused or "no_lease"] += 1
+            self.drop(REASONS[refused or "no_lease"], msg.node)
             return []
         if lease is None:
             self.stats["late_results"] += len(msg.pages)
@@ -251,7 +248,7 @@ class MasterCore:
                 self.frontier.acked(page.fp)
             else:
                 late.setdefault(domain_of(page.url), []).append((page.fp, page.row))
-            records.append(page_record(page, msg.job, msg.node))
+            records.append(page_record(page, held.job, held.holder.node))
             self.stats["pages_error" if page.error else "pages_ok"] += 1
         for domain, pages in late.items():
             self.domain_results[domain] += len(pages)
@@ -260,10 +257,16 @@ class MasterCore:
             # One frontier transaction for the whole message, committed before
             # the records are handed to the store writer: no page can be
             # acknowledged (its URL forgotten) before the links it found.
-            self.admission.admit_many(msg.job, links)
+            self.admission.admit_many(held.job, links)
         if lease is not None:
             self._close_if_finished(lease, now)
         return records
+
+    def late_window(self) -> float:
+        """How long after a lease ended its holder's results are still taken."""
+        master = self.config.master
+        window = master.late_result_window
+        return master.lease_ttl if window is None else window
 
     def _observe(self, page: PageResult) -> None:
         if page.elapsed > 0:
@@ -319,7 +322,7 @@ class MasterCore:
                 self.frontier.release(ds.name, now + NO_WORKER_RETRY, rows)
                 self.stats["no_capable_worker"] += 1
                 continue
-            lease = self.leases.grant(ds.name, node.node, rows, now, master.lease_ttl)
+            lease = self.leases.grant(ds.name, node.holder(), rows, now, master.lease_ttl)
             node.credits -= 1
             if node.credits == 0:
                 nodes.remove(node)

@@ -69,6 +69,12 @@ class _StateCollector(Collector):
         for kind, count in sorted(state["errors"].items()):
             errors.add_metric([kind], count)
         yield errors
+        refused = CounterMetricFamily(
+            "nadird_refused_results", "Results messages dropped, by reason", labels=["reason"]
+        )
+        for reason, count in sorted(state["refused"].items()):
+            refused.add_metric([reason], count)
+        yield refused
         for name, text, key in (
             ("nadird_queue_urls", "URLs queued, leased or being stored", "queued"),
             ("nadird_leases", "Leases out", "leases"),

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from nadird.protocol.messages import Hello
+from nadird.master.leases import Holder
+from nadird.protocol.messages import SESSION_BYTES, Hello
 
 # Offline workers stay listed (for the API) up to this many, oldest dropped.
 OFFLINE_KEPT = 1000
@@ -27,10 +29,15 @@ class Node:
     rss_mb: float = 0.0
     offline_since: float | None = None
     user: str = ""  # the CURVE key it authenticated with ("" without CURVE)
+    # Random per registration, sent in the Welcome; its Results must carry it.
+    session: bytes = b""
     leases: set[str] = field(default_factory=set)
 
     def can_run(self, group: str | None, requires: list[str]) -> bool:
         return (group is None or group == self.group) and set(requires) <= set(self.capabilities)
+
+    def holder(self) -> Holder:
+        return Holder(self.node, self.session, self.user)
 
 
 class NodeRegistry:
@@ -51,8 +58,10 @@ class NodeRegistry:
     def get(self, name: str) -> Node | None:
         return self._by_name.get(name)
 
-    def register(self, identity: bytes, hello: Hello, now: float, user: str = "") -> Node | None:
-        """Register a worker; returns the node it replaces (same name), if any."""
+    def register(
+        self, identity: bytes, hello: Hello, now: float, user: str = ""
+    ) -> tuple[Node, Node | None]:
+        """Register a worker: its new entry, and the one it replaces (same name) if any."""
         previous = self._by_name.get(hello.node)
         if previous is not None:
             self._by_identity.pop(previous.identity, None)
@@ -66,11 +75,12 @@ class NodeRegistry:
             last_seen=now,
             host=hello.host,
             user=user,
+            session=os.urandom(SESSION_BYTES),
         )
         self._by_identity[identity] = node
         self._by_name[hello.node] = node
         self._offline.pop(hello.node, None)
-        return previous
+        return node, previous
 
     def by_identity(self, identity: bytes, now: float | None = None) -> Node | None:
         node = self._by_identity.get(identity)

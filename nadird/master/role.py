@@ -31,6 +31,7 @@ LIVE = (
     "master.max_queued",
     "master.dead_letter_poll",
     "master.node_timeout",
+    "master.late_result_window",
     "master.snapshot_interval",
     "master.exit_when_done",
     "store.flush_size",

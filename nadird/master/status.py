@@ -28,6 +28,7 @@ def full(master: Master) -> dict[str, Any]:
         **master.status(),
         "pages_per_s": master.pages_per_second(),
         "errors_by_kind": dict(core.errors),
+        "refused_results": dict(core.refused),
         "paused_jobs": sorted(core.paused),
         "jobs": {
             name: {"admitted": core.admission.admitted[name], "paused": name in core.paused}
@@ -84,6 +85,7 @@ def for_metrics(master: Master) -> dict[str, Any]:
         **master.status(),
         "stats": dict(core.stats),
         "errors": dict(core.errors),
+        "refused": dict(core.refused),
         "workers_by_status": workers,
         "domains": core.frontier.domain_sizes(),
         "spool_records": getattr(master.writer.store, "spool_records", 0),

@@ -8,7 +8,8 @@ length here, so a handler never has to.
 Socket use:
   worker DEALER -> master ROUTER: Hello, Credit, Heartbeat, BagDone, Bye
   master ROUTER -> worker DEALER: Welcome, Refused, Pong, Reset, Bag, Shutdown
-  worker PUSH   -> master PULL:   Results
+  worker PUSH   -> master PULL:   Results (carrying Welcome.session; see
+                                  master/acceptance.py for what is accepted)
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ MAX_URL = 8192
 MAX_URLS = 10_000
 MAX_PAGES = 1000
 MAX_NAME = 256
+MAX_SESSION = 64
+SESSION_BYTES = 16  # what the master hands out
 
 
 def _check_urls(name: str, urls: list[str]) -> None:
@@ -74,6 +77,9 @@ class Welcome:
     node: str
     heartbeat_interval: float
     lease_ttl: float
+    # A random token of this registration, to be echoed in every Results: it
+    # ties the results socket (PULL, no identities) to the control connection.
+    session: bytes = b""
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,10 +251,13 @@ class Results:
     epoch: int
     job: str
     pages: list[PageResult]
+    session: bytes = b""  # Welcome.session of the registration the bag came under
 
     def __post_init__(self) -> None:
         if len(self.pages) > MAX_PAGES:
             raise ValueError(f"pages: more than {MAX_PAGES}")
+        if len(self.session) > MAX_SESSION:
+            raise ValueError(f"session: longer than {MAX_SESSION} bytes")
         _check_names(node=self.node, lease=self.lease, job=self.job)
 
 

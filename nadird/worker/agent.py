@@ -73,6 +73,9 @@ class WorkerAgent:
         self._heartbeat_interval = 2.0
         self._lease_ttl = 30.0
         self._registered = False
+        # The token of our registration (Welcome.session): every Results of a
+        # bag carries the one the bag came under.
+        self._session = b""
         # Self-fencing: the send time of the newest heartbeat the master
         # answered. The master renewed our leases no earlier than that, so
         # once lease_ttl has passed since, they may belong to someone else.
@@ -222,6 +225,7 @@ class WorkerAgent:
             await self._hello()
         elif isinstance(msg, Welcome):
             self._registered = True
+            self._session = msg.session
             self._last_ack = time.monotonic()
             self._heartbeat_interval = msg.heartbeat_interval
             self._lease_ttl = msg.lease_ttl
@@ -255,10 +259,11 @@ class WorkerAgent:
         run = BagRun(tasks, bag.domain_concurrency, pacer, fenced=self._fenced)
         if job is None:
             run.stop()
-        task = asyncio.create_task(self._crawl(bag, job, run), name=f"bag-{bag.lease}")
+        crawl = self._crawl(bag, job, run, self._session)
+        task = asyncio.create_task(crawl, name=f"bag-{bag.lease}")
         self._bags[bag.lease] = (bag, run, task)
 
-    async def _crawl_job(self, bag: Bag, job: Job, run: BagRun) -> None:
+    async def _crawl_job(self, bag: Bag, job: Job, run: BagRun, session: bytes) -> None:
         fetch = self.config.fetch
         links = LinkPipeline(job, fetch, self.page_counts)
         gate = None
@@ -282,14 +287,14 @@ class WorkerAgent:
         def emit(page: PageResult) -> None:
             if page.status:
                 self.page_counts.add(job.name, bag.domain)
-            self._sender.add(bag.lease, bag.epoch, job.name, reported.new_only(page))
+            self._sender.add(bag.lease, bag.epoch, job.name, session, reported.new_only(page))
 
         await crawl_bag(run, processor, emit, gate, hook)
 
-    async def _crawl(self, bag: Bag, job: Job | None, run: BagRun) -> None:
+    async def _crawl(self, bag: Bag, job: Job | None, run: BagRun, session: bytes) -> None:
         try:
             if job is not None:
-                await self._crawl_job(bag, job, run)
+                await self._crawl_job(bag, job, run, session)
             else:
                 run.returned.extend(bag.fps)
         except Exception:

@@ -21,22 +21,25 @@ class ResultSender:
         self._node = node
         self._batch = batch
         self._interval = interval
-        self._buffers: dict[str, tuple[int, str, list[PageResult]]] = {}
+        self._buffers: dict[str, tuple[int, str, bytes, list[PageResult]]] = {}
         self._task: asyncio.Task[None] | None = None
         self.sent_pages = 0
 
-    def add(self, lease: str, epoch: int, job: str, page: PageResult) -> None:
-        entry = self._buffers.setdefault(lease, (epoch, job, []))
-        entry[2].append(page)
-        if len(entry[2]) >= self._batch:
+    def add(self, lease: str, epoch: int, job: str, session: bytes, page: PageResult) -> None:
+        """Queue a page of a bag; `session` is the Welcome.session the bag came under."""
+        entry = self._buffers.setdefault(lease, (epoch, job, session, []))
+        entry[3].append(page)
+        if len(entry[3]) >= self._batch:
             self._send(lease)
 
     def _send(self, lease: str) -> None:
         entry = self._buffers.pop(lease, None)
-        if entry is None or not entry[2]:
+        if entry is None or not entry[3]:
             return
-        epoch, job, pages = entry
-        msg = Results(node=self._node, lease=lease, epoch=epoch, job=job, pages=pages)
+        epoch, job, session, pages = entry
+        msg = Results(
+            node=self._node, lease=lease, epoch=epoch, job=job, pages=pages, session=session
+        )
         # PUSH queues up to its high-water mark without blocking; results are
         # never dropped here (a full queue blocks the send instead).
         self._sock.send(encode(msg))

@@ -92,7 +92,7 @@ class EndedLeases:
 
     def get(self, lease_id: str, epoch: int, now: float, window: float) -> EndedLease | None:
         record = self._records.get(lease_id)
-        if record is None or record.epoch != epoch or now - record.ended > window:
+        if record is None or record.epoch != epoch or now - record.ended >= window:
             return None
         return record
 
@@ -100,7 +100,7 @@ class EndedLeases:
         """Forget the records older than the window."""
         while self._records:
             oldest = next(iter(self._records.values()))
-            if now - oldest.ended <= window:
+            if now - oldest.ended < window:
                 break
             self._pop_oldest()
 

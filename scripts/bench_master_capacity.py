@@ -148,7 +148,7 @@ class SimWorker:
                 body = msgpack.unpackb(await dealer.recv(), raw=False)
                 kind = body.get("k")
                 if kind == "welcome":
-                    self.session = body["session"]
+                    self.session = body.get("session", b"")  # absent from an older --baseline
                     await dealer.send(pack("credit", node=self.node, bags=self.args.bags))
                 elif kind == "bag":
                     await self._answer(body, dealer, push)
@@ -212,14 +212,10 @@ class SimWorker:
         self, push: zmq.asyncio.Socket, lease: str, epoch: int, pages: list[dict[str, Any]]
     ) -> None:
         node = self.node
+        # A --baseline master older than the session token refuses the field.
+        token = {"session": self.session} if self.session else {}
         frame = pack(
-            "results",
-            node=node,
-            lease=lease,
-            epoch=epoch,
-            job="default",
-            pages=pages,
-            session=self.session,
+            "results", node=node, lease=lease, epoch=epoch, job="default", pages=pages, **token
         )
         await push.send(frame)
         self.stats.pages += len(pages)

@@ -3,6 +3,8 @@ long fuzz run in scripts/fuzz_protocol.py share them)."""
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +34,9 @@ fps = st.binary(min_size=16, max_size=16) | st.sampled_from([b"\x00" * 16, b"\x0
 urls = st.sampled_from(["http://a.test/", "http://a.test/x", "http://b.test/"]) | st.text(
     max_size=40
 )
-leases = st.text(max_size=12)
+# LIVE: aimed at a live lease as its holder would send it (see `signed`).
+LIVE = "@live"
+leases = st.text(max_size=12) | st.just(LIVE)
 small = st.integers(min_value=-3, max_value=50)
 
 
@@ -136,11 +140,33 @@ def fresh_core(state: Path) -> MasterCore:
 
 def feed(core: MasterCore, identity: bytes, msg: Message, now: float) -> None:
     if isinstance(msg, Results):
-        core.on_results(msg, now)
+        core.on_results(signed(core, msg), now)
     else:
         core.on_control(identity, msg, now)
     core.dispatch(now)
     core.expire(now)
+
+
+def signed(core: MasterCore, msg: Results) -> Results:
+    """A Results for LIVE becomes one the master accepts: the holder's name,
+    lease and session token, pages for that lease's URLs (their other fields
+    as drawn). Random leases and tokens alone would never get past acceptance."""
+    lease = next(iter(core.leases), None)
+    if msg.lease != LIVE or lease is None:
+        return msg
+    leased = itertools.cycle(lease.urls.items())
+    pages = [
+        dataclasses.replace(p, fp=fp, url=url)
+        for p, (fp, url) in zip(msg.pages, leased, strict=False)
+    ]
+    return dataclasses.replace(
+        msg,
+        node=lease.node,
+        lease=lease.id,
+        epoch=lease.epoch,
+        session=lease.holder.session,
+        pages=pages,
+    )
 
 
 def consistent(core: MasterCore) -> None:

@@ -15,7 +15,7 @@ from nadird import __version__
 from nadird.argtypes import comma_list, non_negative_float
 from nadird.config import Config, load_config
 from nadird.errors import ConfigError, StateError, StoreError
-from nadird.logs import configure
+from nadird.logs import FORMATS, configure
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 
@@ -42,6 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--role", choices=["master", "worker"], help="run a daemon role")
     parser.add_argument("-c", "--config", help="YAML config file")
     parser.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
+    parser.add_argument(
+        "--log-format", choices=FORMATS, help="auto (default): console on a terminal, else json"
+    )
     parser.add_argument(
         "--exit-when-done", action="store_true", help="master: exit once the crawl is complete"
     )
@@ -89,6 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     crawl.add_argument(
         "--log-level", dest="crawl_log_level", choices=["debug", "info", "warning", "error"]
     )
+    crawl.add_argument("--log-format", dest="crawl_log_format", choices=FORMATS)
 
     dead = sub.add_parser("dead-letters", help="list, retry or purge URLs whose retries ran out")
     dead.add_argument("action", choices=["list", "retry", "purge"])
@@ -153,9 +157,20 @@ def _seeds(args: argparse.Namespace) -> list[str]:
 def _crawl(args: argparse.Namespace) -> int:
     from nadird.crawl import CrawlOptions, run_crawl
     from nadird.daemon import run_async
+    from nadird.progress import Console
 
     base = load_config(args.crawl_config) if args.crawl_config else Config()
-    configure("crawl", base.node, args.crawl_log_level or base.log_level, stream=sys.stderr)
+    level = args.crawl_log_level or args.log_level or base.log_level
+    console = Console(sys.stderr)
+    fmt = configure(
+        "crawl",
+        base.node,
+        level,
+        console,
+        args.crawl_log_format or args.log_format or base.log_format,
+    )
+    # The workers log at this level and in this format too.
+    base = dataclasses.replace(base, log_level=level, log_format=fmt)
     seeds = _seeds(args)
     if not seeds and not base.seeds:
         raise ConfigError("(command line)", "SEED_URL", "at least one seed URL or --seeds FILE")
@@ -175,7 +190,7 @@ def _crawl(args: argparse.Namespace) -> int:
         state_dir=args.state_dir,
         render=args.render,
     )
-    return run_async(run_crawl(opts, base))
+    return run_async(run_crawl(opts, base, console))
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -249,7 +264,12 @@ def _daemon(args: argparse.Namespace) -> int:
         config = dataclasses.replace(
             config, master=dataclasses.replace(config.master, exit_when_done=True)
         )
-    configure(args.role, config.node, args.log_level or config.log_level)
+    configure(
+        args.role,
+        config.node,
+        args.log_level or config.log_level,
+        fmt=args.log_format or config.log_format,
+    )
     from nadird.security import check_config_secrets
 
     check_config_secrets(config, args.config)

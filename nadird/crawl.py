@@ -24,8 +24,9 @@ from nadird.config import Config, Seed, WorkerConfig
 from nadird.daemon import stop_on_signals
 from nadird.jobs import JAVASCRIPT, Job
 from nadird.logs import get_logger
+from nadird.master.records import status_class
 from nadird.master.server import Master
-from nadird.progress import report
+from nadird.progress import Console, report
 from nadird.store.base import Store
 from nadird.store.open import describe_store_uri, open_store
 from nadird.worker.render_step import new_renderer
@@ -108,6 +109,9 @@ def worker_config_file(config: Config, master: Master, index: int, state_dir: st
     data = {
         "node": f"{config.node}-w{index}",
         "log_level": config.log_level,
+        "log_format": config.log_format,
+        # One `page_crawled` line per page at info, like the crawl's own lines.
+        "log_pages": "info",
         "worker": {
             **dataclasses.asdict(config.worker),
             "master": master.control_endpoint,
@@ -122,16 +126,23 @@ def worker_config_file(config: Config, master: Master, index: int, state_dir: st
 
 
 class WorkerPool:
-    """Starts worker processes and restarts ones that die before the end."""
+    """Starts worker processes and restarts ones that die before the end.
 
-    def __init__(self, files: list[Path]) -> None:
+    Their output goes to this process's stderr: straight to the file when it
+    is not a terminal, else line by line through the Console, which keeps the
+    progress line apart from the log lines."""
+
+    def __init__(self, files: list[Path], console: Console | None = None) -> None:
         self._files = files
         self._procs: list[asyncio.subprocess.Process | None] = [None] * len(files)
+        self._console = console if console is not None and console.isatty() else None
+        self._forwarders: list[asyncio.Task[None]] = []
         self.restarts = 0
         self.closing = False
 
     async def _spawn(self, index: int) -> None:
-        self._procs[index] = await asyncio.create_subprocess_exec(
+        piped = self._console is not None
+        proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
             "nadird",
@@ -140,8 +151,18 @@ class WorkerPool:
             "-c",
             str(self._files[index]),
             stdin=asyncio.subprocess.DEVNULL,
-            stdout=sys.stderr.fileno(),
+            stdout=asyncio.subprocess.PIPE if piped else sys.stderr.fileno(),
+            stderr=asyncio.subprocess.STDOUT if piped else None,
         )
+        self._procs[index] = proc
+        if proc.stdout is not None:
+            self._forwarders.append(asyncio.create_task(self._forward(proc.stdout)))
+
+    async def _forward(self, out: asyncio.StreamReader) -> None:
+        assert self._console is not None
+        while line := await out.readline():
+            self._console.write(line.decode("utf-8", "replace"))
+        self._console.flush()
 
     async def supervise(self) -> None:
         for i in range(len(self._files)):
@@ -166,11 +187,18 @@ class WorkerPool:
             if proc.returncode is None:
                 proc.kill()
                 await proc.wait()
+        if self._forwarders:  # the last lines of the workers, up to end of file
+            await asyncio.gather(*self._forwarders, return_exceptions=True)
 
 
 async def summarize(store: Store, started: float, out: str | None) -> dict[str, Any]:
-    """Count (and export) what this crawl stored: records fetched since it started."""
+    """Count (and export) what this crawl stored: records fetched since it started.
+
+    The definitions of the master's status and metrics: `pages` have no
+    error (a 404 is a page), `errors` have one; fetched pages (those with a
+    status) are counted again by status class in `http_status`."""
     pages = errors = 0
+    classes: dict[str, int] = {}
     sink = open(out, "w", encoding="utf-8") if out else None  # noqa: SIM115
     try:
         async for record in store.iter_records():
@@ -180,15 +208,18 @@ async def summarize(store: Store, started: float, out: str | None) -> dict[str, 
                 errors += 1
             else:
                 pages += 1
+            if record.status:
+                klass = status_class(record.status)
+                classes[klass] = classes.get(klass, 0) + 1
             if sink is not None:
                 sink.write(json.dumps(record.export_dict(), ensure_ascii=False) + "\n")
     finally:
         if sink is not None:
             sink.close()
-    return {"pages": pages, "errors": errors}
+    return {"pages": pages, "errors": errors, "http_status": dict(sorted(classes.items()))}
 
 
-async def run_crawl(opts: CrawlOptions, base: Config) -> int:
+async def run_crawl(opts: CrawlOptions, base: Config, console: Console | None = None) -> int:
     started_wall = time.time()
     started = time.monotonic()
     temp = None if opts.state_dir else tempfile.TemporaryDirectory(prefix="nadird-crawl-")
@@ -203,9 +234,9 @@ async def run_crawl(opts: CrawlOptions, base: Config) -> int:
     stop_on_signals(stop)
     await master.start()
     files = [worker_config_file(config, master, i + 1, state_dir) for i in range(opts.workers)]
-    pool = WorkerPool(files)
+    pool = WorkerPool(files, console)
     supervisor = asyncio.create_task(pool.supervise())
-    progress = asyncio.create_task(report(master.full_status))
+    progress = asyncio.create_task(report(master.full_status, console or sys.stderr))
     waits = {
         asyncio.ensure_future(master.done.wait()),
         asyncio.ensure_future(stop.wait()),
@@ -214,6 +245,8 @@ async def run_crawl(opts: CrawlOptions, base: Config) -> int:
     await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
     failed = supervisor.done() and supervisor.exception() is not None
     progress.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await progress  # its last line ends before anything else is written
     pool.closing = True
     await master.stop()
     await pool.close()
@@ -221,6 +254,7 @@ async def run_crawl(opts: CrawlOptions, base: Config) -> int:
     with contextlib.suppress(asyncio.CancelledError, RuntimeError):
         await supervisor
     counts = await summarize(store, started_wall, opts.out)
+    stored_total = await store.count()
     await store.close()
     if temp is not None:
         temp.cleanup()
@@ -229,6 +263,7 @@ async def run_crawl(opts: CrawlOptions, base: Config) -> int:
         "event": "crawl_summary",
         "complete": master.done.is_set(),
         **counts,
+        "stored_total": stored_total,
         "dead_letters": master.core.stats["dead_letters"],
         "retries": master.core.stats["retries"],
         "seconds": round(seconds, 3),

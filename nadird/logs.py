@@ -1,12 +1,31 @@
-"""structlog JSON lines: one object per line with ts, level, event, role, node."""
+"""structlog: one event per line with ts, level, event, role, node.
+
+JSON lines when the stream is not a terminal (or `log_format: json`), a
+human-readable line per event on a terminal (or `log_format: console`).
+
+`node` is always the process that wrote the line; lines of the master about
+one worker name it `worker`. The per-URL events (see README, "Logs") carry
+`url`, `domain` and `lease` under those names in every role, so one URL,
+lease or domain can be followed across processes with `jq`.
+
+Per-URL lines are logged at debug on hot paths (the master handles thousands
+of results a second): callers test `gate.debug` once per message and build no
+event at all while debug is off.
+"""
 
 from __future__ import annotations
 
 import logging
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO, cast
 
 import structlog
+
+if TYPE_CHECKING:
+    from nadird.protocol.messages import PageResult
+
+LogFormat = Literal["auto", "json", "console"]
+FORMATS: tuple[LogFormat, ...] = ("auto", "json", "console")
 
 _LEVELS = {
     "debug": logging.DEBUG,
@@ -16,25 +35,77 @@ _LEVELS = {
 }
 
 
-def configure(role: str, node: str, level: str = "info", stream: TextIO | None = None) -> None:
-    """Set up logging for this process. Called once by the entry point, never on import."""
+class Stream(Protocol):
+    """Where lines go: a text file, or stderr shared with a progress line."""
+
+    def write(self, text: str, /) -> int: ...
+
+    def flush(self) -> None: ...
+
+    def isatty(self) -> bool: ...
+
+
+class Gate:
+    """Which levels are on now: one attribute read instead of a log call."""
+
+    debug = False
+    info = True
+
+    def set(self, level: str) -> None:
+        self.debug = _LEVELS[level] <= logging.DEBUG
+        self.info = _LEVELS[level] <= logging.INFO
+
+
+gate = Gate()
+
+
+def resolve_format(fmt: str, stream: Stream) -> Literal["json", "console"]:
+    """`auto`: console on a terminal, JSON otherwise (files, pipes, journald)."""
+    if fmt == "auto":
+        return "console" if stream.isatty() else "json"
+    return "console" if fmt == "console" else "json"
+
+
+def configure(
+    role: str,
+    node: str,
+    level: str = "info",
+    stream: Stream | None = None,
+    fmt: str = "auto",
+) -> Literal["json", "console"]:
+    """Set up logging for this process. Called once by the entry point, never
+    on import. Returns the format chosen (`auto` resolved)."""
+    out: Stream = stream or sys.stdout
+    chosen = resolve_format(fmt, out)
+    tail: list[Any]
+    if chosen == "console":
+        colors = out.isatty()
+        # It formats tracebacks itself (format_exc_info would pre-empt it).
+        tail = [structlog.dev.ConsoleRenderer(colors=colors, sort_keys=False, timestamp_key="ts")]
+    else:
+        tail = [
+            structlog.processors.format_exc_info,
+            structlog.processors.JSONRenderer(sort_keys=False),
+        ]
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True, key="ts"),
             _static_fields(role, node),
-            structlog.processors.format_exc_info,
-            structlog.processors.JSONRenderer(sort_keys=False),
+            *tail,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(_LEVELS[level]),
-        logger_factory=structlog.PrintLoggerFactory(stream or sys.stdout),
+        logger_factory=structlog.PrintLoggerFactory(cast(TextIO, out)),
         cache_logger_on_first_use=False,
     )
+    gate.set(level)
+    return chosen
 
 
 def set_level(level: str) -> None:
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(_LEVELS[level]))
+    gate.set(level)
 
 
 def _static_fields(role: str, node: str) -> Any:
@@ -69,3 +140,32 @@ class PerKeyLimit:
             self._last.clear()  # bounded memory; at worst one extra line per key
         self._last[key] = (now, 0)
         return suppressed
+
+
+_log = get_logger()
+
+
+def page_crawled(level: str, page: PageResult, lease: str, domain: str, attempt: int) -> None:
+    """One line per page, like "Crawled (200) <GET url>": what the worker got
+    for one URL of a bag. Logged by the worker, which has every fact at hand
+    (the master never sees the bytes received, and is the one process of the
+    cluster that cannot spare the time)."""
+    if not (gate.info if level == "info" else gate.debug):
+        return
+    event: dict[str, Any] = {
+        "url": page.url,
+        "status": page.status,
+        "bytes": page.size,
+        "ms": round(page.elapsed * 1000, 1),
+        "depth": page.depth,
+        "attempt": attempt,
+        "lease": lease,
+        "domain": domain,
+    }
+    if page.final_url != page.url:
+        event["final_url"] = page.final_url
+    if page.error is not None:
+        event["error"] = page.error[:200]
+    if page.links:
+        event["links"] = len(page.links)
+    (_log.info if level == "info" else _log.debug)("page_crawled", **event)

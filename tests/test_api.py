@@ -114,7 +114,8 @@ def test_metrics_parse_and_status_matches_the_store(cluster: Cluster) -> None:
         _, metrics = request(url, "/metrics", token)
     families = {f.name: f for f in text_string_to_metric_families(metrics.decode())}
     stored = len(cluster.records())
-    assert status["stored"] == stored and status["queued"] == 0
+    assert status["stored_this_run"] == stored and status["queued"] == 0
+    assert status["stored_total"] == stored
     assert status["jobs"]["default"]["admitted"] == stored
     assert [n["node"] for n in nodes] == ["w1"] and nodes[0]["status"] == "idle"
     assert nodes[0]["host"] == socket.gethostname()  # where to find w1

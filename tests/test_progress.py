@@ -4,12 +4,14 @@ import io
 from nadird.progress import line, report
 
 STATUS = {
-    "stored": 120,
+    "pages_ok": 120,
+    "pages_error": 3,
     "queued": 30,
     "pages_per_s": 55.5,
     "workers": 2,
     "leases": 3,
-    "errors_by_kind": {"timeout": 2, "http_404": 1},
+    # Failed attempts, retried ones included: not what the line counts.
+    "errors_by_kind": {"timeout": 7},
 }
 
 

@@ -50,6 +50,7 @@ def test_grafana_dashboard_uses_only_metrics_the_master_exports() -> None:
     dashboard = json.loads((ROOT / "configs" / "grafana" / "nadird.json").read_text())
     exported = {name + "_total" for name, _ in COUNTERS.values()} | {
         "nadird_errors_total",
+        "nadird_http_status_total",
         "nadird_queue_urls",
         "nadird_leases",
         "nadird_store_pending",

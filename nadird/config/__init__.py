@@ -74,6 +74,10 @@ class Seed:
 class Config:
     node: str = field(default_factory=lambda: f"{socket.gethostname()}-{os.getpid()}")
     log_level: LogLevel = "info"
+    # auto: human-readable on a terminal, JSON lines otherwise.
+    log_format: Literal["auto", "json", "console"] = "auto"
+    # Level of the workers' one line per page (`page_crawled`); `nadird crawl` uses info.
+    log_pages: Literal["debug", "info"] = "debug"
     # SIGTERM: finish or hand back work, flush, snapshot; past this, give up.
     shutdown_timeout: float = 30.0
     master: MasterConfig = field(default_factory=MasterConfig)

@@ -15,14 +15,17 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from nadird.jobs import Job
+from nadird.logs import gate
+from nadird.master import trace
 from nadird.master.domains import DomainCache
 from nadird.master.frontier import Frontier
 from nadird.master.frontier_db import Row
 from nadird.master.seen import SeenSet
 
 SEED_BONUS = 1000
-# The links of one page: URLs, their fingerprints, and the depth they enter at.
-LinkBatch = tuple[Sequence[str], Sequence[bytes], int]
+# The links of one page: URLs, their fingerprints, the depth they enter at,
+# and the page's URL ("" for seeds).
+LinkBatch = tuple[Sequence[str], Sequence[bytes], int, str]
 
 
 def priority(job: Job, depth: int, url: str = "") -> int:
@@ -64,7 +67,7 @@ class Admission:
 
     def admit(self, job_name: str, urls: Sequence[str], fps: Sequence[bytes], depth: int) -> int:
         """Admit links found at `depth - 1`; returns how many were new."""
-        return self.admit_many(job_name, [(urls, fps, depth)])
+        return self.admit_many(job_name, [(urls, fps, depth, "")])
 
     def admit_many(self, job_name: str, batches: Iterable[LinkBatch]) -> int:
         """Admit the links of several pages of one job in ONE frontier
@@ -79,7 +82,9 @@ class Admission:
         per_domain: Counter[str] = Counter()  # this call's admissions, for the domain cap
         cap = job.max_pages_per_domain
         hubs = hub_patterns(job)
-        for urls, fps, depth in batches:
+        debug = gate.debug
+        for urls, fps, depth, referer in batches:
+            first = len(rows)
             if job.max_depth is not None and depth > job.max_depth:
                 continue
             fresh = seen.absent(fps)
@@ -102,6 +107,8 @@ class Admission:
                 per_domain[domain] += 1
                 rank = _priority(job, depth, url, hubs)
                 rows.append(Row(url, fp, depth, job_name, rank, domain))
+            if debug:
+                trace.admitted(rows[first:], referer)
         if rows:
             if cap is not None:
                 self._count_domains(job_name, per_domain)

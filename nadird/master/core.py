@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from nadird.config import Config
-from nadird.logs import PerKeyLimit, get_logger
+from nadird.logs import PerKeyLimit, gate, get_logger
+from nadird.master import trace
 from nadird.master.acceptance import REASONS, refusal
 from nadird.master.admission import Admission, LinkBatch
 from nadird.master.frontier import Caps, Frontier
@@ -21,7 +22,7 @@ from nadird.master.frontier_db import FrontierDB, Row
 from nadird.master.leases import Lease, LeaseTable
 from nadird.master.metrics import MasterMetrics
 from nadird.master.nodes import Node, NodeRegistry
-from nadird.master.records import page_record
+from nadird.master.records import error_kind, page_record
 from nadird.master.retries import backoff, describe, is_transient
 from nadird.master.robots_notes import RobotsNotes
 from nadird.master.seen import SeenSet
@@ -59,10 +60,12 @@ class MasterCore:
         self.seen = seen
         self.admission = Admission(seen, self.frontier, dict(config.jobs))
         self.stats: Counter[str] = Counter()
-        self.errors: Counter[str] = Counter()  # failed fetches by kind
+        self.errors: Counter[str] = Counter()  # failed attempts by kind (not HTTP statuses)
         self.domain_errors: Counter[str] = Counter()
         self.domain_results: Counter[str] = Counter()  # pages answered, by domain
         self.refused: Counter[str] = Counter()  # results dropped, by acceptance.REASONS key
+        self.statuses: Counter[int] = Counter()  # fetched pages by final HTTP status
+        self.store_trace = trace.StoreTrace()
         self.paused: set[str] = set()
         self._drop_log = PerKeyLimit()
         self.metrics = MasterMetrics()
@@ -161,12 +164,14 @@ class MasterCore:
             if row is None:
                 continue
             if fp in throttled:
-                self._throttled(row, lease.wait)
+                self._throttled(row, lease.wait, lease)
             else:
                 lease.returned.append(row)
+        if gate.debug:
+            trace.returned(lease, lease.returned, "handed back by the worker")
         self._close_if_finished(lease, now)
 
-    def _throttled(self, row: Row, wait: float) -> None:
+    def _throttled(self, row: Row, wait: float, lease: Lease) -> None:
         """A 429/503: an attempt like any transient failure, retried after the
         domain's rest (Retry-After), dead-lettered when the tries run out."""
         job = self.admission.jobs.get(row.job)
@@ -175,10 +180,12 @@ class MasterCore:
         if job is None or attempts > job.max_retries:
             self.frontier.dead(row, error, attempts)
             self.stats["dead_letters"] += 1
-            log.warning("dead_letter", url=row.url, error=error, attempts=attempts)
+            trace.dead_letter(row, lease, attempts, error)
             return
         self.frontier.retry(row, attempts, wait, error)
         self.stats["retries"] += 1
+        if gate.debug:
+            trace.retried(row, lease, attempts, wait, error)
 
     def _close_if_finished(self, lease: Lease, now: float) -> None:
         if not (lease.done and not lease.pending):
@@ -193,6 +200,8 @@ class MasterCore:
             self.leases.remove(lease, now)
             back = lease.returned + list(lease.pending.values())
             self.frontier.release(lease.domain, now + lease.wait, back)
+            if gate.debug:
+                trace.returned(lease, back, why)
             self.stats["leases_reclaimed"] += 1
             log.info(
                 "lease_reclaimed",
@@ -236,6 +245,7 @@ class MasterCore:
         records: list[PageRecord] = []
         links: list[LinkBatch] = []
         late: dict[str, list[tuple[bytes, int]]] = {}
+        debug = gate.debug  # once per message: no per-URL cost while debug is off
         for page in msg.pages:
             row = lease.pending.pop(page.fp, None) if lease is not None else None
             self._observe(page)
@@ -243,7 +253,7 @@ class MasterCore:
                 self._failed(page, row, lease)
                 continue
             if page.links:
-                links.append((page.links, page.link_fps, page.depth + 1))
+                links.append((page.links, page.link_fps, page.depth + 1, page.url))
             if row is not None:
                 self.frontier.acked(page.fp)
             else:
@@ -260,6 +270,8 @@ class MasterCore:
             self.admission.admit_many(held.job, links)
         if lease is not None:
             self._close_if_finished(lease, now)
+        if debug:
+            self.store_trace.results(records, msg.lease, lease.domain if lease else None)
         return records
 
     def late_window(self) -> float:
@@ -269,8 +281,9 @@ class MasterCore:
         return master.lease_ttl if window is None else window
 
     def _observe(self, page: PageResult) -> None:
-        if page.elapsed > 0:
+        if page.status:  # a response came back: a fetched page, whatever its status
             self.metrics.fetch_seconds.observe(page.elapsed)
+            self.statuses[page.status] += 1
         if page.body:
             self.stats["bytes"] += len(page.body)
         kind = error_kind(page)
@@ -288,15 +301,18 @@ class MasterCore:
         if job is None or attempts > job.max_retries:
             self.frontier.dead(row, error, attempts)
             self.stats["dead_letters"] += 1
-            log.warning("dead_letter", url=row.url, error=error, attempts=attempts)
+            trace.dead_letter(row, lease, attempts, error)
             return
         master = self.config.master
         delay = backoff(attempts, master.retry_base_delay, master.retry_max_delay)
         self.frontier.retry(row, attempts, delay, error)
         self.stats["retries"] += 1
+        if gate.debug:
+            trace.retried(row, lease, attempts, delay, error)
 
     def on_durable(self, records: Sequence[PageRecord]) -> None:
         self.frontier.durable(r.fp for r in records)
+        self.store_trace.durable(records, gate.debug)
 
     # ---------------------------------------------------------- dispatch
     def dispatch(self, now: float) -> Outgoing:
@@ -323,6 +339,8 @@ class MasterCore:
                 self.stats["no_capable_worker"] += 1
                 continue
             lease = self.leases.grant(ds.name, node.holder(), rows, now, master.lease_ttl)
+            if gate.debug:
+                trace.leased(lease)
             node.credits -= 1
             if node.credits == 0:
                 nodes.remove(node)
@@ -370,6 +388,7 @@ class MasterCore:
             fps=[r.fp for r in rows],
             depths=[r.depth for r in rows],
             rows=[r.id for r in rows],
+            attempts=[r.attempts + 1 for r in rows],
             delay=job.delay if job.delay is not None else politeness.delay,
             domain_concurrency=job.domain_concurrency or politeness.domain_concurrency,
             ttl=self.config.master.lease_ttl,
@@ -377,12 +396,3 @@ class MasterCore:
             if self.robots is not None
             else [],
         )
-
-
-def error_kind(page: PageResult) -> str | None:
-    """`timeout`, `connect`, `http_404`...; None for a page that is fine."""
-    if page.error is not None:
-        return page.error.split(":", 1)[0]
-    if page.status >= 400:
-        return f"http_{page.status}"
-    return None

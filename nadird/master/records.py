@@ -1,4 +1,4 @@
-"""Turn a worker's page result into the store's record."""
+"""A worker's page result: the store's record of it, and how it is counted."""
 
 from __future__ import annotations
 
@@ -26,3 +26,18 @@ def page_record(page: PageResult, job: str, node: str) -> PageRecord:
         rendered=page.rendered,
         headers=page.headers,
     )
+
+
+def error_kind(page: PageResult) -> str | None:
+    """`timeout`, `connect`, `robots`...; None for a page without an error.
+
+    A 404 is no error: the server answered, the page is fetched and stored,
+    and its status is counted by class (status_class) like every other."""
+    if page.error is not None:
+        return page.error.split(":", 1)[0]
+    return None
+
+
+def status_class(status: int) -> str:
+    """`2xx`, `3xx`, `4xx`, `5xx` (a status out of range is `other`)."""
+    return f"{status // 100}xx" if 100 <= status < 600 else "other"

@@ -86,6 +86,7 @@ class Master:
         self.api: ApiServer | None = None
         self._pressed = False
         self._behind = False
+        self.stored = status.StoredTotal(store)
         self.core.metrics.watch(self._metrics_state)
 
     @property
@@ -107,6 +108,7 @@ class Master:
         self.results_endpoint = self._pull.getsockopt_string(zmq.LAST_ENDPOINT)
         self.admit_seeds([(s.url, s.job) for s in self.config.seed_list()])
         self.writer.start()
+        self.stored.start()
         if self.config.api.enabled:
             self.api = ApiServer(self)
             await self.api.start()
@@ -135,6 +137,7 @@ class Master:
             await self.api.stop()
         await self._broadcast(Shutdown(reason="master stopping", done=self.done.is_set()))
         await self.writer.close()
+        await self.stored.stop()
         if self._commit_timer is not None:
             self._commit_timer.cancel()
             self._commit_timer = None
@@ -190,7 +193,9 @@ class Master:
         return {
             **self.core.status(),
             "store_pending": self.writer.pending,
-            "stored": self.writer.written,
+            # The store's count (durable, across restarts) and this run's writes.
+            "stored_total": self.stored.total(self.writer.written),
+            "stored_this_run": self.writer.written,
             "complete": self.is_complete(),
         }
 

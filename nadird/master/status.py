@@ -2,15 +2,53 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from nadird.errors import StoreError
+from nadird.logs import get_logger
 from nadird.master.frontier import DomainState
+from nadird.master.metrics import status_classes
+from nadird.store.base import Store
 from nadird.urls import registrable_domain
 
 if TYPE_CHECKING:
     from nadird.master.server import Master
+
+log = get_logger()
+
+
+class StoredTotal:
+    """Records in the store, across restarts: the store's count, taken once
+    at start in the background (a MongoDB outage must not hold the master
+    up), plus what this run wrote. A record written again (a late duplicate)
+    counts twice until the next start; None until the count is known."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._before: int | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._count(), name="store-count")
+
+    async def _count(self) -> None:
+        try:
+            self._before = await self._store.count()
+        except StoreError as exc:
+            log.warning("store_count_failed", error=str(exc))
+
+    def total(self, written: int) -> int | None:
+        return None if self._before is None else self._before + written
+
+    async def stop(self) -> None:
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
 
 
 def pages_per_second(samples: deque[tuple[float, int]]) -> float:
@@ -29,6 +67,7 @@ def full(master: Master) -> dict[str, Any]:
         "pages_per_s": master.pages_per_second(),
         "errors_by_kind": dict(core.errors),
         "refused_results": dict(core.refused),
+        "http_status": status_classes(core.statuses),
         "paused_jobs": sorted(core.paused),
         "jobs": {
             name: {"admitted": core.admission.admitted[name], "paused": name in core.paused}
@@ -86,6 +125,7 @@ def for_metrics(master: Master) -> dict[str, Any]:
         "stats": dict(core.stats),
         "errors": dict(core.errors),
         "refused": dict(core.refused),
+        "statuses": dict(core.statuses),
         "workers_by_status": workers,
         "domains": core.frontier.domain_sizes(),
         "spool_records": getattr(master.writer.store, "spool_records", 0),

@@ -164,11 +164,15 @@ class Bag:
     # The URLs' rows in the master's queue, echoed in each PageResult so that
     # a result arriving after its lease ended is found without a search.
     rows: list[int] = field(default_factory=list)
+    # Which try each URL is on (1 = first), for the worker's page log line.
+    attempts: list[int] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         _same_length(urls=self.urls, fps=self.fps, depths=self.depths)
         if self.rows:
             _same_length(urls=self.urls, rows=self.rows)
+        if self.attempts:
+            _same_length(urls=self.urls, attempts=self.attempts)
         _check_fps("fps", self.fps)
         _check_urls("urls", self.urls)
 
@@ -233,6 +237,7 @@ class PageResult:
     rendered: bool = False  # fields and links came from a browser's DOM
     headers: dict[str, str] = field(default_factory=dict)  # fetch.store_headers, lower-case
     row: int = 0  # the URL's Bag.rows entry (0: unknown)
+    size: int = 0  # body bytes received (before fetch.store_body_bytes cuts `body`)
 
     def __post_init__(self) -> None:
         _check_fps("fp", [self.fp])

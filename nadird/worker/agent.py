@@ -21,7 +21,7 @@ from nadird import __version__
 from nadird.config import Config
 from nadird.errors import ProtocolError
 from nadird.jobs import Job
-from nadird.logs import get_logger
+from nadird.logs import get_logger, page_crawled
 from nadird.protocol.codec import decode, encode
 from nadird.protocol.messages import (
     Bag,
@@ -283,10 +283,13 @@ class WorkerAgent:
             render = RenderStep(self.renderer, job, policy, fetch)
         processor = PageProcessor(self.fetcher, job, fetch, links, hop_check, render)
         reported = ReportedLinks()
+        attempts = dict(zip(bag.fps, bag.attempts, strict=True)) if bag.attempts else {}
 
         def emit(page: PageResult) -> None:
             if page.status:
                 self.page_counts.add(job.name, bag.domain)
+            attempt = attempts.get(page.fp, 1)
+            page_crawled(self.config.log_pages, page, bag.lease, bag.domain, attempt)
             self._sender.add(bag.lease, bag.epoch, job.name, session, reported.new_only(page))
 
         await crawl_bag(run, processor, emit, gate, hook)

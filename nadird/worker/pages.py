@@ -103,12 +103,13 @@ class PageProcessor:
                 None, outcome.status, outcome.headers.get("retry-after"), outcome.elapsed
             )
         try:
+            size = len(outcome.body)
             if self._render is None:
-                result = self._from_outcome(task, outcome, started)
+                result = self._from_outcome(task, outcome, started, size)
             else:
                 result = await self._render.result(
                     outcome,
-                    lambda page: self._from_outcome(task, page, started),
+                    lambda page: self._from_outcome(task, page, started, size),
                     lambda error: error_result(task, started, error),
                 )
         except Exception as exc:  # a bad page must never stop the bag
@@ -117,7 +118,9 @@ class PageProcessor:
         strained = outcome.status in _STRAIN_STATUSES
         return Processed(result, outcome.status, None, outcome.elapsed, strained)
 
-    def _from_outcome(self, task: PageTask, outcome: FetchOutcome, started: float) -> PageResult:
+    def _from_outcome(
+        self, task: PageTask, outcome: FetchOutcome, started: float, size: int
+    ) -> PageResult:
         data: dict[str, object] = {}
         links: list[str] = []
         error = canonical = None
@@ -160,6 +163,10 @@ class PageProcessor:
             canonical=canonical,
             headers=self._stored_headers(outcome),
             row=task.row,
+            # The latency histogram and the page log line: the time of the
+            # fetch itself, redirects included, without parsing.
+            elapsed=outcome.elapsed,
+            size=size,
         )
 
     def _stored_headers(self, outcome: FetchOutcome) -> dict[str, str]:

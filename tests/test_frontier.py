@@ -5,7 +5,7 @@ import pytest
 
 from nadird.master.frontier import Caps, Frontier
 from nadird.master.frontier_db import FrontierDB, Row
-from nadird.master.leases import LeaseTable
+from nadird.master.leases import Holder, LeaseTable
 
 
 class Clock:
@@ -284,10 +284,10 @@ def test_total_cap_sends_new_urls_to_overflow(db: FrontierDB, clock: Clock) -> N
 
 def test_lease_epochs_fence_old_leases() -> None:
     t = LeaseTable()
-    first = t.grant("a.test", "w1", rows(2), now=0.0, ttl=10.0)
+    first = t.grant("a.test", Holder("w1"), rows(2), now=0.0, ttl=10.0)
     assert t.current(first.id, first.epoch) is first
-    t.remove(first)
-    second = t.grant("a.test", "w2", rows(2), now=11.0, ttl=10.0)
+    t.remove(first, now=11.0)
+    second = t.grant("a.test", Holder("w2"), rows(2), now=11.0, ttl=10.0)
     assert second.epoch == first.epoch + 1
     assert t.current(first.id, first.epoch) is None
     assert t.current(second.id, first.epoch) is None
@@ -296,7 +296,7 @@ def test_lease_epochs_fence_old_leases() -> None:
 
 def test_only_the_holder_renews_a_lease() -> None:
     t = LeaseTable()
-    lease = t.grant("a.test", "w1", rows(1), now=0.0, ttl=10.0)
+    lease = t.grant("a.test", Holder("w1"), rows(1), now=0.0, ttl=10.0)
     t.renew("w2", [lease.id], now=5.0, ttl=10.0)
     assert lease.expires == 10.0
     t.renew("w1", [lease.id], now=5.0, ttl=10.0)

@@ -8,7 +8,9 @@ reached outside.test" are all questions about it.
 
 Failure modes (robots variants, 429, hanging responses, redirects, bombs) are
 added with `SyntheticWeb.add_route(prefix, handler)`; a handler that only
-changes some hosts can fall back to `serve_graph`.
+changes some hosts can fall back to `serve_graph`. Such corners: hostile.py
+(failure modes), jspages.py (pages only a browser can read), legacy.py
+(Chinese, Japanese and Korean pages in undeclared legacy encodings).
 
 Run `python -m nadird.testing.web --port 0` for a server in its own process: it
 prints one JSON line with the bound port and the seeds, then serves until

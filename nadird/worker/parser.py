@@ -10,7 +10,8 @@ import hashlib
 
 import lxml.html
 from lxml import etree
-from w3lib.encoding import html_to_unicode
+
+from nadird.worker import charsets
 
 # WHATWG MIME sniffing treats a NUL byte as the mark of binary content. It is
 # checked after decoding, where UTF-16/32 text no longer has any.
@@ -20,18 +21,10 @@ _SNIFF_CHARS = 1024
 def decode_html(body: bytes, encoding: str | None = None) -> str:
     """A body as text, decoded the way browsers choose: BOM, then `encoding`
     (the HTTP header's charset), then <meta charset>, then UTF-8 if it is valid
-    UTF-8, else windows-1252. Never raises; bad bytes become U+FFFD.
+    UTF-8, else a detector's guess, else windows-1252 (see charsets.py).
+    Never raises; bad bytes become U+FFFD.
     """
-    header = f"text/html; charset={encoding}" if encoding else None
-    return html_to_unicode(header, body, auto_detect_fun=_utf8_or_cp1252)[1]
-
-
-def _utf8_or_cp1252(body: bytes) -> str:
-    try:
-        body.decode("utf-8")
-    except UnicodeDecodeError:
-        return "cp1252"
-    return "utf-8"
+    return charsets.decode_html(body, encoding)[1]
 
 
 def parse_html(body: bytes, url: str, encoding: str | None = None) -> lxml.html.HtmlElement | None:

@@ -33,6 +33,7 @@ from nadird.errors import ConfigError
 from nadird.jobs import JAVASCRIPT, Job
 from nadird.logs import get_logger
 from nadird.protocol.messages import PageResult
+from nadird.worker.charsets import charset_to_declare
 from nadird.worker.fetcher import FetchOutcome
 from nadird.worker.render_types import Document, RenderFailed, RenderTimeout, WaitRules
 from nadird.worker.subrequests import SubrequestPolicy
@@ -123,8 +124,11 @@ class RenderStep:
     async def _render(self, outcome: FetchOutcome) -> bytes:
         assert self._renderer is not None
         content_type = outcome.content_type or "text/html"
-        if outcome.charset:
-            content_type += f"; charset={outcome.charset}"
+        # Left to itself, the browser could read an undeclared page in
+        # another encoding than the one the fetched HTML was read in.
+        charset = charset_to_declare(outcome.body, outcome.charset)
+        if charset:
+            content_type += f"; charset={charset}"
         document = Document(outcome.final_url, outcome.status, content_type, outcome.body)
         requests = self._policy.page()
         html = await self._renderer.render(document, self._wait, requests)

@@ -19,7 +19,7 @@ DEFAULT_HUB_PATTERNS = [
     r"[?&](page|pg|offset|start)=\d+(&|$)",
 ]
 RenderMode = bool | Literal["auto"]
-RenderWait = Literal["load", "domcontentloaded", "networkidle"]
+RenderWait = Literal["settle", "load", "domcontentloaded", "networkidle"]
 # Playwright's resource types: what `render_block` may name.
 RESOURCE_TYPES = frozenset(
     {
@@ -116,8 +116,11 @@ class Job:
     # capability, added here, so its bags only go to workers with a browser.
     render: RenderMode = False
     render_when_missing: list[str] = field(default_factory=list)
-    render_wait: RenderWait = "load"  # the page event awaited first
+    # What is awaited first: "settle" (the load event, then render_quiet
+    # seconds with no request in flight and no DOM change) or a page event.
+    render_wait: RenderWait = "settle"
     render_wait_for: str | None = None  # then a CSS selector to appear
+    render_quiet: float = 0.5
     render_max_wait: float = 15.0  # seconds for all of it; then a render_timeout error
     render_block: list[str] = field(default_factory=lambda: ["image", "font", "media"])
     render_third_party: bool = False  # sub-requests outside the bag's domain
@@ -132,6 +135,8 @@ class Job:
             return
         if self.render_max_wait <= 0:
             raise ValueError("render_max_wait must be > 0")
+        if self.render_quiet <= 0:
+            raise ValueError("render_quiet must be > 0")
         unknown = sorted(set(self.render_block) - RESOURCE_TYPES)
         if unknown:
             raise ValueError(f"render_block: unknown resource type {unknown[0]!r}")

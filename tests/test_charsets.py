@@ -13,7 +13,13 @@ from nadird.testing.legacy import BY_NAME, FIELDS, TEXTS, LegacySite, LegacyText
 from nadird.typecheck import build
 from nadird.urls import fingerprint
 from nadird.worker import charsets
-from nadird.worker.charsets import DETECT_BYTES, codec_for, decode_html, web_label
+from nadird.worker.charsets import (
+    DETECT_BYTES,
+    charset_to_declare,
+    codec_for,
+    decode_html,
+    web_label,
+)
 from nadird.worker.links import DomainCounts, LinkPipeline
 from nadird.worker.pages import PageProcessor, PageTask
 
@@ -56,8 +62,24 @@ def test_the_browser_is_told_a_label_it_knows() -> None:
     assert web_label("cp932") == "shift_jis" and web_label("cp1251") == "windows-1251"
 
 
-GBK = TEXTS[0]
-assert GBK.codec == "gbk"
+def test_a_browser_is_told_the_charset_the_page_was_read_in() -> None:
+    gbk, big5, sjis, euc_kr = (BY_NAME[name] for name in ("gbk", "big5", "shift_jis", "euc-kr"))
+    # Detected: the browser gets a label for it, not its own guess.
+    assert charset_to_declare(gbk.page(), None) == "gb18030"
+    assert [charset_to_declare(t.page(), None) for t in (big5, sjis, euc_kr)] == [
+        "big5",
+        "shift_jis",
+        "euc-kr",
+    ]
+    assert charset_to_declare(b"<p>plain</p>", None) == "utf-8"
+    # Declared: the header as it was; a page's own BOM or <meta> is left to the browser.
+    assert charset_to_declare(gbk.page(), "gbk") == "gbk"
+    assert charset_to_declare(gbk.page(meta="gbk"), None) is None
+    assert charset_to_declare(gbk.page(meta="gbk"), "no-such-charset") is None
+    assert charset_to_declare(codecs.BOM_UTF8 + b"<p>x</p>", None) is None
+
+
+GBK = BY_NAME["gbk"]
 
 
 @pytest.mark.parametrize(
@@ -85,7 +107,9 @@ def test_declared_charsets_win_in_the_browsers_order(
 
 
 FRENCH = "<title>Un été à Paris</title><p>Le café était crème; les élèves étaient déjà à côté.</p>"
-RUSSIAN = "<title>Новости</title><p>Сегодня в городе прошёл большой фестиваль, пришли тысячи жителей.</p>"  # noqa: E501
+RUSSIAN = (
+    "<title>Новости</title><p>Сегодня в городе прошёл большой фестиваль, пришли тысячи жителей.</p>"
+)
 
 
 @pytest.mark.parametrize(

@@ -20,12 +20,15 @@ from nadird.jobs import Job
 from nadird.protocol.messages import PageResult
 from nadird.testing.jspages import (
     FIELDS,
+    LIST_FIELDS,
     READY,
     JsSite,
     browser_missing,
     probe_path,
     probe_results,
 )
+from nadird.testing.legacy import FIELDS as TEXT_FIELDS
+from nadird.testing.legacy import TEXTS, LegacySite
 from nadird.testing.web import SyntheticWeb, run_in_thread
 from nadird.typecheck import build
 from nadird.urls import canonicalize, fingerprint
@@ -50,6 +53,7 @@ def site() -> Iterator[tuple[SyntheticWeb, JsSite]]:
     js = JsSite(items=3)
     with run_in_thread() as web:
         js.install(web)
+        LegacySite().install(web)
         yield web, js
 
 
@@ -217,6 +221,62 @@ async def test_a_page_that_never_settles_is_cut_off_and_recorded(
         assert renderer.restarts == {}
         after = await process(fetcher, renderer, job(render=True), js.url("/js/item/0"))
     assert after.data == JsSite.item_fields(0)
+
+
+def after_load(**keys: Any) -> Job:
+    """A job with the default wait (settle) and no ready mark to wait for."""
+    return job(render=True, fields=LIST_FIELDS, render_wait_for=None, **keys)
+
+
+async def test_the_default_wait_sees_what_scripts_build_after_load(
+    site: tuple[SyntheticWeb, JsSite],
+) -> None:
+    web, js = site
+    items = js.item_titles()
+    async with parts() as (fetcher, renderer):
+        timer = await process(fetcher, renderer, after_load(), js.url("/js/late"))
+        before = len(web.entries())
+        fetched = await process(fetcher, renderer, after_load(), js.url("/js/fetched"))
+        asked = paths(web, before)
+        # What the load event alone gives: the list is still empty.
+        loaded = after_load(render_wait="load")
+        at_load = await process(fetcher, renderer, loaded, js.url("/js/late"))
+        # A longer quiet period waits for a later timer.
+        later = after_load(render_quiet=1.2)
+        slow = await process(fetcher, renderer, later, js.url("/js/late?delay=800"))
+    assert timer.error is None and timer.data == {"title": "Late list", "items": items}
+    assert fetched.error is None and fetched.data == {"title": "Fetched list", "items": items}
+    assert asked == ["/js/fetched", "/js/api/items"]
+    assert at_load.error is None and at_load.data == {"title": "Late list", "items": None}
+    assert slow.error is None and slow.data["items"] == items
+
+
+async def test_a_page_that_never_stops_changing_is_taken_as_it_is_at_max_wait(
+    site: tuple[SyntheticWeb, JsSite],
+) -> None:
+    _web, js = site
+    clock = {"title": [{"css": "h1.title"}], "clock": [{"css": "#clock"}]}
+    ticking = job(render=True, fields=clock, render_wait_for=None, render_max_wait=2.0)
+    async with parts() as (fetcher, renderer):
+        started = time.monotonic()
+        result = await process(fetcher, renderer, ticking, js.url("/js/ticking"))
+        took = time.monotonic() - started
+    # Not an error: the page as a person reads it when the wait runs out.
+    assert result.error is None and result.rendered, result.error
+    assert result.data["title"] == "Clock" and str(result.data["clock"]).startswith("20")
+    assert 2.0 <= took < 4.5, took
+
+
+async def test_an_undeclared_legacy_page_is_rendered_in_the_encoding_it_is_read_in(
+    site: tuple[SyntheticWeb, JsSite],
+) -> None:
+    _web, js = site
+    the_job = job(render=True, fields=TEXT_FIELDS, render_wait_for=None, render_wait="load")
+    async with parts() as (fetcher, renderer):
+        for text in TEXTS:
+            result = await process(fetcher, renderer, the_job, js.url(f"/legacy/{text.name}"))
+            assert result.error is None and result.rendered
+            assert result.data == text.fields(), text.name
 
 
 async def _quick(renderer: Renderer, answer: Any = None) -> str:

@@ -45,12 +45,20 @@ def test_a_job_that_renders_requires_the_javascript_capability() -> None:
         ({"fields": FIELDS, "render": True, "render_when_missing": ["sku"]}, "not a field"),
         ({"fields": FIELDS, "render": True, "render_max_wait": 0}, "render_max_wait"),
         ({"fields": FIELDS, "render": True, "render_wait": "idle"}, "one of"),
+        ({"fields": FIELDS, "render": True, "render_quiet": 0}, "render_quiet"),
     ],
 )
 def test_bad_render_keys_name_the_job(job: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message) as caught:
         load(job)
     assert caught.value.key.startswith("jobs.spa")
+
+
+def test_a_rendering_job_waits_for_the_page_to_settle_by_default() -> None:
+    spa = load({"fields": FIELDS, "render": True}).jobs["spa"]
+    assert (spa.render_wait, spa.render_quiet) == ("settle", 0.5)
+    quick = load({"fields": FIELDS, "render": True, "render_wait": "load", "render_quiet": 2})
+    assert (quick.jobs["spa"].render_wait, quick.jobs["spa"].render_quiet) == ("load", 2.0)
 
 
 def test_bad_browser_settings_are_config_errors() -> None:

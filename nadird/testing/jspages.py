@@ -20,16 +20,22 @@ Also here, for the renderer's own tests:
 * `/js/spin`: a script that never returns;
 * `/js/probe?u=URL&u=URL...`: fetches each URL from the page and lists the
   outcome (`<li data-url=... data-result=ok|failed>`), for checking which
-  sub-requests the worker lets through.
+  sub-requests the worker lets through;
+* pages a script changes after the load event, with no ready mark (what
+  `render_wait: settle` is for; read with LIST_FIELDS): `/js/late?delay=MS`
+  fills its list from a timer MS (default 300) ms after load, `/js/fetched`
+  from a fetch() of the item API started on load, and `/js/ticking` changes
+  a clock every 100 ms for ever.
 
-Every script sets `data-ready` on <body> once done: jobs wait for
-`[data-ready]`.
+Every script of the shop and the probe sets `data-ready` on <body> once
+done: jobs wait for `[data-ready]`.
 """
 
 from __future__ import annotations
 
 import html
 import importlib.util
+import json
 import os
 
 from aiohttp import web
@@ -42,6 +48,8 @@ THIRD_PARTY_HOST = "outside.test"
 # The job fields the pages carry once rendered (CSS selectors).
 FIELDS = {"title": [{"css": "h1.title"}], "price": [{"css": ".price"}]}
 READY = "[data-ready]"
+# For the pages scripts change after load: their heading and list.
+LIST_FIELDS = {"title": [{"css": "h1.title"}], "items": [{"css": "#list li", "multiple": True}]}
 
 _HTML = "text/html"
 _APP_JS = """
@@ -96,6 +104,34 @@ _PROBE = """<!doctype html><html><head><title>probe</title></head><body><ul id="
 </script></body></html>"""
 
 
+_FILL = """function fill(titles) {
+  const list = document.getElementById("list");
+  for (const title of titles) {
+    const li = document.createElement("li");
+    li.textContent = title;
+    list.appendChild(li);
+  }
+}"""
+_LATE = """addEventListener("load", function () {
+  setTimeout(function () { fill(TITLES); }, DELAY);
+});"""
+_FETCHED = """addEventListener("load", async function () {
+  const items = await (await fetch("/js/api/items")).json();
+  fill(items.map(function (item) { return item.title; }));
+});"""
+_TICKING = """setInterval(function () {
+  document.getElementById("clock").textContent = new Date().toISOString();
+}, 100);"""
+
+
+def _after_load(title: str, script: str) -> str:
+    return (
+        "<!doctype html><html><head><meta charset=utf-8><title>after load</title></head>"
+        f'<body><h1 class="title">{html.escape(title)}</h1><ul id="list"></ul>'
+        f'<p id="clock"></p><script>{_FILL}\n{script}</script></body></html>'
+    )
+
+
 class JsSite:
     """`items` item pages behind a script; see the module doc."""
 
@@ -119,6 +155,10 @@ class JsSite:
     @staticmethod
     def item_fields(index: int) -> dict[str, str]:
         return {"title": f"Gadget {index}", "price": f"{10 + index}.99"}
+
+    def item_titles(self) -> list[str]:
+        """What LIST_FIELDS extracts as `items` from the pages filled after load."""
+        return [self.item_fields(i)["title"] for i in range(self.items)]
 
     def item_paths(self) -> list[str]:
         return [f"/js/item/{i}" for i in range(self.items)]
@@ -167,9 +207,27 @@ class JsSite:
             return _page(_SPIN)
         if path == "/js/probe":
             return _page(_PROBE)
+        after_load = self._after_load(request)
+        if after_load is not None:
+            return after_load
         if path == "/js/secret":
             return web.Response(text="secret")
         return web.Response(status=404, text="404: Not Found\n")
+
+    def _after_load(self, request: web.Request) -> web.Response | None:
+        path = request.path
+        if path == "/js/late":
+            delay = request.query.get("delay", "300")
+            if not delay.isdigit():
+                return web.Response(status=400, text="delay: milliseconds\n")
+            titles = json.dumps(self.item_titles())
+            script = _LATE.replace("TITLES", titles).replace("DELAY", delay)
+            return _page(_after_load("Late list", script))
+        if path == "/js/fetched":
+            return _page(_after_load("Fetched list", _FETCHED))
+        if path == "/js/ticking":
+            return _page(_after_load("Clock", _TICKING))
+        return None
 
     def _home(self) -> str:
         tracker = self.url("/js/tracker.js", THIRD_PARTY_HOST)

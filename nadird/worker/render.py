@@ -45,6 +45,7 @@ from nadird.worker.render_types import (
     SubRequest,
     WaitRules,
 )
+from nadird.worker.render_wait import MUTATION_WATCH, Activity, wait_quiet
 
 log = get_logger()
 
@@ -209,10 +210,12 @@ class Renderer:
             context = await handle.browser.new_context(
                 user_agent=self.user_agent, service_workers="block", accept_downloads=False
             )
+            if wait.until == "settle":
+                await context.add_init_script(MUTATION_WATCH)
             page = await context.new_page()
             router = _Router(page, document, answer, deadline)
             await context.route("**/*", router.handle)
-            return await _settle(page, document.url, wait, deadline)
+            return await _settle(page, document.url, wait, deadline, router.activity)
         except (PlaywrightTimeout, TimeoutError):
             raise RenderTimeout(f"did not settle within {wait.max_wait:g}s") from None
         except PlaywrightError as exc:
@@ -233,7 +236,9 @@ class Renderer:
                 self._retire(handle, "stuck")
 
 
-async def _settle(page: Page, url: str, wait: WaitRules, deadline: float) -> str:
+async def _settle(
+    page: Page, url: str, wait: WaitRules, deadline: float, activity: Activity
+) -> str:
     loop = asyncio.get_running_loop()
 
     def left_ms() -> float:
@@ -242,11 +247,15 @@ async def _settle(page: Page, url: str, wait: WaitRules, deadline: float) -> str
     # Playwright's own timeouts bound what it waits for; the outer one
     # bounds what it does not (content() of a page stuck in a loop).
     async with asyncio.timeout_at(deadline + _GRACE):
-        await page.goto(url, wait_until=wait.until, timeout=left_ms())
+        until = "load" if wait.until == "settle" else wait.until
+        await page.goto(url, wait_until=until, timeout=left_ms())
         if wait.selector is not None:
             await page.wait_for_selector(wait.selector, state="attached", timeout=left_ms())
         if loop.time() > deadline:
             raise TimeoutError
+        # Quiet is waited for as long as max_wait allows, never more: see render_wait.py.
+        if wait.until == "settle" and not await wait_quiet(page, activity, wait.quiet, deadline):
+            log.info("render_unsettled", url=url[:300], quiet=wait.quiet)
         return await page.content()
 
 
@@ -259,11 +268,16 @@ class _Router:
         self._answer = answer
         self._deadline = deadline
         self._served = False
+        self.activity = Activity()
 
     async def handle(self, route: Route) -> None:
-        # The page or browser may go away meanwhile: then nobody is waiting.
-        with contextlib.suppress(PlaywrightError):
-            await self._handle(route)
+        self.activity.started()
+        try:
+            # The page or browser may go away meanwhile: then nobody is waiting.
+            with contextlib.suppress(PlaywrightError):
+                await self._handle(route)
+        finally:
+            self.activity.ended()
 
     async def _handle(self, route: Route) -> None:
         request = route.request

@@ -90,7 +90,9 @@ class RenderStep:
         self._policy = policy
         self._fetch = fetch
         self._html_types = frozenset(fetch.html_types)
-        self._wait = WaitRules(job.render_wait, job.render_wait_for, job.render_max_wait)
+        self._wait = WaitRules(
+            job.render_wait, job.render_wait_for, job.render_max_wait, job.render_quiet
+        )
 
     def applies(self, outcome: FetchOutcome) -> bool:
         return (

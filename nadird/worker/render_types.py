@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
-WaitUntil = Literal["load", "domcontentloaded", "networkidle"]
+WaitUntil = Literal["settle", "load", "domcontentloaded", "networkidle"]
 
 
 class RenderFailed(Exception):
@@ -36,9 +36,16 @@ class Document:
 
 @dataclass(frozen=True, slots=True)
 class WaitRules:
-    until: WaitUntil = "load"
+    """When a page is rendered enough. A page event (`until`), then the
+    selector; with "settle", the load event, the selector, then `quiet`
+    seconds with no request in flight and no DOM change, as long as
+    `max_wait` allows (a page that never goes quiet is taken as it is then).
+    """
+
+    until: WaitUntil = "load"  # a job's default is "settle" (jobs.py)
     selector: str | None = None  # a CSS selector to be attached, after `until`
     max_wait: float = 15.0  # seconds for everything, sub-requests included
+    quiet: float = 0.5  # seconds, for "settle"
 
 
 @dataclass(frozen=True, slots=True)

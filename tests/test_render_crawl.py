@@ -36,6 +36,9 @@ def spa_job(**extra: Any) -> dict[str, Any]:
     return {
         "fields": FIELDS,
         "render_wait_for": READY,
+        # The default wait (settle) after the ready mark: a short quiet
+        # period, as the pages change nothing once marked.
+        "render_quiet": 0.2,
         "render_max_wait": 5,
         "domain_concurrency": 2,
         **extra,

@@ -238,17 +238,21 @@ async def test_the_default_wait_sees_what_scripts_build_after_load(
         before = len(web.entries())
         fetched = await process(fetcher, renderer, after_load(), js.url("/js/fetched"))
         asked = paths(web, before)
+        # A request in flight keeps the page unsettled, however still its DOM.
+        slow_api = await process(fetcher, renderer, after_load(), js.url("/js/fetched?wait=900"))
         # What the load event alone gives: the list is still empty.
         loaded = after_load(render_wait="load")
         at_load = await process(fetcher, renderer, loaded, js.url("/js/late"))
-        # A longer quiet period waits for a later timer.
-        later = after_load(render_quiet=1.2)
-        slow = await process(fetcher, renderer, later, js.url("/js/late?delay=800"))
+        # Items 0.6 s apart: each change restarts the quiet period (1 s here),
+        # so the page settles 1 s after the last one, with no request since load.
+        patient = after_load(render_quiet=1.0)
+        paced = await process(fetcher, renderer, patient, js.url("/js/late?delay=600&step=600"))
     assert timer.error is None and timer.data == {"title": "Late list", "items": items}
     assert fetched.error is None and fetched.data == {"title": "Fetched list", "items": items}
     assert asked == ["/js/fetched", "/js/api/items"]
+    assert slow_api.error is None and slow_api.data["items"] == items
     assert at_load.error is None and at_load.data == {"title": "Late list", "items": None}
-    assert slow.error is None and slow.data["items"] == items
+    assert paced.error is None and paced.data["items"] == items
 
 
 async def test_a_page_that_never_stops_changing_is_taken_as_it_is_at_max_wait(

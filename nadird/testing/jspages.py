@@ -22,10 +22,12 @@ Also here, for the renderer's own tests:
   outcome (`<li data-url=... data-result=ok|failed>`), for checking which
   sub-requests the worker lets through;
 * pages a script changes after the load event, with no ready mark (what
-  `render_wait: settle` is for; read with LIST_FIELDS): `/js/late?delay=MS`
-  fills its list from a timer MS (default 300) ms after load, `/js/fetched`
-  from a fetch() of the item API started on load, and `/js/ticking` changes
-  a clock every 100 ms for ever.
+  `render_wait: settle` is for; read with LIST_FIELDS):
+  `/js/late?delay=MS&step=MS2` fills its list from timers, item i at
+  MS + i * MS2 ms after load (defaults 300 and 0: all at once),
+  `/js/fetched?wait=MS` from a fetch() of the item API started on load and
+  answered after MS ms (default 0), and `/js/ticking` changes a clock every
+  100 ms for ever.
 
 Every script of the shop and the probe sets `data-ready` on <body> once
 done: jobs wait for `[data-ready]`.
@@ -33,6 +35,7 @@ done: jobs wait for `[data-ready]`.
 
 from __future__ import annotations
 
+import asyncio
 import html
 import importlib.util
 import json
@@ -113,10 +116,12 @@ _FILL = """function fill(titles) {
   }
 }"""
 _LATE = """addEventListener("load", function () {
-  setTimeout(function () { fill(TITLES); }, DELAY);
+  TITLES.forEach(function (title, i) {
+    setTimeout(function () { fill([title]); }, DELAY + i * STEP);
+  });
 });"""
 _FETCHED = """addEventListener("load", async function () {
-  const items = await (await fetch("/js/api/items")).json();
+  const items = await (await fetch("/js/api/items" + location.search)).json();
   fill(items.map(function (item) { return item.title; }));
 });"""
 _TICKING = """setInterval(function () {
@@ -187,6 +192,10 @@ class JsSite:
         if path == "/js/app.js":
             return web.Response(text=_APP_JS, content_type="application/javascript")
         if path == "/js/api/items":
+            wait = request.query.get("wait", "0")  # milliseconds before answering
+            if not wait.isdigit():
+                return web.Response(status=400, text="wait: milliseconds\n")
+            await asyncio.sleep(int(wait) / 1000)
             return web.json_response(self._item_list())
         if path.startswith("/js/api/item/"):
             index = _index(path)
@@ -217,11 +226,11 @@ class JsSite:
     def _after_load(self, request: web.Request) -> web.Response | None:
         path = request.path
         if path == "/js/late":
-            delay = request.query.get("delay", "300")
-            if not delay.isdigit():
-                return web.Response(status=400, text="delay: milliseconds\n")
+            delay, step = request.query.get("delay", "300"), request.query.get("step", "0")
+            if not (delay.isdigit() and step.isdigit()):
+                return web.Response(status=400, text="delay, step: milliseconds\n")
             titles = json.dumps(self.item_titles())
-            script = _LATE.replace("TITLES", titles).replace("DELAY", delay)
+            script = _LATE.replace("TITLES", titles).replace("DELAY", delay).replace("STEP", step)
             return _page(_after_load("Late list", script))
         if path == "/js/fetched":
             return _page(_after_load("Fetched list", _FETCHED))

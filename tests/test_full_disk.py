@@ -1,0 +1,161 @@
+"""A full disk under the state directory: nothing lost, the master recovers by itself.
+
+The file system is a real tmpfs of a few MiB, filled with a ballast file until
+the kernel answers ENOSPC (nadird/testing/smallfs.py); mounting needs root.
+"""
+
+from __future__ import annotations
+
+import errno
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from structlog.testing import capture_logs
+
+from nadird.jobs import Job
+from nadird.master.admission import Admission
+from nadird.master.frontier import Frontier
+from nadird.master.frontier_db import FrontierDB
+from nadird.master.health import StateHealth
+from nadird.master.robots_notes import RobotsNotes
+from nadird.master.seen import SeenSet, write_atomic
+from nadird.protocol.messages import RobotsNote
+from nadird.testing.smallfs import MountRefused, SmallFS
+from nadird.urls import fingerprint
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 100.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+@pytest.fixture
+def small_fs(tmp_path: Path) -> Iterator[SmallFS]:
+    try:
+        with SmallFS(tmp_path / "small", 4 * 1024 * 1024) as fs:
+            yield fs
+    except MountRefused as exc:
+        pytest.skip(f"a tmpfs cannot be mounted here (needs root): {exc}")
+
+
+def admit(admission: Admission, domain: str, start: int, n: int) -> int:
+    # Long paths, so that a few thousand URLs need more room than the disk has.
+    urls = [f"http://{domain}/{'p' * 300}/{i}" for i in range(start, start + n)]
+    return admission.admit("j", urls, [fingerprint(u) for u in urls], 1)
+
+
+def test_failed_commit_keeps_every_write_and_commits_them_once_space_is_freed(
+    small_fs: SmallFS,
+) -> None:
+    clock = Clock()
+    health = StateHealth(str(small_fs.mountpoint), retry_delay=1.0, clock=clock)
+    path = small_fs.mountpoint / "frontier.db"
+    db = FrontierDB(path, health)
+    frontier = Frontier(db)
+    admission = Admission(SeenSet(100_000, 0.001), frontier, {"j": Job(name="j")})
+    admit(admission, "a.test", 0, 50)
+    assert db.commit()
+    ds = frontier.pop_ready(clock.t)
+    assert ds is not None
+    taken = frontier.take(ds, 10)
+
+    small_fs.fill()
+    admit(admission, "b.test", 0, 3000)  # far more than the disk has room for
+    for row in taken[:6]:
+        frontier.acked(row.fp)
+    frontier.durable(row.fp for row in taken[:4])
+    with capture_logs() as logs:
+        assert not db.commit()
+        clock.t += 1.0
+        assert not db.commit()  # tried again after the back-off: still full
+    assert [e["event"] for e in logs] == ["state_write_failed"]  # one error, not one per try
+    assert "full" in logs[0]["error"]
+    assert not health.healthy and health.failing("frontier.db")
+    # SQLite rolled the transaction back; the connection holds it again, so
+    # what it reads agrees with the frontier's memory (queue, row ids, domains).
+    assert db.total_rows() == frontier.queued == 50 + 3000 - 4
+    b = frontier.pop_ready(clock.t)
+    assert b is not None and b.name == "b.test"
+    assert len(frontier.take(b, 20)) == 20
+    admit(admission, "c.test", 0, 10)  # a new domain on the full disk
+    assert db.total_rows() == frontier.queued
+
+    small_fs.free()
+    assert not db.commit()  # the back-off (doubled: 2 s) is not over yet
+    clock.t += 2.0
+    with capture_logs() as logs:
+        assert db.commit()
+    assert [e["event"] for e in logs] == ["state_write_recovered"]
+    assert health.healthy
+    # What a restart would read: exactly what memory held, nothing lost.
+    again = FrontierDB(path)
+    assert again.total_rows() == frontier.queued
+    assert again.last_seq() == frontier.seq == 50 + 3000 + 10
+    assert len(list(again.admitted_since(0))) == frontier.seq
+    ids = {count.name: count.id for count in again.domain_counts()}
+    assert ids == {name: frontier.domain(name).id for name in ("a.test", "b.test", "c.test")}
+    assert {count.name: count.rows for count in again.domain_counts()} == {
+        "a.test": 46,
+        "b.test": 3000,
+        "c.test": 10,
+    }
+
+
+def test_failed_snapshot_removes_its_temp_file_and_keeps_the_previous_one(
+    small_fs: SmallFS,
+) -> None:
+    path = small_fs.mountpoint / "seen.bloom"
+    write_atomic(path, b"old snapshot")
+    small_fs.fill()
+    with pytest.raises(OSError) as failed:
+        write_atomic(path, b"x" * 1024 * 1024)
+    assert failed.value.errno == errno.ENOSPC
+    assert path.read_bytes() == b"old snapshot"
+    assert not path.with_name("seen.bloom.tmp").exists()
+    small_fs.free()
+    write_atomic(path, b"new snapshot")
+    assert path.read_bytes() == b"new snapshot"
+
+
+def test_robots_notes_wait_in_memory_while_their_file_cannot_be_written(
+    small_fs: SmallFS,
+) -> None:
+    health = StateHealth(str(small_fs.mountpoint), retry_delay=0.001)
+    path = small_fs.mountpoint / "robots.db"
+    notes = RobotsNotes(path, health=health)
+    small_fs.fill()
+    origins = [f"http://h{i}.test" for i in range(100)]
+    notes.remember([RobotsNote(o, False, "Disallow: /x\n" * 200, 0.0) for o in origins])
+    assert health.failing("robots.db")
+    assert [n.origin for n in notes.for_origins(origins[:3])] == origins[:3]  # still handed out
+    small_fs.free()
+    notes.retry()
+    assert health.healthy
+    assert len(RobotsNotes(path).for_origins(origins)) == 100
+
+
+def test_back_off_doubles_up_to_its_cap_and_a_give_up_is_fatal() -> None:
+    clock = Clock()
+    health = StateHealth("/state", retry_delay=1.0, retry_max_delay=3.0, give_up_after=10.0)
+    health._clock = clock
+    fatal: list[bool] = []
+    health.on_fatal = lambda: fatal.append(True)
+    waits = []
+    for _ in range(4):
+        health.failed("frontier.db", OSError(errno.ENOSPC, "No space left on device"))
+        waits.append(health.status()["failing"]["frontier.db"]["retry_in_s"])
+        assert not health.may_try("frontier.db")
+    assert waits == [1.0, 2.0, 3.0, 3.0]
+    clock.t += 3.0
+    assert health.may_try("frontier.db")
+    health.check_give_up()
+    assert health.fatal is None
+    clock.t += 7.0
+    health.check_give_up()
+    assert fatal == [True] and health.fatal is not None
+    assert "master.state_give_up_after" in health.fatal and "No space left" in health.fatal
+    assert not health.healthy

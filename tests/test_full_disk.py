@@ -7,12 +7,19 @@ the kernel answers ENOSPC (nadird/testing/smallfs.py); mounting needs root.
 from __future__ import annotations
 
 import errno
+import signal
+import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from structlog.testing import capture_logs
 
+from nadird.client import call, endpoint
+from nadird.config import load_config
 from nadird.jobs import Job
 from nadird.master.admission import Admission
 from nadird.master.frontier import Frontier
@@ -21,7 +28,18 @@ from nadird.master.health import StateHealth
 from nadird.master.robots_notes import RobotsNotes
 from nadird.master.seen import SeenSet, write_atomic
 from nadird.protocol.messages import RobotsNote
+from nadird.testing.checks import (
+    assert_exact_store,
+    expected_set,
+    last_event,
+    master_cli,
+    page_requests,
+    start_crawl,
+)
+from nadird.testing.cluster import Cluster, wait_until
+from nadird.testing.graph import SiteGraph
 from nadird.testing.smallfs import MountRefused, SmallFS
+from nadird.testing.web import run_in_thread
 from nadird.urls import fingerprint
 
 
@@ -159,3 +177,117 @@ def test_back_off_doubles_up_to_its_cap_and_a_give_up_is_fatal() -> None:
     assert fatal == [True] and health.fatal is not None
     assert "master.state_give_up_after" in health.fatal and "No space left" in health.fatal
     assert not health.healthy
+
+
+def http_get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def gauge(metrics: str, name: str) -> float:
+    family = next(f for f in text_string_to_metric_families(metrics) if f.name == name)
+    return float(family.samples[0].value)
+
+
+@pytest.mark.slow
+def test_a_crawl_on_a_disk_that_fills_up_pauses_then_recovers_by_itself_and_ends_exact(
+    cluster: Cluster,
+) -> None:
+    graph = SiteGraph(hosts=8, pages=150)
+    total = len(expected_set(graph))
+    state = cluster.workdir / "state"
+    retry = {"state_retry_delay": 0.1, "state_retry_max_delay": 0.4, "snapshot_interval": 0.3}
+    try:
+        disk = SmallFS(state, 16 * 1024 * 1024).__enter__()
+    except MountRefused as exc:
+        pytest.skip(f"a tmpfs cannot be mounted here (needs root): {exc}")
+    try:
+        with run_in_thread(graph, latency=0.01) as web:
+            master = start_crawl(cluster, graph, master=retry)
+            assert wait_until(lambda: (state / "api.json").exists(), 20)
+            base, token = endpoint(load_config(cluster.workdir / "master.yaml"), None, None)
+            assert wait_until(lambda: len(page_requests(web)) > 0.3 * total, 60)
+            # w2 dies holding leases: they must expire while the disk is full.
+            assert wait_until(lambda: bags_of(base, token, "w2") > 0, 30)
+            cluster.proc("w2").kill(signal.SIGKILL)
+            disk.fill()
+
+            assert wait_until(lambda: http_get(base + "/healthz")[0] == 503, 30)
+            stats = master_cli(cluster, "status")  # `nadird status`, as an operator would
+            assert stats["state"]["healthy"] is False and stats["state"]["failing"]
+            assert stats["complete"] is False
+            assert not (state / "seen.bloom.tmp").exists()  # a failed snapshot leaves none
+            req = urllib.request.Request(base + "/metrics", headers=auth(token))
+            with urllib.request.urlopen(req, timeout=10) as response:
+                assert gauge(response.read().decode(), "nadird_state_healthy") == 0
+            assert wait_until(lambda: leases_expired(base, token) > 0, 30)
+            # No bag is leased while the state cannot be written.
+            leased = call(base, token, "GET", "/api/stats")["bags_leased"]
+            time.sleep(1.0)
+            assert call(base, token, "GET", "/api/stats")["bags_leased"] == leased
+            assert http_get(base + "/healthz")[0] == 503
+
+            disk.free()
+            assert cluster.wait(master, 120) == 0
+    finally:
+        disk.__exit__(None, None, None)
+    assert_exact_store(cluster, graph)
+    events = cluster.proc("master").logs()
+    failed = [e for e in events if e.get("event") == "state_write_failed"]
+    recovered = [e for e in events if e.get("event") == "state_write_recovered"]
+    assert failed, "the full disk was never noticed"
+    assert sorted(e["file"] for e in failed) == sorted({e["file"] for e in failed})  # once each
+    assert {e["file"] for e in recovered} == {e["file"] for e in failed}
+    expired = [e for e in events if e.get("event") == "lease_reclaimed" and e.get("worker") == "w2"]
+    assert expired and all(failed[0]["ts"] <= e["ts"] <= recovered[-1]["ts"] for e in expired)
+    # The worker that stayed was never told to drop its bags.
+    assert not any(e.get("event") == "bags_dropped" for e in cluster.proc("w1").logs())
+    assert cluster.proc("w1").popen.wait(30) == 0
+
+
+@pytest.mark.slow
+def test_stopped_while_the_disk_is_full_it_says_what_was_not_saved_and_a_restart_ends_exact(
+    cluster: Cluster,
+) -> None:
+    graph = SiteGraph(hosts=4, pages=150)
+    total = len(expected_set(graph))
+    state = cluster.workdir / "state"
+    try:
+        disk = SmallFS(state, 16 * 1024 * 1024).__enter__()
+    except MountRefused as exc:
+        pytest.skip(f"a tmpfs cannot be mounted here (needs root): {exc}")
+    try:
+        with run_in_thread(graph, latency=0.01) as web:
+            master = start_crawl(cluster, graph, master={"state_retry_delay": 0.1})
+            assert wait_until(lambda: (state / "api.json").exists(), 20)
+            base, _ = endpoint(load_config(cluster.workdir / "master.yaml"), None, None)
+            assert wait_until(lambda: len(page_requests(web)) > 0.3 * total, 60)
+            disk.fill()
+            assert wait_until(lambda: http_get(base + "/healthz")[0] == 503, 30)
+            master.kill(signal.SIGTERM)
+            assert master.popen.wait(30) == 1  # a runtime error, said in one line:
+            not_saved = last_event(cluster, "master", "state_not_saved")["reason"]
+            assert "frontier.db could not be written" in not_saved and "full" in not_saved
+            disk.free()
+            master = cluster.start_again("master", cluster.workdir / "master.yaml")
+            assert cluster.wait(master, 120) == 0
+    finally:
+        disk.__exit__(None, None, None)
+    assert_exact_store(cluster, graph)
+
+
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def bags_of(base: str, token: str, node: str) -> int:
+    nodes = call(base, token, "GET", "/api/nodes")["nodes"]
+    return sum(n["bags"] for n in nodes if n["node"] == node)
+
+
+def leases_expired(base: str, token: str) -> int:
+    stats = call(base, token, "GET", "/api/stats")
+    return int(stats.get("leases_expired", 0) + stats.get("leases_reclaimed", 0))

@@ -14,6 +14,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -37,10 +38,10 @@ from nadird.testing.checks import (
     page_requests,
     start_crawl,
 )
-from nadird.testing.cluster import Cluster, wait_until
+from nadird.testing.cluster import Cluster, Proc, wait_until
 from nadird.testing.graph import SiteGraph
 from nadird.testing.smallfs import MountRefused, SmallFS
-from nadird.testing.web import run_in_thread
+from nadird.testing.web import SyntheticWeb, run_in_thread
 from nadird.urls import fingerprint
 
 
@@ -52,13 +53,26 @@ class Clock:
         return self.t
 
 
-@pytest.fixture
-def small_fs(tmp_path: Path) -> Iterator[SmallFS]:
+def mounted(path: Path, size: int) -> Iterator[SmallFS]:
     try:
-        with SmallFS(tmp_path / "small", 4 * 1024 * 1024) as fs:
-            yield fs
+        fs = SmallFS(path, size).__enter__()
     except MountRefused as exc:
         pytest.skip(f"a tmpfs cannot be mounted here (needs root): {exc}")
+    try:
+        yield fs
+    finally:
+        fs.__exit__(None, None, None)
+
+
+@pytest.fixture
+def small_fs(tmp_path: Path) -> Iterator[SmallFS]:
+    yield from mounted(tmp_path / "small", 4 * 1024 * 1024)
+
+
+@pytest.fixture
+def state_disk(cluster: Cluster) -> Iterator[SmallFS]:
+    """A 16 MiB file system as the cluster master's state directory."""
+    yield from mounted(cluster.workdir / "state", 16 * 1024 * 1024)
 
 
 def admit(admission: Admission, domain: str, start: int, n: int) -> int:
@@ -193,48 +207,50 @@ def gauge(metrics: str, name: str) -> float:
     return float(family.samples[0].value)
 
 
+def crawl_until(cluster: Cluster, web: SyntheticWeb, share: float, **master: Any) -> Proc:
+    """Start a crawl of the web's graph; return once `share` of it was fetched."""
+    proc = start_crawl(cluster, web.graph, master={"state_retry_delay": 0.1, **master})
+    total = len(expected_set(web.graph))
+    assert wait_until(lambda: len(page_requests(web)) > share * total, 60)
+    return proc
+
+
+def api_of(cluster: Cluster) -> tuple[str, str]:
+    assert wait_until(lambda: (cluster.workdir / "state" / "api.json").exists(), 20)
+    return endpoint(load_config(cluster.workdir / "master.yaml"), None, None)
+
+
 @pytest.mark.slow
 def test_a_crawl_on_a_disk_that_fills_up_pauses_then_recovers_by_itself_and_ends_exact(
-    cluster: Cluster,
+    cluster: Cluster, state_disk: SmallFS
 ) -> None:
     graph = SiteGraph(hosts=8, pages=150)
-    total = len(expected_set(graph))
-    state = cluster.workdir / "state"
-    retry = {"state_retry_delay": 0.1, "state_retry_max_delay": 0.4, "snapshot_interval": 0.3}
-    try:
-        disk = SmallFS(state, 16 * 1024 * 1024).__enter__()
-    except MountRefused as exc:
-        pytest.skip(f"a tmpfs cannot be mounted here (needs root): {exc}")
-    try:
-        with run_in_thread(graph, latency=0.01) as web:
-            master = start_crawl(cluster, graph, master=retry)
-            assert wait_until(lambda: (state / "api.json").exists(), 20)
-            base, token = endpoint(load_config(cluster.workdir / "master.yaml"), None, None)
-            assert wait_until(lambda: len(page_requests(web)) > 0.3 * total, 60)
-            # w2 dies holding leases: they must expire while the disk is full.
-            assert wait_until(lambda: bags_of(base, token, "w2") > 0, 30)
-            cluster.proc("w2").kill(signal.SIGKILL)
-            disk.fill()
+    with run_in_thread(graph, latency=0.01) as web:
+        retry = {"state_retry_max_delay": 0.4, "snapshot_interval": 0.3}
+        master = crawl_until(cluster, web, 0.3, **retry)
+        base, token = api_of(cluster)
+        # w2 dies holding leases: they must expire while the disk is full.
+        assert wait_until(lambda: bags_of(base, token, "w2") > 0, 30)
+        cluster.proc("w2").kill(signal.SIGKILL)
+        state_disk.fill()
 
-            assert wait_until(lambda: http_get(base + "/healthz")[0] == 503, 30)
-            stats = master_cli(cluster, "status")  # `nadird status`, as an operator would
-            assert stats["state"]["healthy"] is False and stats["state"]["failing"]
-            assert stats["complete"] is False
-            assert not (state / "seen.bloom.tmp").exists()  # a failed snapshot leaves none
-            req = urllib.request.Request(base + "/metrics", headers=auth(token))
-            with urllib.request.urlopen(req, timeout=10) as response:
-                assert gauge(response.read().decode(), "nadird_state_healthy") == 0
-            assert wait_until(lambda: leases_expired(base, token) > 0, 30)
-            # No bag is leased while the state cannot be written.
-            leased = call(base, token, "GET", "/api/stats")["bags_leased"]
-            time.sleep(1.0)
-            assert call(base, token, "GET", "/api/stats")["bags_leased"] == leased
-            assert http_get(base + "/healthz")[0] == 503
+        assert wait_until(lambda: http_get(base + "/healthz")[0] == 503, 30)
+        stats = master_cli(cluster, "status")  # `nadird status`, as an operator would
+        assert stats["state"]["healthy"] is False and stats["state"]["failing"]
+        assert stats["complete"] is False
+        assert not (state_disk.mountpoint / "seen.bloom.tmp").exists()  # none left behind
+        req = urllib.request.Request(base + "/metrics", headers=auth(token))
+        with urllib.request.urlopen(req, timeout=10) as response:
+            assert gauge(response.read().decode(), "nadird_state_healthy") == 0
+        assert wait_until(lambda: leases_expired(base, token) > 0, 30)
+        # No bag is leased while the state cannot be written.
+        leased = call(base, token, "GET", "/api/stats")["bags_leased"]
+        time.sleep(1.0)
+        assert call(base, token, "GET", "/api/stats")["bags_leased"] == leased
+        assert http_get(base + "/healthz")[0] == 503
 
-            disk.free()
-            assert cluster.wait(master, 120) == 0
-    finally:
-        disk.__exit__(None, None, None)
+        state_disk.free()
+        assert cluster.wait(master, 120) == 0
     assert_exact_store(cluster, graph)
     events = cluster.proc("master").logs()
     failed = [e for e in events if e.get("event") == "state_write_failed"]
@@ -250,33 +266,30 @@ def test_a_crawl_on_a_disk_that_fills_up_pauses_then_recovers_by_itself_and_ends
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("how", ["sigterm", "give_up_after"])
 def test_stopped_while_the_disk_is_full_it_says_what_was_not_saved_and_a_restart_ends_exact(
-    cluster: Cluster,
+    cluster: Cluster, state_disk: SmallFS, how: str
 ) -> None:
     graph = SiteGraph(hosts=4, pages=150)
-    total = len(expected_set(graph))
-    state = cluster.workdir / "state"
-    try:
-        disk = SmallFS(state, 16 * 1024 * 1024).__enter__()
-    except MountRefused as exc:
-        pytest.skip(f"a tmpfs cannot be mounted here (needs root): {exc}")
-    try:
-        with run_in_thread(graph, latency=0.01) as web:
-            master = start_crawl(cluster, graph, master={"state_retry_delay": 0.1})
-            assert wait_until(lambda: (state / "api.json").exists(), 20)
-            base, _ = endpoint(load_config(cluster.workdir / "master.yaml"), None, None)
-            assert wait_until(lambda: len(page_requests(web)) > 0.3 * total, 60)
-            disk.fill()
+    with run_in_thread(graph, latency=0.01) as web:
+        extra = {"state_give_up_after": 1.0} if how == "give_up_after" else {}
+        master = crawl_until(cluster, web, 0.3, **extra)
+        base, _ = api_of(cluster)
+        state_disk.fill()
+        if how == "sigterm":
             assert wait_until(lambda: "frontier.db" in failing(base), 30)
             master.kill(signal.SIGTERM)
-            assert cluster.wait(master, 60) == 1  # a runtime error, said in one line:
+        assert cluster.wait(master, 60) == 1  # a runtime error, said in one line:
+        if how == "sigterm":
             not_saved = last_event(cluster, "master", "state_not_saved")["reason"]
             assert "frontier.db could not be written" in not_saved and "full" in not_saved
-            disk.free()
-            master = cluster.start_again("master", cluster.workdir / "master.yaml")
-            assert cluster.wait(master, 120) == 0
-    finally:
-        disk.__exit__(None, None, None)
+        else:
+            lost = last_event(cluster, "master", "state_lost")["reason"]
+            assert "state_give_up_after" in lost and "full" in lost
+        assert "role_failed" in {e.get("event") for e in master.logs()}
+        state_disk.free()
+        master = cluster.start_again("master", cluster.workdir / "master.yaml")
+        assert cluster.wait(master, 120) == 0
     assert_exact_store(cluster, graph)
 
 

@@ -54,6 +54,8 @@ class RedoTransaction:
         # None (a command-line tool): a write failure raises StateWriteError.
         self._health = health
         self._redo: list[tuple[str, Params | list[Params], bool]] = []
+        # The redo list could not be played again: nothing more may be committed.
+        self._lost = False
         self._db.execute("PRAGMA cache_spill=OFF")
         self._db.execute("PRAGMA temp_store=MEMORY")
 
@@ -98,7 +100,7 @@ class RedoTransaction:
                 self._db.execute("COMMIT")
             return True
         health = self._health
-        if health is not None and (health.fatal or not (retry_now or health.may_try(self.name))):
+        if self._lost or (health is not None and not (retry_now or health.may_try(self.name))):
             return False
         try:
             self._db.execute("COMMIT")
@@ -140,6 +142,7 @@ class RedoTransaction:
             # Memory is now ahead of the file for good: the master must stop
             # (the file holds the last commit; a restart redoes the rest).
             self._rollback()
+            self._lost = True
             reason = f"{self.name}: uncommitted changes could not be kept ({exc})"
             if self._health is not None:
                 self._health.give_up(reason)

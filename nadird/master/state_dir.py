@@ -93,7 +93,7 @@ class StateDir:
         the last changes could not be saved, None when they were."""
         if self.db.commit(retry_now=True):
             await self.snapshot(seen)
-            return self.health.fatal
+            return None
         failure = self.health.status()["failing"].get(FRONTIER_FILE, {})
         return (
             f"{self.db.path} could not be written ({failure.get('error', self.health.fatal)}); "

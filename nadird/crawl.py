@@ -239,6 +239,7 @@ async def run_crawl(opts: CrawlOptions, base: Config, console: Console | None = 
     progress = asyncio.create_task(report(master.full_status, console or sys.stderr))
     waits = {
         asyncio.ensure_future(master.done.wait()),
+        asyncio.ensure_future(master.failed.wait()),
         asyncio.ensure_future(stop.wait()),
         supervisor,
     }

@@ -245,6 +245,7 @@ def prefill(state: Path, args: argparse.Namespace) -> None:
     admission = Admission(seen, Frontier(db), {"default": Job()})
     for urls in prefill_urls(args):
         admission.admit("default", urls, [fingerprint(u) for u in urls], depth=1)
+        db.commit()  # a transaction's writes wait in memory until committed
     db.close()
 
 

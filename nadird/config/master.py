@@ -30,10 +30,19 @@ class MasterConfig:
     # How long after a lease ended (expired, or taken back) its holder's
     # results are still stored (default: lease_ttl); later ones are dropped.
     late_result_window: float | None = None
+    # A state-dir write that failed (disk full) is tried again after this
+    # back-off, doubling up to the max; give_up_after (default: never) stops
+    # the master (status 1) when the failure lasts that long.
+    state_retry_delay: float = 1.0
+    state_retry_max_delay: float = 30.0
+    state_give_up_after: float | None = None
 
     def __post_init__(self) -> None:
         positive(self, "bag_size", "lease_ttl", "heartbeat_interval", "snapshot_interval")
         positive(self, "retry_base_delay", "retry_max_delay", "dead_letter_poll")
+        positive(self, "state_retry_delay", "state_retry_max_delay")
+        if self.state_give_up_after is not None and self.state_give_up_after <= 0:
+            raise ValueError("state_give_up_after must be > 0")
         for name in ("max_queued_per_domain", "max_queued"):
             value = getattr(self, name)
             if value is not None and value < 1:

@@ -118,7 +118,11 @@ class ApiServer:
 
     # -------------------------------------------------------------- routes
     async def healthz(self, _request: web.Request) -> web.Response:
-        return _json({"ok": True})
+        """200 while the master can write its state; 503 (with what fails) otherwise."""
+        health = self.master.health
+        if health.healthy:
+            return _json({"ok": True})
+        return _json({"ok": False, "state": health.status()}, 503)
 
     async def stats(self, _request: web.Request) -> web.Response:
         return _json(self.master.full_status())

@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from nadird.errors import StateError
+from nadird.master.health import StateHealth
+from nadird.master.redo import RedoTransaction
 
 SCHEMA_VERSION = 2
 # Row ids or fingerprints per statement: well under SQLite's bound on parameters.
@@ -139,7 +141,7 @@ class DeadLetter:
 
 
 class FrontierDB:
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, health: StateHealth | None = None) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -154,7 +156,8 @@ class FrontierDB:
             self._check_version()
         except sqlite3.DatabaseError as exc:
             raise StateError(f"{self.path}: unreadable frontier database ({exc})") from None
-        self._in_tx = False
+        # Every write goes through it: a failed commit keeps the writes (redo.py).
+        self._tx = RedoTransaction(self._db, self.path.name, health)
 
     def _check_version(self) -> None:
         row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
@@ -184,27 +187,23 @@ class FrontierDB:
         )
 
     # ------------------------------------------------------ transactions
-    def _begin(self) -> None:
-        if not self._in_tx:
-            self._db.execute("BEGIN")
-            self._in_tx = True
+    def commit(self, retry_now: bool = False) -> bool:
+        """True once everything written so far is durable; False while the
+        file cannot be written (the writes are kept and tried again)."""
+        return self._tx.commit(retry_now)
 
-    def commit(self) -> None:
-        if self._in_tx:
-            self._db.execute("COMMIT")
-            self._in_tx = False
-
-    def close(self) -> None:
-        self.commit()
+    def close(self) -> bool:
+        """Commit and close; False if the last writes could not be committed."""
+        committed = self._tx.commit(retry_now=True)
         self._db.close()
+        return committed
 
     # ------------------------------------------------------------ domains
     def domain_id(self, name: str) -> int:
         row = self._db.execute("SELECT id FROM domains WHERE name=?", (name,)).fetchone()
         if row is not None:
             return int(row[0])
-        self._begin()
-        cur = self._db.execute("INSERT INTO domains (name) VALUES (?)", (name,))
+        cur = self._tx.write("INSERT INTO domains (name) VALUES (?)", (name,))
         return int(cur.lastrowid or 0)
 
     def has_domain(self, name: str) -> bool:
@@ -214,8 +213,7 @@ class FrontierDB:
         )
 
     def set_next_allowed(self, domain_id: int, wall: float) -> None:
-        self._begin()
-        self._db.execute("UPDATE domains SET next_allowed=? WHERE id=?", (wall, domain_id))
+        self._tx.write("UPDATE domains SET next_allowed=? WHERE id=?", (wall, domain_id))
 
     def domain_counts(self) -> Iterator[DomainCount]:
         """Every domain with its queued rows, for rebuilding memory at start."""
@@ -230,20 +228,19 @@ class FrontierDB:
     def admit(self, rows: Iterable[tuple[int, Row]]) -> int:
         """Insert rows and log their admission (uncommitted: the caller
         commits). Returns the last sequence."""
-        self._begin()
         # No duplicate check: the seen set admits a fingerprint once, and it
         # holds every queued one (replayed from `admitted` after a crash).
         rows = list(rows)
-        self._db.executemany(
+        self._tx.write_many(
             "INSERT INTO queue (domain_id, priority, fp, url, depth, job) "
             "VALUES (?, ?, ?, ?, ?, ?)",
             [(did, r.priority, r.fp, r.url, r.depth, r.job) for did, r in rows],
         )
-        self._db.executemany("INSERT INTO admitted (fp) VALUES (?)", [(r.fp,) for _, r in rows])
+        self._tx.write_many("INSERT INTO admitted (fp) VALUES (?)", [(r.fp,) for _, r in rows])
         per_job: dict[str, int] = {}
         for _, r in rows:
             per_job[r.job] = per_job.get(r.job, 0) + 1
-        self._db.executemany(
+        self._tx.write_many(
             "INSERT INTO job_counts VALUES (?, ?) "
             "ON CONFLICT(job) DO UPDATE SET admitted = admitted + excluded.admitted",
             list(per_job.items()),
@@ -293,20 +290,17 @@ class FrontierDB:
 
         One statement per CHUNK rows instead of one per URL (a store
         batch settles hundreds at once)."""
-        self._begin()
         gone: set[int] = set()
         for chunk, marks in _chunks(ids):
-            cur = self._db.execute(f"DELETE FROM queue WHERE id IN ({marks}) RETURNING id", chunk)
+            cur = self._tx.write(f"DELETE FROM queue WHERE id IN ({marks}) RETURNING id", chunk)
             gone.update(i for (i,) in cur)
         return gone
 
     def delete_one(self, row_id: int) -> bool:
-        self._begin()
-        return self._db.execute("DELETE FROM queue WHERE id=?", (row_id,)).rowcount > 0
+        return self._tx.write("DELETE FROM queue WHERE id=?", (row_id,)).rowcount > 0
 
     def schedule_retry(self, row_id: int, attempts: int, not_before: float, error: str) -> None:
-        self._begin()
-        self._db.execute(
+        self._tx.write(
             "UPDATE queue SET attempts=?, not_before=?, last_error=?, "
             "first_failed_at=coalesce(first_failed_at, ?) WHERE id=?",
             (attempts, not_before, error[:1000], time.time(), row_id),
@@ -324,8 +318,7 @@ class FrontierDB:
         return Row(url, fp, depth, job, priority, "", attempts, row_id)
 
     def overflow(self, row: Row, reason: str) -> None:
-        self._begin()
-        self._db.execute(
+        self._tx.write(
             "INSERT INTO overflow (url, fp, job, domain, priority, reason, dropped_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (row.url, row.fp, row.job, row.domain, row.priority, reason, time.time()),
@@ -356,8 +349,7 @@ class FrontierDB:
 
     def add_domain_counts(self, job: str, added: Mapping[str, int]) -> None:
         """Part of the next admission's transaction (not committed here)."""
-        self._begin()
-        self._db.executemany(
+        self._tx.write_many(
             "INSERT INTO job_domain_counts VALUES (?, ?, ?) ON CONFLICT(job, domain) "
             "DO UPDATE SET admitted = admitted + excluded.admitted",
             [(job, domain, count) for domain, count in added.items()],
@@ -378,20 +370,18 @@ class FrontierDB:
 
     def trim_admitted(self, upto: int) -> None:
         """Forget admissions that a durable snapshot already holds."""
-        self._begin()
-        self._db.execute("DELETE FROM admitted WHERE seq <= ?", (upto,))
+        self._tx.write("DELETE FROM admitted WHERE seq <= ?", (upto,))
         self.commit()
 
     # ------------------------------------------------------ dead letters
     def dead_letter(self, row: Row, error: str, attempts: int) -> None:
         """Move a URL from the queue to the dead letters, keeping its first failure time."""
-        self._begin()
         now = time.time()
         first = self._db.execute(
             "SELECT first_failed_at FROM queue WHERE id=?", (row.id,)
         ).fetchone()
-        self._db.execute("DELETE FROM queue WHERE id=?", (row.id,))
-        self._db.execute(
+        self._tx.write("DELETE FROM queue WHERE id=?", (row.id,))
+        self._tx.write(
             "INSERT OR REPLACE INTO dead_letters (fp, url, job, domain, depth, priority, error, "
             "attempts, first_failed_at, last_failed_at, requeue) VALUES (?,?,?,?,?,?,?,?,?,?,0)",
             (
@@ -432,29 +422,26 @@ class FrontierDB:
         ]
 
     def mark_requeue(self, fps: Iterable[bytes]) -> int:
-        self._begin()
-        cur = self._db.executemany(
+        cur = self._tx.write_many(
             "UPDATE dead_letters SET requeue=1 WHERE fp=?", [(fp,) for fp in fps]
         )
         self.commit()
         return cur.rowcount
 
     def purge_dead(self, fps: Iterable[bytes]) -> int:
-        self._begin()
-        cur = self._db.executemany("DELETE FROM dead_letters WHERE fp=?", [(fp,) for fp in fps])
+        cur = self._tx.write_many("DELETE FROM dead_letters WHERE fp=?", [(fp,) for fp in fps])
         self.commit()
         return cur.rowcount
 
     def requeue_dead(self, letters: list[DeadLetter]) -> None:
         """Move dead letters back into the queue with fresh attempts (a dead
         letter's URL left the queue when it died, so it is not there twice)."""
-        self._begin()
         for letter in letters:
             did = self.domain_id(letter.domain)
-            self._db.execute(
+            self._tx.write(
                 "INSERT INTO queue (domain_id, priority, fp, url, depth, job) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 (did, letter.priority, letter.fp, letter.url, letter.depth, letter.job),
             )
-            self._db.execute("DELETE FROM dead_letters WHERE fp=?", (letter.fp,))
+            self._tx.write("DELETE FROM dead_letters WHERE fp=?", (letter.fp,))
         self.commit()

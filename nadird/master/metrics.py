@@ -121,6 +121,11 @@ class _StateCollector(Collector):
         for klass, count in sorted(status_classes(state["statuses"]).items()):
             statuses.add_metric([klass], count)
         yield statuses
+        yield CounterMetricFamily(
+            "nadird_state_write_failures",
+            "Failed writes of the state directory or the store (disk full...)",
+            value=state["state_write_failures"],
+        )
         for name, text, key in (
             ("nadird_queue_urls", "URLs queued, leased or being stored", "queued"),
             ("nadird_leases", "Leases out", "leases"),
@@ -128,6 +133,7 @@ class _StateCollector(Collector):
             ("nadird_seen_urls", "URLs admitted to the seen set", "seen"),
             ("nadird_overflow_urls", "URLs dropped by the queue caps", "overflow"),
             ("nadird_spool_records", "Records in the store's outage spool", "spool_records"),
+            ("nadird_state_healthy", "1 while state and store writes work", "state_healthy"),
         ):
             yield GaugeMetricFamily(name, text, value=state.get(key, 0))
         workers = GaugeMetricFamily("nadird_workers", "Workers by status", labels=["status"])

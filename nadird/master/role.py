@@ -7,6 +7,7 @@ import dataclasses
 from typing import Any
 
 from nadird.config import Config
+from nadird.errors import StateError
 from nadird.logs import get_logger
 from nadird.master.seen import SeenSet
 from nadird.master.server import Master
@@ -34,6 +35,9 @@ LIVE = (
     "master.late_result_window",
     "master.snapshot_interval",
     "master.exit_when_done",
+    "master.state_retry_delay",
+    "master.state_retry_max_delay",
+    "master.state_give_up_after",
     "store.flush_size",
     "store.flush_interval",
     "security.worker_keys",
@@ -56,8 +60,12 @@ class MasterRole:
 
     async def _finish_when_done(self) -> None:
         while True:
-            await self.master.done.wait()
-            if self.master.config.master.exit_when_done:
+            finished = asyncio.ensure_future(self.master.done.wait())
+            failed = asyncio.ensure_future(self.master.failed.wait())
+            await asyncio.wait({finished, failed}, return_when=asyncio.FIRST_COMPLETED)
+            finished.cancel()
+            failed.cancel()
+            if self.master.failed.is_set() or self.master.config.master.exit_when_done:
                 self.done.set()
                 return
             await asyncio.sleep(1.0)
@@ -66,6 +74,9 @@ class MasterRole:
         if self._watch is not None:
             self._watch.cancel()
         await self.master.stop()
+        reason = self.master.unsaved or self.master.health.fatal
+        if reason is not None:
+            raise StateError(reason)  # exit status 1, the reason logged
 
     def reload(self, new: Config, changed: dict[str, tuple[Any, Any]]) -> tuple[Config, list[str]]:
         restart = [key for key in changed if needs_restart(key, LIVE)]

@@ -7,6 +7,7 @@ CRC) so a truncated or foreign file is refused instead of silently loaded.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
 import zlib
@@ -103,14 +104,22 @@ class SeenSet:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write temp, fsync, rename, fsync the directory: the old file survives any crash."""
+    """Write temp, fsync, rename, fsync the directory: the old file survives any crash.
+
+    A failed write (disk full) removes the temp file: left behind, it would
+    hold the very space the next try needs."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(dir_fd)

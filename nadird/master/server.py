@@ -23,8 +23,8 @@ from nadird.master import status
 from nadird.master.api import ApiServer
 from nadird.master.core import MasterCore, Outgoing
 from nadird.master.frontier_db import FrontierDB
-from nadird.master.robots_notes import RobotsNotes
 from nadird.master.seen import SeenSet
+from nadird.master.state_dir import FRONTIER_FILE, ROBOTS_FILE, SEEN_FILE, StateDir
 from nadird.master.writer import ResultWriter
 from nadird.protocol.codec import decode, encode
 from nadird.protocol.messages import Message, Results, Shutdown
@@ -33,10 +33,8 @@ from nadird.store.base import Store
 from nadird.urls import canonicalize, fingerprint
 
 log = get_logger()
-SEEN_FILE = "seen.bloom"
+__all__ = ["FRONTIER_FILE", "ROBOTS_FILE", "SEEN_FILE", "Master", "load_seen"]
 BACKPRESSURE_RECHECK = 1.0  # seconds between looks at a full spool
-FRONTIER_FILE = "frontier.db"
-ROBOTS_FILE = "robots.db"
 # Longest time admissions stay uncommitted while results keep arriving.
 COMMIT_INTERVAL = 0.2
 
@@ -63,13 +61,24 @@ def load_seen(config: Config, db: FrontierDB) -> SeenSet:
 class Master:
     def __init__(self, config: Config, store: Store, seen: SeenSet | None = None) -> None:
         self.config = config
-        state = Path(config.master.state_dir)
         self.security = MasterSecurity(config)
-        self.db = FrontierDB(state / FRONTIER_FILE)
+        self.state = StateDir(config)
+        self.db = self.state.db
+        # Whether state files take writes (a full disk); see health.py.
+        self.health = self.state.health
+        # Set when the state can no longer be kept (health.fatal): the master stops.
+        self.failed = asyncio.Event()
+        self.health.on_fatal = self.failed.set
+        # Why the last changes could not be saved at stop (None: they were).
+        self.unsaved: str | None = None
         self.core = MasterCore(config, self.db, seen or load_seen(config, self.db))
-        self.core.robots = RobotsNotes(state / ROBOTS_FILE, config.fetch.robots.ttl)
+        self.core.robots = self.state.robots
         self.writer = ResultWriter(
-            store, config.store.flush_size, config.store.flush_interval, self._on_durable
+            store,
+            config.store.flush_size,
+            config.store.flush_interval,
+            self._on_durable,
+            self.health,
         )
         self.done = asyncio.Event()
         self.control_endpoint = ""
@@ -79,7 +88,6 @@ class Master:
         self._router: zmq.asyncio.Socket | None = None
         self._pull: zmq.asyncio.Socket | None = None
         self._tasks: list[asyncio.Task[None]] = []
-        self._last_snapshot = time.monotonic()
         self._last_dead_poll = 0.0
         self._commit_timer: asyncio.TimerHandle | None = None
         self._rate: collections.deque[tuple[float, int]] = collections.deque(maxlen=12)
@@ -88,10 +96,6 @@ class Master:
         self._behind = False
         self.stored = status.StoredTotal(store)
         self.core.metrics.watch(self._metrics_state)
-
-    @property
-    def seen_path(self) -> Path:
-        return Path(self.config.master.state_dir) / SEEN_FILE
 
     # ---------------------------------------------------------- life cycle
     async def start(self) -> None:
@@ -141,17 +145,16 @@ class Master:
         if self._commit_timer is not None:
             self._commit_timer.cancel()
             self._commit_timer = None
-        self.db.commit()
-        await self._snapshot()
+        self.unsaved = await self.state.save(self.core.seen)
+        if self.unsaved is not None:
+            log.error("state_not_saved", reason=self.unsaved)
         for sock in (self._router, self._pull):
             if sock is not None:
                 sock.close()
         self.security.stop()
         if self._ctx is not None:
             self._ctx.term()
-        self.db.close()
-        if self.core.robots is not None:
-            self.core.robots.close()
+        self.state.close()
         log.info("master_stopped", **self.status())
 
     def apply_config(self, new: Config) -> None:
@@ -159,6 +162,7 @@ class Master:
         old_seeds = {(s.url, s.job) for s in self.config.seed_list()}
         self.config = new
         self.core.apply_config(new)
+        self.state.configure(new)
         self.writer.configure(new.store.flush_size, new.store.flush_interval)
         added = [(s.url, s.job) for s in new.seed_list() if (s.url, s.job) not in old_seeds]
         if added:
@@ -216,7 +220,8 @@ class Master:
         return status.for_metrics(self)
 
     def is_complete(self) -> bool:
-        return not self.core.has_work() and self.writer.pending == 0
+        """Nothing queued or leased, every result stored, all of it committed."""
+        return not self.core.has_work() and self.writer.pending == 0 and self.health.healthy
 
     # -------------------------------------------------------------- sockets
     async def _send_all(self, out: Outgoing) -> None:
@@ -346,7 +351,9 @@ class Master:
                 )
             else:
                 log.info("store_backpressure_over")
-        return pressed or self._behind
+        # A state file or the store that cannot be written: no new work
+        # (StateHealth logs it and tries again).
+        return pressed or self._behind or not self.health.healthy
 
     # --------------------------------------------------------- housekeeping
     async def _housekeeping_loop(self) -> None:
@@ -362,34 +369,13 @@ class Master:
                 if self.core.frontier.requeue_dead():
                     log.info("dead_letters_requeued")
             self.db.commit()
-            if now - self._last_snapshot >= master.snapshot_interval:
-                self._last_snapshot = now
-                await self._snapshot()
+            await self.state.snapshot_if_due(self.core.seen, now)
+            self.state.retry()
             self._wake.set()
             self._check_complete()
-
-    async def _snapshot(self) -> None:
-        # Only committed admissions may be in a snapshot: a URL marked seen
-        # but lost from the frontier by a crash would never be crawled.
-        self.db.commit()
-        seen = self.core.seen
-        data, seq = seen.to_bytes(), seen.seq
-        try:
-            await asyncio.to_thread(_write_snapshot, self.seen_path, data)
-        except OSError as exc:
-            # The previous snapshot is intact (atomic rename); keep crawling.
-            log.error("snapshot_failed", path=str(self.seen_path), error=str(exc))
-            return
-        self.db.trim_admitted(seq)
 
     def _check_complete(self) -> None:
         if self.done.is_set() or not self.is_complete():
             return
         log.info("crawl_complete", **self.status())
         self.done.set()
-
-
-def _write_snapshot(path: Path, data: bytes) -> None:
-    from nadird.master.seen import write_atomic
-
-    write_atomic(path, data)

@@ -80,6 +80,8 @@ def full(master: Master) -> dict[str, Any]:
             "spool_records": getattr(writer.store, "spool_records", 0),
             "backpressure": bool(getattr(writer.store, "backpressure", False)),
         },
+        # Whether the state directory (and the store) take writes: see health.py.
+        "state": master.health.status(),
     }
 
 
@@ -129,4 +131,6 @@ def for_metrics(master: Master) -> dict[str, Any]:
         "workers_by_status": workers,
         "domains": core.frontier.domain_sizes(),
         "spool_records": getattr(master.writer.store, "spool_records", 0),
+        "state_healthy": int(master.health.healthy),
+        "state_write_failures": master.health.failures,
     }

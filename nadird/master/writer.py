@@ -14,11 +14,13 @@ import time
 from collections.abc import Callable, Sequence
 
 from nadird.logs import get_logger
+from nadird.master.health import StateHealth
 from nadird.store.base import PageRecord, Store
 
 log = get_logger()
 # Store writes' worth of records waiting before the store counts as behind.
 BEHIND_BATCHES = 20
+STORE = "store"  # its name in StateHealth
 
 
 class ResultWriter:
@@ -28,8 +30,12 @@ class ResultWriter:
         flush_size: int,
         flush_interval: float,
         on_durable: Callable[[Sequence[PageRecord]], None] | None = None,
+        health: StateHealth | None = None,
     ) -> None:
         self.store = store
+        # Told of each failed and successful write: it logs the first failure
+        # once and holds dispatch until the store takes writes again.
+        self.health = health
         self._flush_size = flush_size
         self._flush_interval = flush_interval
         self._on_durable = on_durable
@@ -91,9 +97,14 @@ class ResultWriter:
             # Keep the batch: it is retried at the next flush, nothing is lost.
             self.failures += 1
             self._buffer[:0] = batch
-            log.error("store_write_failed", error=str(exc), records=len(batch))
+            if self.health is not None:
+                self.health.failed(STORE, exc)
+            else:
+                log.error("store_write_failed", error=str(exc), records=len(batch))
             await asyncio.sleep(min(5.0, self._flush_interval * 2))
             return
+        if self.health is not None:
+            self.health.ok(STORE)
         self.written += len(batch)
         log.debug("store_flush", records=len(batch), ms=round(1000 * (time.monotonic() - started)))
         if self._on_durable is not None:

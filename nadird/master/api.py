@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import os
 import time
 from importlib import resources
 from pathlib import Path
@@ -71,7 +72,8 @@ class ApiServer:
         except OSError as exc:
             await self._runner.cleanup()
             address = f"{self.api.host}:{self.api.port}"
-            raise BindError(address, "api.host/api.port", exc.strerror or str(exc)) from None
+            reason = os.strerror(exc.errno) if exc.errno else str(exc)
+            raise BindError(address, "api.host/api.port", reason) from None
         port = self._runner.addresses[0][1]  # the real port when 0 was asked for
         host = self.api.host if ":" not in self.api.host else f"[{self.api.host}]"
         self.url = f"http://{host}:{port}"

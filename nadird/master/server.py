@@ -161,7 +161,8 @@ class Master:
         try:
             sock.bind(endpoint)
         except zmq.ZMQError as exc:
-            raise BindError(endpoint, key, exc.strerror) from None
+            reason = zmq.strerror(exc.errno) if exc.errno else str(exc)
+            raise BindError(endpoint, key, reason) from None
 
     def _close_sockets(self) -> None:
         for sock in (self._router, self._pull):

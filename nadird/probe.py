@@ -56,6 +56,7 @@ def report(url: str, result: PageResult | None, run: BagRun) -> dict[str, Any]:
         "redirects": result.redirects,
         "canonical": result.canonical,
         "headers": result.headers,
+        "rendered": result.rendered,
         "fields": result.data,
         "links": result.links,
     }

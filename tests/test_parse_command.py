@@ -13,6 +13,7 @@ import yaml
 
 from nadird.testing.checks import page_requests, site_job
 from nadird.testing.graph import SiteGraph
+from nadird.testing.jspages import FIELDS, READY, JsSite, browser_missing
 from nadird.testing.web import SyntheticWeb, run_in_thread
 
 pytestmark = pytest.mark.slow
@@ -108,3 +109,27 @@ def test_parse_without_allow_private_refuses_loopback_as_a_worker_does(tmp_path:
         assert proc.returncode == 1
         assert json.loads(proc.stdout)["error"].startswith("blocked_address")
         assert web.entries() == []
+
+
+@pytest.mark.skipif(browser_missing() is not None, reason=browser_missing() or "")
+def test_parse_renders_when_the_job_renders(tmp_path: Path) -> None:
+    js = JsSite(items=3)
+    job = {"fields": FIELDS, "render_wait_for": READY, "render_max_wait": 5}
+    config = tmp_path / "js.yaml"
+    config.write_text(yaml.safe_dump({"jobs": {"plain": job, "js": {**job, "render": True}}}))
+    with run_in_thread() as web:
+        js.install(web)
+        found = {}
+        for name in ("plain", "js"):
+            options = ["-c", str(config), "--job", name, "--resolve", "*.test=127.0.0.1"]
+            proc = subprocess.run(
+                [sys.executable, "-m", "nadird", "parse", js.seed(), *options, "--allow-private"],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert proc.returncode == 0, proc.stderr[-3000:]
+            found[name] = json.loads(proc.stdout)
+    assert found["plain"]["rendered"] is False and found["plain"]["fields"]["title"] is None
+    assert found["js"]["rendered"] is True and found["js"]["fields"]["title"] == "JS shop"
+    assert len(found["js"]["links"]) > len(found["plain"]["links"])

@@ -121,6 +121,28 @@ def _add_fetch_options(cmd: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_job_overrides(crawl: argparse.ArgumentParser) -> None:
+    """Options that override the `default` job of --config (or its defaults)."""
+    crawl.add_argument(
+        "--delay",
+        type=non_negative_float,
+        metavar="SECONDS",
+        help="seconds between requests to a domain (default: the job's, else 1.0)",
+    )
+    crawl.add_argument(
+        "--domain-concurrency",
+        type=positive_int,
+        metavar="N",
+        help="requests in flight per domain (default 1)",
+    )
+    crawl.add_argument(
+        "--retries",
+        type=non_negative_int,
+        metavar="N",
+        help="retries of transient failures (default: the job's, 3)",
+    )
+
+
 def _add_crawl(sub: argparse._SubParsersAction[CommandParser]) -> None:
     crawl = sub.add_parser(
         "crawl",
@@ -151,24 +173,7 @@ def _add_crawl(sub: argparse._SubParsersAction[CommandParser]) -> None:
     crawl.add_argument(
         "--out", type=out_file, metavar="FILE", help="also write the records: .jsonl/.json or .csv"
     )
-    crawl.add_argument(
-        "--delay",
-        type=non_negative_float,
-        metavar="SECONDS",
-        help="seconds between requests to a domain (default: the job's, else 1.0)",
-    )
-    crawl.add_argument(
-        "--domain-concurrency",
-        type=positive_int,
-        metavar="N",
-        help="requests in flight per domain (default 1)",
-    )
-    crawl.add_argument(
-        "--retries",
-        type=non_negative_int,
-        metavar="N",
-        help="retries of transient failures (default: the job's, 3)",
-    )
+    _add_job_overrides(crawl)
     crawl.add_argument(
         "--store", default="sqlite:///nadird-crawl.db", metavar="URI", help="store URI"
     )

@@ -43,6 +43,15 @@ CLIENT_COMMANDS = {
 }
 
 
+DESCRIPTION = """\
+A distributed web crawler: run a master and workers (--role), or a whole
+crawl in one command (crawl). `nadird COMMAND -h` tells more.
+
+Options may come before, between and after a command's arguments.
+Exit status: 0 success, 1 runtime error, 2 usage or configuration error,
+130/143 crawl stopped by SIGINT/SIGTERM, 141 stdout closed early."""
+
+
 class Parser(argparse.ArgumentParser):
     """Errors are one line on stderr (and exit status 2), not the usage text."""
 
@@ -254,7 +263,12 @@ def _add_tools(sub: argparse._SubParsersAction[CommandParser]) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="nadird", description=__doc__, parents=[SHARED])
+    parser = Parser(
+        prog="nadird",
+        description=DESCRIPTION,
+        parents=[SHARED],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"nadird {__version__}")
     parser.add_argument("--role", choices=["master", "worker"], help="run a daemon role")
     parser.add_argument(

@@ -1,4 +1,8 @@
-"""argparse types for numeric options, shared by every subcommand.
+"""argparse types of the command line, shared by every subcommand.
+
+Each refuses a bad value with one line: argparse turns the
+ArgumentTypeError into `nadird CMD: error: argument --opt: MESSAGE` and exit
+status 2, before anything runs.
 
 float() accepts "nan" and "inf": NaN passes every range comparison (so
 `--delay nan` would mean no delay at all) and infinity waits forever, so a
@@ -9,6 +13,21 @@ from __future__ import annotations
 
 import argparse
 import math
+from pathlib import PurePath
+from typing import Literal
+from urllib.parse import urlsplit
+
+from nadird.errors import InvalidURL
+from nadird.urls import canonicalize
+
+# `--out` formats by file extension: JSON lines or CSV (the export module's writers).
+OutFormat = Literal["jsonl", "csv"]
+OUT_FORMATS: dict[str, OutFormat] = {
+    ".jsonl": "jsonl",
+    ".json": "jsonl",
+    ".ndjson": "jsonl",
+    ".csv": "csv",
+}
 
 
 def finite_float(text: str) -> float:
@@ -34,3 +53,72 @@ def comma_list(text: str) -> list[str]:
     if not all(names):
         raise argparse.ArgumentTypeError(f"expected names separated by commas, got {text!r}")
     return names
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
+def positive_int(text: str) -> int:
+    value = _int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    value = _int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    return value
+
+
+def host_ip(text: str) -> tuple[str, str]:
+    host, sep, ip = text.partition("=")
+    if not sep or not host or not ip:
+        raise argparse.ArgumentTypeError(
+            f"expected HOST=IP (e.g. example.test=127.0.0.1), got {text!r}"
+        )
+    return host, ip
+
+
+def check_seed(url: str) -> str:
+    """The URL if it can be crawled, else a ValueError saying why.
+
+    A URL without a scheme is refused rather than guessed: `example.com/a`
+    could be meant as http or https, and a typo must not crawl nothing.
+    """
+    if "://" not in url:
+        raise ValueError(f"{url!r} has no scheme (did you mean http://{url} or https://{url}?)")
+    scheme = urlsplit(url).scheme.lower()
+    if scheme not in ("http", "https"):
+        raise ValueError(f"{url!r}: only http:// and https:// URLs can be crawled")
+    try:
+        canonicalize(url)
+    except InvalidURL as exc:
+        raise ValueError(f"{url!r}: {exc}") from None
+    return url
+
+
+def seed_url(text: str) -> str:
+    try:
+        return check_seed(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def out_format(path: str) -> OutFormat:
+    """'jsonl' or 'csv', from the file's extension (what `--out` writes)."""
+    return OUT_FORMATS[PurePath(path).suffix.lower()]
+
+
+def out_file(text: str) -> str:
+    if PurePath(text).suffix.lower() not in OUT_FORMATS:
+        names = ", ".join(OUT_FORMATS)
+        raise argparse.ArgumentTypeError(
+            f"cannot tell the format of {text!r}: name it with one of {names}"
+        )
+    return text

@@ -9,8 +9,9 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from nadird.api_token import load_token
 from nadird.config import Config
-from nadird.errors import ConfigError, NadirdError
+from nadird.errors import NadirdError
 
 
 class ApiError(NadirdError):
@@ -27,15 +28,7 @@ def endpoint(config: Config, url: str | None, token: str | None) -> tuple[str, s
         else:
             url = f"http://{config.api.host}:{config.api.port}"
     if token is None:
-        token = config.api.token
-    if token is None:
-        path = Path(config.api.token_file or state / "api.token")
-        try:
-            token = path.read_text(encoding="utf-8").strip()
-        except OSError:
-            raise ConfigError(
-                str(path), "api.token", "a readable token file (or --token)"
-            ) from None
+        token = load_token(config.api, str(state))
     return url.rstrip("/"), token
 
 

@@ -3,6 +3,10 @@
 The same master and worker code as the daemons, wired over loopback TCP on
 ports the kernel picks. Workers that die are restarted (a few times) and lose
 nothing: their leases expire or are reclaimed when they say hello again.
+
+SIGINT, SIGTERM or SIGHUP stop the crawl: the workers hand their bags back,
+the master stops, the summary says `complete: false` and the exit status is
+128 + the signal's number. A later crawl with the same --state-dir resumes.
 """
 
 from __future__ import annotations
@@ -11,28 +15,36 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import signal
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from nadird.config import Config, Seed, WorkerConfig
-from nadird.daemon import stop_on_signals
+from nadird.argtypes import out_format
+from nadird.config import Config, LogLevel, Seed, WorkerConfig
+from nadird.daemon import CrawlSignals, signal_exit_status
 from nadird.jobs import JAVASCRIPT, Job
 from nadird.logs import get_logger
 from nadird.master.records import status_class
 from nadird.master.server import Master
 from nadird.progress import Console, report
-from nadird.store.base import Store
+from nadird.store.base import PageRecord, Store
+from nadird.store.export import export_to
 from nadird.store.open import describe_store_uri, open_store
 from nadird.worker.render_step import new_renderer
 
 log = get_logger()
 MAX_RESTARTS = 5
+# Written when a crawl's workers all stopped by themselves: no bag of it can
+# still be in flight, so the next crawl on this state dir need not wait a
+# lease period before dispatching (as a master restarted after a crash does).
+CLEAN_STOP_FILE = "crawl-stopped-cleanly"
 
 
 @dataclass
@@ -51,9 +63,12 @@ class CrawlOptions:
     allow_private: bool = False
     state_dir: str | None = None
     render: bool = False  # --render: the default job renders every HTML page
+    log_level: LogLevel | None = None  # this process's and the workers'
 
 
-def crawl_config(opts: CrawlOptions, base: Config, state_dir: str) -> Config:
+def crawl_config(
+    opts: CrawlOptions, base: Config, state_dir: str, resumable: bool = False
+) -> Config:
     job = base.jobs.get("default", Job())
     links = job.links
     if opts.allow_domains:
@@ -84,9 +99,11 @@ def crawl_config(opts: CrawlOptions, base: Config, state_dir: str) -> Config:
         results_bind="tcp://127.0.0.1:*",
         state_dir=state_dir,
         exit_when_done=True,
+        recovery_grace=0.0 if resumable else base.master.recovery_grace,
     )
     return dataclasses.replace(
         base,
+        log_level=opts.log_level or base.log_level,
         worker=_with_browser(base.worker, jobs),
         master=master,
         api=dataclasses.replace(base.api, port=0),
@@ -128,6 +145,10 @@ def worker_config_file(config: Config, master: Master, index: int, state_dir: st
 class WorkerPool:
     """Starts worker processes and restarts ones that die before the end.
 
+    Workers run in their own session: a Ctrl-C on the terminal reaches this
+    process only, which stops them in order (see `terminate`) instead of each
+    of them getting the signal twice.
+
     Their output goes to this process's stderr: straight to the file when it
     is not a terminal, else line by line through the Console, which keeps the
     progress line apart from the log lines."""
@@ -139,6 +160,7 @@ class WorkerPool:
         self._forwarders: list[asyncio.Task[None]] = []
         self.restarts = 0
         self.closing = False
+        self.killed = 0  # workers that had to be killed: their leases were not returned
 
     async def _spawn(self, index: int) -> None:
         piped = self._console is not None
@@ -153,6 +175,7 @@ class WorkerPool:
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE if piped else sys.stderr.fileno(),
             stderr=asyncio.subprocess.STDOUT if piped else None,
+            start_new_session=True,
         )
         self._procs[index] = proc
         if proc.stdout is not None:
@@ -178,6 +201,22 @@ class WorkerPool:
                 log.warning("worker_restarted", index=i, exit=proc.returncode)
                 await self._spawn(i)
 
+    def running(self) -> list[asyncio.subprocess.Process]:
+        return [p for p in self._procs if p is not None and p.returncode is None]
+
+    def terminate(self) -> None:
+        """SIGTERM every worker: each finishes its requests in flight, hands
+        the rest of its bags back to the master and exits."""
+        self.closing = True
+        for proc in self.running():
+            with contextlib.suppress(ProcessLookupError):
+                proc.terminate()
+
+    def kill(self) -> None:
+        for proc in self.running():
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+
     async def close(self, grace: float = 10.0) -> None:
         self.closing = True
         procs = [p for p in self._procs if p is not None]
@@ -185,38 +224,127 @@ class WorkerPool:
             await asyncio.wait_for(asyncio.gather(*(p.wait() for p in procs)), grace)
         for proc in procs:
             if proc.returncode is None:
+                self.killed += 1
                 proc.kill()
                 await proc.wait()
         if self._forwarders:  # the last lines of the workers, up to end of file
             await asyncio.gather(*self._forwarders, return_exceptions=True)
 
 
+class SinceStart:
+    """The store as the summary and `--out` see it: the records this crawl
+    fetched (a store given with --store may hold older ones)."""
+
+    def __init__(self, store: Store, since: float) -> None:
+        self._store = store
+        self._since = since
+
+    async def open(self) -> None:
+        await self._store.open()
+
+    async def write(self, records: Sequence[PageRecord]) -> None:
+        await self._store.write(records)
+
+    async def count(self, job: str | None = None) -> int:
+        return sum([1 async for _ in self.iter_records(job)])
+
+    async def iter_records(self, job: str | None = None) -> AsyncIterator[PageRecord]:
+        async for record in self._store.iter_records(job):
+            if record.fetched_at >= self._since:
+                yield record
+
+    async def close(self) -> None:
+        await self._store.close()
+
+
 async def summarize(store: Store, started: float, out: str | None) -> dict[str, Any]:
-    """Count (and export) what this crawl stored: records fetched since it started.
+    """Count (and export, in the format `out`'s extension names) what this crawl stored.
 
     The definitions of the master's status and metrics: `pages` have no
     error (a 404 is a page), `errors` have one; fetched pages (those with a
     status) are counted again by status class in `http_status`."""
+    crawled = SinceStart(store, started)
     pages = errors = 0
     classes: dict[str, int] = {}
-    sink = open(out, "w", encoding="utf-8") if out else None  # noqa: SIM115
-    try:
-        async for record in store.iter_records():
-            if record.fetched_at < started:
-                continue
-            if record.error:
-                errors += 1
-            else:
-                pages += 1
-            if record.status:
-                klass = status_class(record.status)
-                classes[klass] = classes.get(klass, 0) + 1
-            if sink is not None:
-                sink.write(json.dumps(record.export_dict(), ensure_ascii=False) + "\n")
-    finally:
-        if sink is not None:
-            sink.close()
+    async for record in crawled.iter_records():
+        if record.error:
+            errors += 1
+        else:
+            pages += 1
+        if record.status:
+            klass = status_class(record.status)
+            classes[klass] = classes.get(klass, 0) + 1
+    if out is not None:
+        await export_to(crawled, out, out_format(out))
     return {"pages": pages, "errors": errors, "http_status": dict(sorted(classes.items()))}
+
+
+def _resumable(state_dir: str) -> bool:
+    """Whether the last crawl on this state dir stopped cleanly (every worker
+    exited by itself), and forget it: the next stop must say so again."""
+    marker = Path(state_dir) / CLEAN_STOP_FILE
+    if not marker.exists():
+        return False
+    marker.unlink()
+    return True
+
+
+@dataclass
+class Finish:
+    """How a crawl ended: complete, stopped by a signal, or failed."""
+
+    complete: bool
+    signal: signal.Signals | None
+    failed: BaseException | None
+
+    def exit_status(self) -> int:
+        if self.failed is not None:
+            return 1
+        if self.signal is not None:
+            return signal_exit_status(self.signal)
+        return 0 if self.complete else 1
+
+
+async def _wait_gone(master: Master, pool: WorkerPool, timeout: float) -> None:
+    """Until the workers have said goodbye (or exited): by then the master
+    holds the bags they handed back. Their processes may still be exiting."""
+    deadline = time.monotonic() + timeout
+    while pool.running() and time.monotonic() < deadline:
+        if not master.core.nodes.all() and not len(master.core.leases):
+            return
+        await asyncio.sleep(0.05)
+
+
+async def _run_to_end(
+    config: Config, master: Master, pool: WorkerPool, console: Console | None
+) -> Finish:
+    signals = CrawlSignals(force=pool.kill)
+    signals.install()
+    supervisor = asyncio.create_task(pool.supervise())
+    progress = asyncio.create_task(report(master.full_status, console or sys.stderr))
+    waits = {
+        asyncio.ensure_future(master.done.wait()),
+        asyncio.ensure_future(master.failed.wait()),  # state could not be written
+        asyncio.ensure_future(signals.stop.wait()),
+        supervisor,
+    }
+    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    failed = supervisor.exception() if supervisor.done() else None
+    progress.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await progress  # its last line ends before anything else is written
+    if not master.done.is_set():
+        # Workers first, while the master still runs: their bags come back
+        # to its frontier (and their results to the store) before it stops.
+        pool.terminate()
+        await _wait_gone(master, pool, config.shutdown_timeout)
+    pool.closing = True
+    await master.stop()
+    await pool.close(config.shutdown_timeout)
+    supervisor.cancel()
+    with contextlib.suppress(asyncio.CancelledError, RuntimeError):
+        await supervisor
+    return Finish(master.done.is_set(), signals.received, failed)
 
 
 async def run_crawl(opts: CrawlOptions, base: Config, console: Console | None = None) -> int:
@@ -224,56 +352,53 @@ async def run_crawl(opts: CrawlOptions, base: Config, console: Console | None = 
     started = time.monotonic()
     temp = None if opts.state_dir else tempfile.TemporaryDirectory(prefix="nadird-crawl-")
     state_dir = opts.state_dir or (temp.name if temp else ".")
-    config = crawl_config(opts, base, state_dir)
+    Path(state_dir).mkdir(parents=True, exist_ok=True)
+    config = crawl_config(opts, base, state_dir, resumable=_resumable(state_dir))
     # No browser here: one ConfigError now rather than workers dying in a loop.
     new_renderer(config)
     store = open_store(config.store.uri, config.store)
     await store.open()
     master = Master(config, store)
-    stop = asyncio.Event()
-    stop_on_signals(stop)
-    await master.start()
+    try:
+        await master.start()
+    except BaseException:
+        await store.close()
+        raise
     files = [worker_config_file(config, master, i + 1, state_dir) for i in range(opts.workers)]
     pool = WorkerPool(files, console)
-    supervisor = asyncio.create_task(pool.supervise())
-    progress = asyncio.create_task(report(master.full_status, console or sys.stderr))
-    waits = {
-        asyncio.ensure_future(master.done.wait()),
-        asyncio.ensure_future(master.failed.wait()),
-        asyncio.ensure_future(stop.wait()),
-        supervisor,
-    }
-    await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-    failed = supervisor.done() and supervisor.exception() is not None
-    progress.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await progress  # its last line ends before anything else is written
-    pool.closing = True
-    await master.stop()
-    await pool.close()
-    supervisor.cancel()
-    with contextlib.suppress(asyncio.CancelledError, RuntimeError):
-        await supervisor
+    finish = await _run_to_end(config, master, pool, console)
+    if pool.killed == 0 and finish.failed is None and master.unsaved is None:
+        (Path(state_dir) / CLEAN_STOP_FILE).write_text(f"{time.time()}\n", encoding="utf-8")
     counts = await summarize(store, started_wall, opts.out)
     stored_total = await store.count()
     await store.close()
     if temp is not None:
         temp.cleanup()
-    seconds = time.monotonic() - started
+    counts["stored_total"] = stored_total
+    _print_summary(finish, master, counts, time.monotonic() - started, config, opts.out)
+    if finish.failed is not None:
+        log.error("crawl_failed", error=str(finish.failed))
+    return finish.exit_status()
+
+
+def _print_summary(
+    finish: Finish,
+    master: Master,
+    counts: dict[str, Any],
+    seconds: float,
+    config: Config,
+    out: str | None,
+) -> None:
     summary = {
         "event": "crawl_summary",
-        "complete": master.done.is_set(),
+        "complete": finish.complete,
         **counts,
-        "stored_total": stored_total,
         "dead_letters": master.core.stats["dead_letters"],
         "retries": master.core.stats["retries"],
         "seconds": round(seconds, 3),
         "pages_per_s": round(counts["pages"] / seconds, 1) if seconds > 0 else 0.0,
         "store": describe_store_uri(config.store.uri),
-        "out": opts.out,
+        "out": out,
+        "signal": finish.signal.name if finish.signal is not None else None,
     }
     print(json.dumps(summary), flush=True)
-    if failed:
-        log.error("crawl_failed", error=str(supervisor.exception()))
-        return 1
-    return 0 if master.done.is_set() else 1

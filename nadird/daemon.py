@@ -64,19 +64,37 @@ class SignalQueue:
             loop.add_signal_handler(sig, self.queue.put_nowait, sig)
 
 
-def stop_on_signals(stop: asyncio.Event) -> None:
-    """For the all-in-one crawl: first signal stops, the second exits at once."""
-    signals = SignalQueue()
-    signals.install(signal.SIGTERM, signal.SIGINT)
+def signal_exit_status(sig: signal.Signals) -> int:
+    """What a shell expects of a process ended by `sig`: 128 + its number
+    (130 for SIGINT, 143 for SIGTERM)."""
+    return 128 + int(sig)
 
-    async def watch() -> None:
-        await signals.queue.get()
-        stop.set()
-        await signals.queue.get()
-        os._exit(1)
 
-    task = asyncio.get_running_loop().create_task(watch())
-    _background.add(task)
+class CrawlSignals:
+    """For the all-in-one crawl: the first SIGINT, SIGTERM or SIGHUP asks it
+    to stop (`received` says which); a second one calls `force` (which kills
+    the workers) and exits at once."""
+
+    def __init__(self, force: Callable[[], None] | None = None) -> None:
+        self.stop = asyncio.Event()
+        self.received: signal.Signals | None = None
+        self.force = force
+
+    def install(self) -> None:
+        signals = SignalQueue()
+        signals.install(signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+        task = asyncio.get_running_loop().create_task(self._watch(signals))
+        _background.add(task)
+
+    async def _watch(self, signals: SignalQueue) -> None:
+        self.received = await signals.queue.get()
+        log.info("stopping", signal=self.received.name)
+        self.stop.set()
+        again = await signals.queue.get()
+        log.warning("stop_forced", signal=again.name)
+        if self.force is not None:
+            self.force()
+        os._exit(signal_exit_status(again))
 
 
 _background: set[asyncio.Task[None]] = set()

@@ -49,3 +49,11 @@ class StoreError(NadirdError):
 
 class StateError(NadirdError):
     """A state file (snapshot, frontier) is missing parts, corrupt or unreadable."""
+
+
+class BindError(NadirdError):
+    """An address to listen on is taken (another master?) or not available. Exit status 2."""
+
+    def __init__(self, address: str, key: str, reason: str) -> None:
+        self.address = address
+        super().__init__(f"cannot listen on {address} ({key}): {reason}")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hmac
 import json
 import os
-import secrets
 import time
 from importlib import resources
 from pathlib import Path
@@ -18,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from nadird.config import ApiConfig
-from nadird.errors import ConfigError
+from nadird.api_token import load_token
+from nadird.errors import BindError
 from nadird.logs import get_logger
 from nadird.master.api_body import BadBody, SeedItem, parse_seeds, read_json, require_no_body
 
@@ -28,27 +27,6 @@ if TYPE_CHECKING:
 
 log = get_logger()
 OPEN_PATHS = frozenset({"/healthz"})
-
-
-def load_token(api: ApiConfig, state_dir: str) -> str:
-    """The configured token, or the token file's, created (mode 0600) if missing."""
-    if api.token:
-        return api.token
-    if api.token_env:
-        value = os.environ.get(api.token_env, "").strip()
-        if len(value) < 16:
-            raise ConfigError(
-                "(environment)", api.token_env, "a token of at least 16 characters (api.token_env)"
-            )
-        return value
-    path = Path(api.token_file or Path(state_dir) / "api.token")
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(secrets.token_urlsafe(32) + "\n")
-        log.info("api_token_created", path=str(path))
-    return path.read_text(encoding="utf-8").strip()
 
 
 def _json(data: Any, status: int = 200) -> web.Response:
@@ -67,7 +45,7 @@ class ApiServer:
     def __init__(self, master: Master) -> None:
         self.master = master
         self.api = master.config.api
-        self.token = load_token(self.api, master.config.master.state_dir)
+        self.token = load_token(self.api, master.config.master.state_dir, create=True)
         self.url = ""
         self._runner: web.AppRunner | None = None
 
@@ -89,7 +67,13 @@ class ApiServer:
         self._runner = web.AppRunner(self.app(), access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.api.host, self.api.port)
-        await site.start()
+        try:
+            await site.start()
+        except OSError as exc:
+            await self._runner.cleanup()
+            address = f"{self.api.host}:{self.api.port}"
+            reason = os.strerror(exc.errno) if exc.errno else str(exc)
+            raise BindError(address, "api.host/api.port", reason) from None
         port = self._runner.addresses[0][1]  # the real port when 0 was asked for
         host = self.api.host if ":" not in self.api.host else f"[{self.api.host}]"
         self.url = f"http://{host}:{port}"

@@ -17,7 +17,7 @@ import zmq
 import zmq.asyncio
 
 from nadird.config import Config
-from nadird.errors import InvalidURL, ProtocolError, StateError
+from nadird.errors import BindError, InvalidURL, ProtocolError, StateError
 from nadird.logs import get_logger
 from nadird.master import status
 from nadird.master.api import ApiServer
@@ -106,16 +106,23 @@ class Master:
         for sock in (self._router, self._pull):
             sock.setsockopt(zmq.LINGER, 1000)
             self.security.secure(sock)
-        self._router.bind(self.config.master.bind)
-        self._pull.bind(self.config.master.results_bind)
+        # Every address first: a second master on the same ports stops here,
+        # before it admits seeds or writes anything.
+        try:
+            self._bind(self._router, "master.bind", self.config.master.bind)
+            self._bind(self._pull, "master.results_bind", self.config.master.results_bind)
+            if self.config.api.enabled:
+                self.api = ApiServer(self)
+                await self.api.start()
+        except BindError:
+            self._close_sockets()
+            self.state.close()
+            raise
         self.control_endpoint = self._router.getsockopt_string(zmq.LAST_ENDPOINT)
         self.results_endpoint = self._pull.getsockopt_string(zmq.LAST_ENDPOINT)
         self.admit_seeds([(s.url, s.job) for s in self.config.seed_list()])
         self.writer.start()
         self.stored.start()
-        if self.config.api.enabled:
-            self.api = ApiServer(self)
-            await self.api.start()
         for coro, name in (
             (self._control_loop(), "control"),
             (self._results_loop(), "results"),
@@ -148,14 +155,25 @@ class Master:
         self.unsaved = await self.state.save(self.core.seen)
         if self.unsaved is not None:
             log.error("state_not_saved", reason=self.unsaved)
+        self._close_sockets()
+        self.state.close()
+        log.info("master_stopped", **self.status())
+
+    @staticmethod
+    def _bind(sock: zmq.asyncio.Socket, key: str, endpoint: str) -> None:
+        try:
+            sock.bind(endpoint)
+        except zmq.ZMQError as exc:
+            reason = zmq.strerror(exc.errno) if exc.errno else str(exc)
+            raise BindError(endpoint, key, reason) from None
+
+    def _close_sockets(self) -> None:
         for sock in (self._router, self._pull):
             if sock is not None:
                 sock.close()
         self.security.stop()
         if self._ctx is not None:
             self._ctx.term()
-        self.state.close()
-        log.info("master_stopped", **self.status())
 
     def apply_config(self, new: Config) -> None:
         """Take a reloaded config (only live-changeable keys differ)."""

@@ -198,6 +198,14 @@ class FrontierDB:
         self.commit()
         self._db.close()
 
+    def meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._begin()
+        self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
     # ------------------------------------------------------------ domains
     def domain_id(self, name: str) -> int:
         row = self._db.execute("SELECT id FROM domains WHERE name=?", (name,)).fetchone()

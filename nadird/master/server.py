@@ -61,10 +61,12 @@ def load_seen(config: Config, db: FrontierDB) -> SeenSet:
 
 
 class Master:
-    def __init__(self, config: Config, store: Store, seen: SeenSet | None = None) -> None:
+    def __init__(
+        self, config: Config, store: Store, seen: SeenSet | None = None, source: str = "(config)"
+    ) -> None:
         self.config = config
         state = Path(config.master.state_dir)
-        self.security = MasterSecurity(config)
+        self.security = MasterSecurity(config, source)
         self.db = FrontierDB(state / FRONTIER_FILE)
         self.core = MasterCore(config, self.db, seen or load_seen(config, self.db))
         self.core.robots = RobotsNotes(state / ROBOTS_FILE, config.fetch.robots.ttl)
@@ -136,6 +138,7 @@ class Master:
         if self.api is not None:
             await self.api.stop()
         await self._broadcast(Shutdown(reason="master stopping", done=self.done.is_set()))
+        self.core.record_clean_stop(time.monotonic())
         await self.writer.close()
         await self.stored.stop()
         if self._commit_timer is not None:

@@ -122,7 +122,7 @@ class MasterCore:
             node.cpu_percent, node.rss_mb = msg.cpu_percent, msg.rss_mb
             self.leases.renew(node.node, msg.leases, now, self.config.master.lease_ttl)
             if msg.leases:
-                self.lease_mark.cover()
+                self.lease_mark.cover(now)
             return [(identity, Pong(seq=msg.seq))]
         elif isinstance(msg, BagDone):
             self._on_bag_done(node, msg, now)
@@ -351,7 +351,7 @@ class MasterCore:
             out.append((node.identity, self._bag(lease)))
             self.stats["bags_leased"] += 1
         if out:
-            self.lease_mark.cover()
+            self.lease_mark.cover(now)
         return out
 
     def record_clean_stop(self, now: float) -> None:

@@ -30,9 +30,9 @@ class LeaseMark:
         self._headroom = headroom
         self._until = 0.0  # the stored wall-clock bound, as written by this run
 
-    def cover(self) -> None:
-        """Before leases granted or renewed just now are answered."""
-        expires = time.time() + self._ttl
+    def cover(self, now: float) -> None:
+        """Before leases granted or renewed at `now` (monotonic) are answered."""
+        expires = _wall(now + self._ttl)
         if expires <= self._until:
             return
         self._write(expires + self._headroom)
@@ -40,11 +40,16 @@ class LeaseMark:
 
     def settle(self, expires: float | None, now: float) -> None:
         """At a clean stop: only leases expiring at `expires` may still run."""
-        self._write(0.0 if expires is None else time.time() + max(0.0, expires - now))
+        self._write(0.0 if expires is None else _wall(max(now, expires)))
 
     def _write(self, until: float) -> None:
         self._until = until
         self._db.set_meta(KEY, repr(until))
+
+
+def _wall(when: float) -> float:
+    """The wall-clock time of the monotonic time `when`."""
+    return time.time() + (when - time.monotonic())
 
 
 def recovery_hold(db: FrontierDB, master: MasterConfig, queued: bool, now: float) -> float:

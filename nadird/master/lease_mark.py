@@ -9,8 +9,9 @@ committed at most once per headroom while leases are out, not per message.
 A clean stop tells every live worker to drop its bags and stores the expiry
 of the leases only silent workers still hold ("0": none).
 
-After a restart, dispatch waits until that stored time; after a crash that
-is at most lease_ttl + headroom after the last grant or renewal.
+After a restart, dispatch waits until that stored time plus one heartbeat
+interval; after a crash that is at most lease_ttl + headroom + one heartbeat
+after the last grant or renewal.
 """
 
 from __future__ import annotations
@@ -62,9 +63,15 @@ def recovery_hold(db: FrontierDB, master: MasterConfig, queued: bool, now: float
     if stored is None:
         # State from a release that kept no mark: a whole lease period.
         return now + master.lease_ttl
-    # Capped: a wall clock set back must not hold dispatch for longer than
-    # any lease could have lived.
-    wait = min(float(stored) - time.time(), master.lease_ttl + headroom_of(master))
+    until = float(stored)
+    if until <= 0:
+        return 0.0  # a clean stop with no lease out
+    # Plus a margin of one heartbeat: a worker checks its fence (and hears
+    # the new master's reset) at that pace, and a loaded host lags. Capped:
+    # a wall clock set back must not hold dispatch for longer than any
+    # lease could have lived.
+    longest = master.lease_ttl + headroom_of(master)
+    wait = min(until - time.time(), longest) + master.heartbeat_interval
     return now + wait if wait > 0 else 0.0
 
 

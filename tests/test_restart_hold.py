@@ -19,7 +19,12 @@ from nadird.master.frontier_db import FrontierDB
 from nadird.master.lease_mark import KEY, LeaseMark, headroom_of, recovery_hold
 from nadird.master.seen import SeenSet
 from nadird.protocol.messages import Credit, Heartbeat, Hello
-from nadird.testing.checks import assert_exact_store, page_requests, site_job
+from nadird.testing.checks import (
+    assert_exact_store,
+    assert_one_worker_per_domain,
+    page_requests,
+    site_job,
+)
 from nadird.testing.cluster import Cluster, wait_until
 from nadird.testing.graph import SiteGraph
 from nadird.testing.web import run_in_thread
@@ -124,8 +129,10 @@ def test_a_clean_stop_lets_the_next_run_dispatch_at_once(cluster: Cluster) -> No
         assert wait_until(lambda: page_requests(web)[-1].t_start > restarted, 10)
         first = min(e.t_start for e in page_requests(web) if e.t_start > restarted)
         assert cluster.wait(cluster.proc("master"), 90) == 0
+        entries = page_requests(web)
     assert first - restarted < TTL  # a held master would wait a whole period
     assert_exact_store(cluster, graph)
+    assert_one_worker_per_domain(entries)  # the dropped bags had stopped
 
 
 @pytest.mark.slow
@@ -141,6 +148,7 @@ def test_after_a_crash_dispatch_waits_until_the_old_leases_expire(cluster: Clust
         hold = float(started["hold"])
         resumes = datetime.fromisoformat(started["ts"]).timestamp() + hold
         assert cluster.wait(cluster.proc("master"), 90) == 0
+        entries = page_requests(web)
     # Leases were renewed up to the kill (heartbeats every 0.25 s): none of
     # them could have lived past killed + TTL, and the hold ends about then.
     config = MasterConfig(**MASTER)
@@ -148,3 +156,4 @@ def test_after_a_crash_dispatch_waits_until_the_old_leases_expire(cluster: Clust
     assert killed + TTL - 0.5 <= resumes <= latest
     assert hold < TTL - 0.5  # a restart a second and a half later: not a whole period
     assert_exact_store(cluster, graph)
+    assert_one_worker_per_domain(entries)

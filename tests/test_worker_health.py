@@ -126,8 +126,10 @@ def test_a_worker_serves_its_own_health_and_metrics(cluster: Cluster, tmp_path: 
     missing = sum(1 for r in records if r.status == 404)
     assert missing > 0
     assert health["pages_fetched"] == len(records)
-    assert health["errors"] == {"http_404": missing}
+    assert health["statuses"]["4xx"] == missing
+    assert health["statuses"]["2xx"] + missing == len(records)
+    assert health["errors"] == {}  # every fetch got an answer; a 404 is a status
     assert health["bags_in_flight"] == 0 and health["node"] == "w1"
     assert f"nadird_worker_pages_total {float(len(records))}" in metrics
-    assert f'nadird_worker_errors_total{{kind="http_404"}} {float(missing)}' in metrics
+    assert f'nadird_worker_http_status_total{{class="4xx"}} {float(missing)}' in metrics
     assert "nadird_worker_connected 0.0" in metrics

@@ -18,7 +18,8 @@ from typing import Any
 
 from nadird import systemd
 from nadird.logs import get_logger
-from nadird.master.core import error_kind
+from nadird.master.metrics import status_classes
+from nadird.master.records import error_kind
 from nadird.protocol.messages import PageResult
 
 log = get_logger()
@@ -107,14 +108,18 @@ async def resolve_problem(endpoint: str) -> str | None:
 
 
 class WorkStats:
-    """Pages fetched and errors by kind, since the worker started."""
+    """Pages fetched, their HTTP statuses and errors by kind (counted as the
+    master counts them), since the worker started."""
 
     def __init__(self) -> None:
         self.pages = 0
+        self.statuses: Counter[int] = Counter()
         self.errors: Counter[str] = Counter()
 
     def page(self, page: PageResult) -> None:
         self.pages += 1
+        if page.status:
+            self.statuses[page.status] += 1
         kind = error_kind(page)
         if kind is not None:
             self.errors[kind] += 1
@@ -133,5 +138,6 @@ def health(node: str, link: MasterLink, stats: WorkStats, bags: int) -> dict[str
         "master_silent_s": round(link.silent_for(now), 3),
         "bags_in_flight": bags,
         "pages_fetched": stats.pages,
+        "statuses": status_classes(dict(stats.statuses)),
         "errors": dict(sorted(stats.errors.items())),
     }

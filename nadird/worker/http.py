@@ -71,6 +71,12 @@ class _HealthCollector(Collector):
             yield GaugeMetricFamily(name, text, value=float(state[key]))
         pages = state["pages_fetched"]
         yield CounterMetricFamily("nadird_worker_pages", "Pages fetched (errors too)", value=pages)
+        statuses = CounterMetricFamily(
+            "nadird_worker_http_status", "Fetched pages by HTTP status class", labels=["class"]
+        )
+        for klass, count in state["statuses"].items():
+            statuses.add_metric([klass], count)
+        yield statuses
         errors = CounterMetricFamily(
             "nadird_worker_errors", "Failed fetches by kind", labels=["kind"]
         )

@@ -194,7 +194,7 @@ async def master_main(
     await store.open()
     try:
         seen = await rebuild(config, store) if rebuild_seen else None
-        return await serve(MasterRole(config, store, seen), config, config_path)
+        return await serve(MasterRole(config, store, seen, config_path), config, config_path)
     finally:
         await store.close()
 
@@ -202,4 +202,4 @@ async def master_main(
 async def worker_main(config: Config, config_path: str | None = None) -> int:
     from nadird.worker.role import WorkerRole
 
-    return await serve(WorkerRole(config), config, config_path)
+    return await serve(WorkerRole(config, config_path), config, config_path)

@@ -1,28 +1,89 @@
 #!/usr/bin/env bash
-# Install nadird as a systemd service on this host: a system user, the state
-# and config directories, the example configs (never overwriting yours) and
-# the template unit. Run as root from a checkout, after `pip install .` put
-# `nadird` on the PATH (or set NADIRD_BIN).
+# Install nadird as a systemd service on this host, from a checkout, as root:
+#   - nadird in a virtualenv under /opt/nadird (NADIRD_VENV): the unit runs
+#     with ProtectHome=yes, which hides /home, /root and /run/user, so a
+#     nadird installed there could not start;
+#   - the `nadird` system user, /etc/nadird and /var/lib/nadird;
+#   - the example configs (never overwriting yours) and a CURVE key pair per
+#     role in /etc/nadird/keys (`nadird keygen`, never overwriting either);
+#   - the README the unit's Documentation= names, and the template unit.
 #   sudo scripts/install-systemd.sh            # then: systemctl start nadird@master
+# NADIRD_BIN=/path/to/nadird uses an existing install instead of the venv (it
+# must not be under /home, /root or /run/user). DESTDIR=DIR writes the files
+# under DIR only (no user, no ownership, no systemctl): for packages and tests.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
-bin="${NADIRD_BIN:-$(command -v nadird || true)}"
-if [ -z "$bin" ]; then
-  echo "install-systemd: nadird is not on the PATH; pip install it or set NADIRD_BIN" >&2
+dest="${DESTDIR:-}"
+venv="${NADIRD_VENV:-/opt/nadird}"
+
+fail() {
+  echo "install-systemd: $*" >&2
   exit 2
+}
+
+hidden_by_protect_home() {
+  case "$(readlink -m "$1")" in
+    /home | /home/* | /root | /root/* | /run/user | /run/user/*) return 0 ;;
+  esac
+  return 1
+}
+
+if [ -n "${NADIRD_BIN:-}" ]; then
+  bin="$NADIRD_BIN"
+  run="$bin"
+else
+  bin="$venv/bin/nadird"
+  run="$dest$bin"
+  python3 -m venv "$dest$venv"
+  "$dest$venv/bin/pip" install --quiet "$here"
 fi
-if ! id nadird >/dev/null 2>&1; then
+hidden_by_protect_home "$bin" &&
+  fail "$bin is under /home, /root or /run/user, which the unit's ProtectHome=yes hides; install it elsewhere (default: a venv in /opt/nadird)"
+[ -x "$run" ] || fail "$run is not an executable nadird"
+interpreter="$(head -n 1 "$run" | sed -n 's/^#! *\([^ ]*\).*/\1/p')"
+if [ -n "$interpreter" ] && hidden_by_protect_home "$interpreter"; then
+  fail "$bin runs $interpreter, which is under /home, /root or /run/user (hidden by ProtectHome=yes)"
+fi
+"$run" --version >/dev/null || fail "$run --version failed"
+
+owner=(-o root -g nadird)
+if [ -n "$dest" ]; then
+  owner=()
+elif ! id nadird >/dev/null 2>&1; then
   useradd --system --home-dir /var/lib/nadird --shell /usr/sbin/nologin nadird
 fi
-install -d -o root -g nadird -m 0750 /etc/nadird
-install -d -o nadird -g nadird -m 0750 /var/lib/nadird
+install -d "${owner[@]}" -m 0750 "$dest/etc/nadird" "$dest/etc/nadird/keys" \
+  "$dest/etc/nadird/keys/workers"
+if [ -n "$dest" ]; then
+  install -d -m 0750 "$dest/var/lib/nadird"
+else
+  install -d -o nadird -g nadird -m 0750 /var/lib/nadird
+fi
 for role in master worker; do
-  if [ ! -e "/etc/nadird/$role.yaml" ]; then
-    install -o root -g nadird -m 0640 "$here/configs/$role.yaml" "/etc/nadird/$role.yaml"
+  if [ ! -e "$dest/etc/nadird/$role.yaml" ]; then
+    install "${owner[@]}" -m 0640 "$here/configs/$role.yaml" "$dest/etc/nadird/$role.yaml"
+  fi
+  # The configs' commented security blocks name these files.
+  if [ ! -e "$dest/etc/nadird/keys/$role.key_secret" ]; then
+    "$run" keygen --out "$dest/etc/nadird/keys" --name "$role" >/dev/null
+    [ -n "$dest" ] || chown nadird:nadird "/etc/nadird/keys/$role.key_secret"
   fi
 done
+install -D -m 0644 "$here/README.md" "$dest/usr/share/doc/nadird/README.md"
+install -d "$dest/etc/systemd/system"
 sed "s#^ExecStart=/usr/local/bin/nadird#ExecStart=$bin#" "$here/systemd/nadird@.service" \
-  > /etc/systemd/system/nadird@.service
+  >"$dest/etc/systemd/system/nadird@.service"
+if [ -n "$dest" ]; then
+  echo "installed under $dest"
+  exit 0
+fi
+if command -v systemd-run >/dev/null && [ -d /run/systemd/system ]; then
+  # The unit's own sandbox: can the service user run nadird with /home hidden?
+  systemd-run --quiet --wait --pipe --collect -p User=nadird -p ProtectHome=yes \
+    "$bin" --version >/dev/null || fail "nadird does not run as user nadird with ProtectHome=yes"
+else
+  runuser -u nadird -- "$bin" --version >/dev/null || fail "user nadird cannot run $bin"
+fi
 systemctl daemon-reload
 echo "installed: edit /etc/nadird/{master,worker}.yaml, then"
 echo "  systemctl enable --now nadird@master    # or nadird@worker"

@@ -1,3 +1,7 @@
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -39,6 +43,82 @@ def test_systemd_unit_verifies(tmp_path: Path) -> None:
         ["systemd-analyze", "verify", str(instance)], capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 0, proc.stderr
+
+
+def unit_settings() -> dict[str, list[str]]:
+    settings: dict[str, list[str]] = {}
+    for line in (ROOT / "systemd" / "nadird@.service").read_text().splitlines():
+        key, sep, value = line.partition("=")
+        if sep and not line.startswith("#"):
+            settings.setdefault(key, []).append(value)
+    return settings
+
+
+def test_the_unit_does_not_restart_a_configuration_error() -> None:
+    from nadird.cli import EXIT_USAGE
+
+    unit = unit_settings()
+    assert unit["Restart"] == ["on-failure"]
+    assert unit["RestartPreventExitStatus"] == [str(EXIT_USAGE)]
+
+
+def fake_nadird(path: Path, interpreter: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'#!{interpreter}\nexec {sys.executable} -m nadird "$@"\n')
+    path.chmod(0o755)
+    return path
+
+
+def run_installer(destdir: Path, nadird: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "DESTDIR": str(destdir), "NADIRD_BIN": str(nadird)}
+    return subprocess.run(
+        ["bash", str(ROOT / "scripts" / "install-systemd.sh")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_installer_puts_everything_the_unit_names_in_place(tmp_path: Path) -> None:
+    nadird = fake_nadird(tmp_path / "opt" / "nadird" / "bin" / "nadird", "/bin/sh")
+    root = tmp_path / "root"
+    proc = run_installer(root, nadird)
+    assert proc.returncode == 0, proc.stderr
+    unit = (root / "etc" / "systemd" / "system" / "nadird@.service").read_text()
+    assert f"ExecStart={nadird} --role %i -c /etc/nadird/%i.yaml" in unit
+    for doc in unit_settings()["Documentation"]:
+        assert doc.startswith("file:///"), doc
+        assert (root / doc.removeprefix("file:///")).is_file(), doc
+    for role in ("master", "worker"):
+        assert (root / "etc" / "nadird" / f"{role}.yaml").read_text() == (
+            ROOT / "configs" / f"{role}.yaml"
+        ).read_text()
+        secret = root / "etc" / "nadird" / "keys" / f"{role}.key_secret"
+        assert secret.stat().st_mode & 0o777 == 0o600
+        assert (
+            f"/etc/nadird/keys/{role}.key_secret" in (ROOT / "configs" / f"{role}.yaml").read_text()
+        )
+    if shutil.which("systemd-analyze"):
+        instance = tmp_path / "nadird@worker.service"
+        instance.write_text(unit)
+        verify = subprocess.run(
+            ["systemd-analyze", "verify", str(instance)], capture_output=True, text=True, timeout=60
+        )
+        assert verify.returncode == 0, verify.stderr
+    again = run_installer(root, nadird)  # keys and configs are kept, not replaced
+    assert again.returncode == 0, again.stderr
+    assert secret.read_bytes() == (root / "etc/nadird/keys/worker.key_secret").read_bytes()
+
+
+def test_installer_refuses_a_nadird_that_protect_home_hides(tmp_path: Path) -> None:
+    in_home = Path("/home/nobody/.local/bin/nadird")  # refused before it is looked at
+    run_by_home_python = fake_nadird(tmp_path / "opt" / "bin" / "nadird", "/root/venv/bin/python3")
+    for nadird in (in_home, run_by_home_python):
+        proc = run_installer(tmp_path / "root", nadird)
+        assert proc.returncode == 2
+        assert "ProtectHome" in proc.stderr, proc.stderr
+        assert not (tmp_path / "root" / "etc").exists()
 
 
 def test_grafana_dashboard_uses_only_metrics_the_master_exports() -> None:

@@ -31,7 +31,7 @@ from nadird.config.fetch import (
     TrapConfig,
 )
 from nadird.config.master import BloomConfig, MasterConfig, PolitenessConfig, StoreConfig
-from nadird.config.service import ApiConfig, SecurityConfig, WorkerConfig
+from nadird.config.service import ApiConfig, SecurityConfig, WorkerConfig, WorkerHttpConfig
 from nadird.config.yaml_strict import DuplicateKey, load_strict
 from nadird.errors import ConfigError
 from nadird.jobs import Job
@@ -57,6 +57,7 @@ __all__ = [
     "ThrottleConfig",
     "TrapConfig",
     "WorkerConfig",
+    "WorkerHttpConfig",
     "config_from_dict",
     "load_config",
 ]

@@ -9,6 +9,19 @@ from nadird.config.checks import positive
 
 
 @dataclass(frozen=True)
+class WorkerHttpConfig:
+    """A worker's own health and metrics endpoint (off unless enabled)."""
+
+    enabled: bool = False
+    host: str = "127.0.0.1"
+    port: int = 5590  # 0: any free port (logged as worker_http_started)
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.port <= 65535:
+            raise ValueError("port must be in 0..65535")
+
+
+@dataclass(frozen=True)
 class WorkerConfig:
     master: str = "tcp://127.0.0.1:5550"
     results: str = "tcp://127.0.0.1:5551"
@@ -18,9 +31,13 @@ class WorkerConfig:
     result_batch: int = 32
     result_flush_interval: float = 0.05
     exit_when_done: bool = False
+    # No word from the master this long: log master_unreachable, then again
+    # at doubling intervals (at most every 5 minutes) until it answers.
+    unreachable_after: float = 10.0
+    http: WorkerHttpConfig = field(default_factory=WorkerHttpConfig)
 
     def __post_init__(self) -> None:
-        positive(self, "bags", "result_batch", "result_flush_interval")
+        positive(self, "bags", "result_batch", "result_flush_interval", "unreachable_after")
 
 
 @dataclass(frozen=True)

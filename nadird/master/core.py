@@ -19,6 +19,7 @@ from nadird.master.acceptance import REASONS, refusal
 from nadird.master.admission import Admission, LinkBatch
 from nadird.master.frontier import Caps, Frontier
 from nadird.master.frontier_db import FrontierDB, Row
+from nadird.master.lease_mark import LeaseMark, headroom_of, recovery_hold
 from nadird.master.leases import Lease, LeaseTable
 from nadird.master.metrics import MasterMetrics
 from nadird.master.nodes import Node, NodeRegistry
@@ -71,10 +72,11 @@ class MasterCore:
         self.metrics = MasterMetrics()
         # robots.txt passed from worker to worker (None: not shared).
         self.robots: RobotsNotes | None = None
-        grace = master.recovery_grace if master.recovery_grace is not None else master.lease_ttl
-        # Bags leased by a previous master run may still be in flight for
-        # up to one lease period; nobody gets their domains before then.
-        self.hold_until = time.monotonic() + grace if self.frontier.rows else 0.0
+        # Bags leased by a previous master run may still be in flight until
+        # their leases would have expired; nobody gets their domains before.
+        now = time.monotonic()
+        self.hold_until = recovery_hold(db, master, bool(self.frontier.rows), now)
+        self.lease_mark = LeaseMark(db, master.lease_ttl, headroom_of(master))
 
     def apply_config(self, new: Config) -> None:
         self.config = new
@@ -119,6 +121,8 @@ class MasterCore:
             node.inflight = msg.inflight
             node.cpu_percent, node.rss_mb = msg.cpu_percent, msg.rss_mb
             self.leases.renew(node.node, msg.leases, now, self.config.master.lease_ttl)
+            if msg.leases:
+                self.lease_mark.cover(now)
             return [(identity, Pong(seq=msg.seq))]
         elif isinstance(msg, BagDone):
             self._on_bag_done(node, msg, now)
@@ -346,7 +350,19 @@ class MasterCore:
                 nodes.remove(node)
             out.append((node.identity, self._bag(lease)))
             self.stats["bags_leased"] += 1
+        if out:
+            self.lease_mark.cover(now)
         return out
+
+    def record_clean_stop(self, now: float) -> None:
+        """Live workers were told to drop their bags: only leases of silent
+        ones may still be crawled when the next run starts."""
+        silent = [
+            lease.expires
+            for lease in self.leases
+            if (node := self.nodes.get(lease.node)) is None or not self._alive(node, now)
+        ]
+        self.lease_mark.settle(max(silent, default=None), now)
 
     def _pick(self, nodes: list[Node], job_name: str) -> Node | None:
         job = self.admission.jobs.get(job_name)

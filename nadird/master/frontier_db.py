@@ -198,6 +198,13 @@ class FrontierDB:
         self._db.close()
         return committed
 
+    def meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._tx.write("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
     # ------------------------------------------------------------ domains
     def domain_id(self, name: str) -> int:
         row = self._db.execute("SELECT id FROM domains WHERE name=?", (name,)).fetchone()

@@ -49,8 +49,16 @@ LIVE = (
 
 
 class MasterRole:
-    def __init__(self, config: Config, store: Store, seen: SeenSet | None = None) -> None:
-        self.master = Master(config, store, seen)
+    def __init__(
+        self,
+        config: Config,
+        store: Store,
+        seen: SeenSet | None = None,
+        source: str | None = None,
+    ) -> None:
+        # The config file's path, named in every error about its keys.
+        self.source = source or "(config)"
+        self.master = Master(config, store, seen, self.source)
         self.done = asyncio.Event()
         self._watch: asyncio.Task[None] | None = None
 
@@ -81,7 +89,7 @@ class MasterRole:
     def reload(self, new: Config, changed: dict[str, tuple[Any, Any]]) -> tuple[Config, list[str]]:
         restart = [key for key in changed if needs_restart(key, LIVE)]
         running = live_part(self.master.config, new)
-        self.master.security.reload(new, "(reload)")
+        self.master.security.reload(new, self.source)
         self.master.apply_config(running)
         return running, restart
 

@@ -59,9 +59,11 @@ def load_seen(config: Config, db: FrontierDB) -> SeenSet:
 
 
 class Master:
-    def __init__(self, config: Config, store: Store, seen: SeenSet | None = None) -> None:
+    def __init__(
+        self, config: Config, store: Store, seen: SeenSet | None = None, source: str = "(config)"
+    ) -> None:
         self.config = config
-        self.security = MasterSecurity(config)
+        self.security = MasterSecurity(config, source)
         self.state = StateDir(config)
         self.db = self.state.db
         # Whether state files take writes (a full disk); see health.py.
@@ -147,6 +149,7 @@ class Master:
         if self.api is not None:
             await self.api.stop()
         await self._broadcast(Shutdown(reason="master stopping", done=self.done.is_set()))
+        self.core.record_clean_stop(time.monotonic())
         await self.writer.close()
         await self.stored.stop()
         if self._commit_timer is not None:

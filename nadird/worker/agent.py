@@ -13,6 +13,7 @@ import os
 import socket
 import time
 from collections import deque
+from typing import Any
 
 import zmq
 import zmq.asyncio
@@ -42,6 +43,8 @@ from nadird.security import secure_client
 from nadird.urls import origin_of
 from nadird.worker.bag import BagRun, RobotsGate, SitemapHook, crawl_bag
 from nadird.worker.fetcher import Fetcher
+from nadird.worker.health import MasterLink, WorkStats, health
+from nadird.worker.http import WorkerHttp
 from nadird.worker.links import DomainCounts, LinkPipeline, ReportedLinks
 from nadird.worker.load import LoadMeter
 from nadird.worker.pages import PageProcessor, PageTask
@@ -56,7 +59,7 @@ log = get_logger()
 
 
 class WorkerAgent:
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, source: str = "(config)") -> None:
         self.config = config
         self.node = config.node
         self.fetcher = Fetcher(config.fetch)
@@ -72,7 +75,8 @@ class WorkerAgent:
         self.finished = asyncio.Event()
         self._heartbeat_interval = 2.0
         self._lease_ttl = 30.0
-        self._registered = False
+        self.link = MasterLink(config.worker.master, config.worker.unreachable_after)
+        self.stats = WorkStats()
         # The token of our registration (Welcome.session): every Results of a
         # bag carries the one the bag came under.
         self._session = b""
@@ -92,6 +96,11 @@ class WorkerAgent:
             self._push, self.node, config.worker.result_batch, config.worker.result_flush_interval
         )
         self._loops: list[asyncio.Task[None]] = []
+        for sock in (self._dealer, self._push):
+            # Here, not in run(): a bad key file is a config error (exit 2).
+            secure_client(sock, config, source)
+        http = config.worker.http
+        self.http = WorkerHttp(http, self.health) if http.enabled else None
 
     def apply_config(self, config: Config) -> None:
         """Take a reloaded config; bags started from now on use it."""
@@ -105,18 +114,19 @@ class WorkerAgent:
         self._dealer.setsockopt(zmq.LINGER, 2000)
         self._push.setsockopt(zmq.LINGER, 10000)
         self._push.setsockopt(zmq.SNDHWM, 100_000)
-        for sock in (self._dealer, self._push):
-            secure_client(sock, self.config)
         self._dealer.connect(worker.master)
         self._push.connect(worker.results)
         if self.renderer is not None:
             await self.renderer.start()  # before any bag: fail fast without a browser
         await self.fetcher.start()
+        if self.http is not None:
+            await self.http.start()
         self._sender.start()
         await self._hello()
         self._loops = [
             asyncio.create_task(self._recv_loop(), name="recv"),
             asyncio.create_task(self._heartbeat_loop(), name="heartbeat"),
+            asyncio.create_task(self._link_loop(), name="link"),
         ]
         stopper = asyncio.create_task(stop.wait())
         finisher = asyncio.create_task(self.finished.wait())
@@ -142,7 +152,21 @@ class WorkerAgent:
         self._dealer.close()
         self._push.close()
         self._ctx.term()
+        if self.http is not None:
+            await self.http.stop()
         log.info("worker_stopped", pages=self._sender.sent_pages)
+
+    def health(self) -> dict[str, Any]:
+        return health(self.node, self.link, self.stats, len(self._bags))
+
+    async def _link_loop(self) -> None:
+        """Say so in the log when the master stays silent (see health.py)."""
+        tick = min(1.0, self.link.warn_after / 2)
+        while True:
+            await asyncio.sleep(tick)
+            now = time.monotonic()
+            if self.link.due(now):
+                await self.link.warn(now)
 
     async def _send(self, msg: Message) -> None:
         await self._dealer.send(encode(msg))
@@ -169,7 +193,7 @@ class WorkerAgent:
             self._hb_wake.clear()
             if self._bags and self._fenced():
                 self._drop_bags("no answer from the master within the lease period")
-            if not self._registered:
+            if not self.link.registered:
                 await self._hello()
                 continue
             self._hb_seq += 1
@@ -198,7 +222,7 @@ class WorkerAgent:
             run.dropped = True
             task.cancel()
         self._bags.clear()
-        self._registered = False
+        self.link.registered = False
 
     async def _recv_loop(self) -> None:
         while True:
@@ -208,6 +232,7 @@ class WorkerAgent:
             except ProtocolError as exc:
                 log.warning("message_dropped", peer="master", reason=str(exc))
                 continue
+            self.link.heard(time.monotonic())
             await self._on_message(msg)
 
     async def _on_message(self, msg: Message) -> None:
@@ -218,15 +243,15 @@ class WorkerAgent:
                 self._heartbeats = {k: v for k, v in self._heartbeats.items() if k > msg.seq}
         elif isinstance(msg, Refused):
             # Asked again at every heartbeat until the name is free.
-            self._registered = False
+            self.link.registered = False
             log.error("refused_by_master", reason=msg.reason)
         elif isinstance(msg, Reset):
             self._drop_bags(msg.reason)
             await self._hello()
         elif isinstance(msg, Welcome):
-            self._registered = True
             self._session = msg.session
             self._last_ack = time.monotonic()
+            self.link.welcomed(self._last_ack)
             self._heartbeat_interval = msg.heartbeat_interval
             self._lease_ttl = msg.lease_ttl
             self._hb_wake.set()
@@ -236,8 +261,11 @@ class WorkerAgent:
         elif isinstance(msg, Bag):
             self._start_bag(msg)
         elif isinstance(msg, Shutdown):
-            self._registered = False
             log.info("master_shutdown", reason=msg.reason, done=msg.done)
+            # Our leases end with that master run: stop crawling their domains
+            # now, so the next run may lease them at once (pages fetched so
+            # far are still sent). Hello again at the next heartbeat.
+            self._drop_bags("master stopping")
             if msg.done and self.config.worker.exit_when_done:
                 self.finished.set()
         else:
@@ -286,6 +314,7 @@ class WorkerAgent:
         attempts = dict(zip(bag.fps, bag.attempts, strict=True)) if bag.attempts else {}
 
         def emit(page: PageResult) -> None:
+            self.stats.page(page)
             if page.status:
                 self.page_counts.add(job.name, bag.domain)
             attempt = attempts.get(page.fp, 1)

@@ -43,8 +43,8 @@ LIVE = (
 
 
 class WorkerRole:
-    def __init__(self, config: Config) -> None:
-        self.agent = WorkerAgent(config)
+    def __init__(self, config: Config, source: str | None = None) -> None:
+        self.agent = WorkerAgent(config, source or "(config)")
         self.done = asyncio.Event()
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None

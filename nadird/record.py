@@ -94,6 +94,10 @@ def facts(cls: type) -> tuple[tuple[dataclasses.Field[Any], Fact], ...]:
     return tuple(found)
 
 
+def has_default(f: dataclasses.Field[Any]) -> bool:
+    return f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+
+
 def default_of(f: dataclasses.Field[Any]) -> Any:
     """The value a field takes when a stored row or document lacks it."""
     if f.default_factory is not dataclasses.MISSING:

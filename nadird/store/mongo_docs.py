@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
 import bson
 
-from nadird.record import Cell, Mongo, default_of, facts
+from nadird.record import Cell, Mongo, default_of, facts, has_default
 from nadird.store.base import PageRecord
 from nadird.store.textfp import text_fingerprint
 
@@ -152,30 +154,40 @@ def _item_document(
 
 def page_record(page: Document, item: Document | None) -> PageRecord:
     """The stored page (and the fields of its item) as the record export prints."""
-    values: dict[str, Any] = {}
-    for f, declared in _FACTS:
-        if declared.mongo is Mongo.ID:
-            values[f.name] = bytes(page["_id"])
-        elif declared.mongo is Mongo.BODY:
-            body = page.get("body")
-            values[f.name] = None if body is None else zlib.decompress(body)
+    fields_of = {Mongo.PAGE: page, Mongo.ITEM: item or {}}
+    values = []
+    for name, place, required, default, is_time in _READ_PLAN:
+        if place is Mongo.ID:
+            value: Any = bytes(page["_id"])
+        elif place is Mongo.BODY:
+            body = page.get(name)
+            value = None if body is None else zlib.decompress(body)
         else:
-            source = page if declared.mongo is Mongo.PAGE else (item or {})
-            values[f.name] = _read(source, f, declared.cell)
-    return PageRecord(**values)
+            doc = fields_of[place]
+            value = doc[name] if required else doc.get(name)
+            if value is None:
+                value = None if default is None else default()
+            elif is_time:
+                value = _timestamp(value)
+        values.append(value)
+    return PageRecord(*values)
 
 
-def _read(doc: Document, f: dataclasses.Field[Any], cell: Cell) -> Any:
-    value = doc[f.name] if _required(f) else doc.get(f.name)
-    if value is None:
-        return None if _required(f) else default_of(f)
-    if cell is Cell.TIME:
-        moment: dt.datetime = value
-        if moment.tzinfo is None:  # a client without tz_aware: BSON dates are UTC
-            moment = moment.replace(tzinfo=dt.UTC)
-        return moment.timestamp()
-    return value
+def _timestamp(moment: dt.datetime) -> float:
+    if moment.tzinfo is None:  # a client without tz_aware: BSON dates are UTC
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment.timestamp()
 
 
-def _required(f: dataclasses.Field[Any]) -> bool:
-    return f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+def _default(f: dataclasses.Field[Any]) -> Callable[[], Any] | None:
+    """What a document without the field gives (None: None, or a required field)."""
+    if not has_default(f) or f.default is None:
+        return None
+    return functools.partial(default_of, f)
+
+
+# (name, place, required, default, is a time) per record field, in order.
+_READ_PLAN = tuple(
+    (f.name, declared.mongo, not has_default(f), _default(f), declared.cell is Cell.TIME)
+    for f, declared in _FACTS
+)

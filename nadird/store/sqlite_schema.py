@@ -19,7 +19,7 @@ from operator import attrgetter
 from typing import Any
 
 from nadird.errors import StoreError
-from nadird.record import Cell, facts
+from nadird.record import Cell, default_of, facts, has_default
 from nadird.store.base import PageRecord
 
 _ZLIB_LEVEL = 6
@@ -65,12 +65,9 @@ def _definition(f: dataclasses.Field[Any], cell: Cell, key: bool) -> str:
     sql = f"{f.name} {_SQL_TYPES[cell]}"
     if key:
         return sql + " PRIMARY KEY"
-    if f.default_factory is not dataclasses.MISSING:
-        default: Any = f.default_factory()
-    elif f.default is not dataclasses.MISSING:
-        default = f.default
-    else:
+    if not has_default(f):
         return sql + " NOT NULL"
+    default = default_of(f)
     if default is None:
         return sql
     encode = _CODECS.get(cell, (None, None))[0]

@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, get_args
 
+from nadird.record import PageContent, PageFetch
+
 FP_LEN = 16
 
 
@@ -215,27 +217,16 @@ class Shutdown:
     done: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class PageResult:
-    url: str
-    fp: bytes
-    final_url: str
-    status: int
-    fetched_at: float
-    depth: int
-    content_type: str | None = None
-    data: dict[str, Any] = field(default_factory=dict)
-    checksum: str | None = None
-    body: bytes | None = None
-    error: str | None = None
-    redirects: list[str] = field(default_factory=list)
+# Not frozen, unlike the other messages: it shares its fields with the
+# (mutable) store record, and dataclasses must share their bases' frozenness.
+@dataclass(slots=True)
+class PageResult(PageContent, PageFetch):
+    """One fetched page: the record's facts (nadird.record) and what only the
+    master needs from the wire."""
+
     links: list[str] = field(default_factory=list)
     link_fps: list[bytes] = field(default_factory=list)
     elapsed: float = 0.0  # seconds the fetch took (for the latency histogram)
-    # The page's <link rel=canonical>, canonicalized, when it names another URL.
-    canonical: str | None = None
-    rendered: bool = False  # fields and links came from a browser's DOM
-    headers: dict[str, str] = field(default_factory=dict)  # fetch.store_headers, lower-case
     row: int = 0  # the URL's Bag.rows entry (0: unknown)
     size: int = 0  # body bytes received (before fetch.store_body_bytes cuts `body`)
 

@@ -9,48 +9,35 @@ records are durable; that return is what lets the master forget the URLs.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import Any, Protocol
 
+from nadird.record import Cell, PageContent, PageFetch, RecordJob, fact, fact_of, facts
 
-@dataclass
-class PageRecord:
-    fp: bytes
-    url: str
-    final_url: str
-    status: int
-    fetched_at: float
-    job: str
-    depth: int
-    content_type: str | None = None
-    data: dict[str, Any] = field(default_factory=dict)
-    checksum: str | None = None
-    body: bytes | None = None
-    error: str | None = None
-    redirects: list[str] = field(default_factory=list)
-    node: str | None = None
-    canonical: str | None = None  # the page's <link rel=canonical>, when it names another URL
-    rendered: bool = False  # fields and links came from a browser's DOM (job render)
-    headers: dict[str, str] = field(default_factory=dict)  # selected response headers
+
+@dataclass(slots=True)
+class PageRecord(PageContent, RecordJob, PageFetch):
+    """A stored page: the facts declared in nadird.record, the job and the
+    worker node that fetched it."""
+
+    node: str | None = field(default=None, metadata=fact(Cell.TEXT, export=False))
 
     def export_dict(self) -> dict[str, Any]:
         """The JSON shape shared by `nadird export` and `nadird crawl --out`."""
-        return {
-            "url": self.url,
-            "final_url": self.final_url,
-            "status": self.status,
-            "fetched_at": self.fetched_at,
-            "job": self.job,
-            "depth": self.depth,
-            "content_type": self.content_type,
-            "checksum": self.checksum,
-            "error": self.error,
-            "redirects": self.redirects,
-            "canonical": self.canonical,
-            "rendered": self.rendered,
-            "headers": self.headers,
-            "data": self.data,
-        }
+        return dict(zip(EXPORTED, _exported(self), strict=True))
+
+
+# Every record field must say how it is stored: a field without a Fact would
+# silently be left out of SQLite and MongoDB.
+_undeclared = [f.name for f in fields(PageRecord) if fact_of(f) is None]
+if _undeclared:
+    raise TypeError(f"PageRecord fields without a Fact: {', '.join(_undeclared)}")
+
+FIELD_NAMES = tuple(f.name for f in fields(PageRecord))
+# What `nadird export` shows, in declaration order (fp, body and node stay in).
+EXPORTED = tuple(f.name for f, declared in facts(PageRecord) if declared.export)
+_exported = attrgetter(*EXPORTED)
 
 
 class Store(Protocol):

@@ -20,26 +20,15 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal, TextIO
 
-from nadird.store.base import PageRecord, Store
+from nadird.record import Cell, facts
+from nadird.store.base import EXPORTED, PageRecord, Store
 
 ExportFormat = Literal["jsonl", "csv"]
 
-CSV_COLUMNS = (
-    "url",
-    "final_url",
-    "status",
-    "fetched_at",
-    "job",
-    "depth",
-    "content_type",
-    "checksum",
-    "error",
-    "redirects",
-    "canonical",
-    "rendered",
-    "headers",
-)
-TIME_COLUMNS = frozenset({"fetched_at"})
+# The record's exported fields (nadird.record), each a column; `data`, the
+# extracted fields, becomes one column per field instead.
+CSV_COLUMNS = tuple(name for name in EXPORTED if name != "data")
+TIME_COLUMNS = frozenset(f.name for f, declared in facts(PageRecord) if declared.cell is Cell.TIME)
 # utf-8-sig starts the file with a byte order mark: without it Excel reads
 # UTF-8 as the local code page (Chinese text turns to mojibake).
 CSV_ENCODINGS = ("utf-8", "utf-8-sig", "gb18030")

@@ -46,6 +46,7 @@ from nadird.store.mongo_conn import (
 )
 from nadird.store.mongo_docs import (
     BSON_LIMIT,
+    ITEM_FIELDS,
     ITEMS,
     PAGES,
     Document,
@@ -186,12 +187,12 @@ class MongoStore:
         last: bytes | None = None
         while True:
             try:
-                pages, data = await self._chunk(job, last)
+                pages, items = await self._chunk(job, last)
             except PyMongoError as exc:
                 raise StoreError(f"{self!r}: read failed: {one_line(str(exc))}") from exc
             for page in pages:
                 owner = page.get("duplicate_of") or page["_id"]
-                yield page_record(page, data.get(item_id(bytes(owner), page["job"])))
+                yield page_record(page, items.get(item_id(bytes(owner), page["job"])))
             if len(pages) < self.CHUNK_ROWS:
                 return
             last = bytes(pages[-1]["_id"])
@@ -381,19 +382,19 @@ class MongoStore:
 
     async def _chunk(
         self, job: str | None, after: bytes | None
-    ) -> tuple[list[Document], dict[bytes, dict[str, Any]]]:
+    ) -> tuple[list[Document], dict[bytes, Document]]:
         query: dict[str, Any] = {} if job is None else {"job": job}
         if after is not None:
             query["_id"] = {"$gt": after}
         cursor = self._coll(PAGES).find(query).sort("_id", 1).limit(self.CHUNK_ROWS)
         pages = await cursor.to_list()
         ids = list({item_id(bytes(p.get("duplicate_of") or p["_id"]), p["job"]) for p in pages})
-        data: dict[bytes, dict[str, Any]] = {}
+        items: dict[bytes, Document] = {}
         if ids:
-            found = self._coll(ITEMS).find({"_id": {"$in": ids}}, {"data": 1})
+            found = self._coll(ITEMS).find({"_id": {"$in": ids}}, dict.fromkeys(ITEM_FIELDS, 1))
             async for doc in found:
-                data[bytes(doc["_id"])] = doc.get("data") or {}
-        return pages, data
+                items[bytes(doc["_id"])] = doc
+        return pages, items
 
 
 def _merge(first: BatchOutcome, second: BatchOutcome) -> BatchOutcome:

@@ -12,13 +12,18 @@ Nothing is dropped and nothing fails the batch for being large.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import functools
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 import bson
 
+from nadird.record import Cell, Mongo, default_of, facts, has_default
 from nadird.store.base import PageRecord
 from nadird.store.textfp import text_fingerprint
 
@@ -35,6 +40,16 @@ _ZLIB_LEVEL = 6
 _AIM = 0.9
 
 Document = dict[str, Any]
+
+# Where each record field goes (nadird.record): `_id`, a field of the page
+# document under its own name (a time as a BSON date), a field of the item,
+# or the body, which _attach_body compresses and caps.
+_FACTS = facts(PageRecord)
+PAGE_FIELDS = tuple(f.name for f, declared in _FACTS if declared.mongo is Mongo.PAGE)
+_ITEM = tuple((f, declared) for f, declared in _FACTS if declared.mongo is Mongo.ITEM)
+ITEM_FIELDS = tuple(f.name for f, _ in _ITEM)
+_DATES = frozenset(f.name for f, declared in _FACTS if declared.cell is Cell.TIME)
+_page_values = attrgetter(*PAGE_FIELDS)
 
 
 @dataclass
@@ -74,26 +89,13 @@ def prepare(
 
 
 def _page_document(record: PageRecord, text_fp: bytes | None) -> Document:
-    return {
-        "_id": record.fp,
-        "url": record.url,
-        "final_url": record.final_url,
-        "status": record.status,
-        "content_type": record.content_type,
-        "fetched_at": to_datetime(record.fetched_at),
-        "job": record.job,
-        "depth": record.depth,
-        "node": record.node,
-        "error": record.error,
-        "redirects": record.redirects,
-        "canonical": record.canonical,
-        "rendered": record.rendered,
-        "headers": record.headers,
-        "checksum": record.checksum,
-        "text_fp": text_fp,
-        "body_bytes": None if record.body is None else len(record.body),
-        "body_truncated": False,
-    }
+    page: Document = {"_id": record.fp}
+    for name, value in zip(PAGE_FIELDS, _page_values(record), strict=True):
+        page[name] = to_datetime(value) if name in _DATES else value
+    page["text_fp"] = text_fp
+    page["body_bytes"] = None if record.body is None else len(record.body)
+    page["body_truncated"] = False
+    return page
 
 
 def _attach_body(page: Document, body: bytes | None, body_max_bytes: int, limit: int) -> None:
@@ -138,37 +140,54 @@ def _item_document(
         "text_fp": text_fp,
         "fetched_at": to_datetime(record.fetched_at),
         "updated_at": now,
-        "data": record.data,
-        "data_truncated": False,
     }
+    for name in ITEM_FIELDS:
+        item[name] = getattr(record, name)
+    item["data_truncated"] = False
     if len(bson.encode(item)) > limit:
-        item["data"] = {}
+        # The extracted data alone is too big: the item keeps its place, empty.
+        for f, _ in _ITEM:
+            item[f.name] = default_of(f)
         item["data_truncated"] = True
     return item
 
 
-def page_record(page: Document, data: dict[str, Any] | None) -> PageRecord:
-    """The stored page (and its item's data) as the record export prints."""
-    body = page.get("body")
-    fetched: dt.datetime = page["fetched_at"]
-    if fetched.tzinfo is None:  # a client without tz_aware: BSON dates are UTC
-        fetched = fetched.replace(tzinfo=dt.UTC)
-    return PageRecord(
-        fp=bytes(page["_id"]),
-        url=page["url"],
-        final_url=page["final_url"],
-        status=page["status"],
-        fetched_at=fetched.timestamp(),
-        job=page["job"],
-        depth=page["depth"],
-        content_type=page.get("content_type"),
-        data=data if data is not None else {},
-        checksum=page.get("checksum"),
-        body=None if body is None else zlib.decompress(body),
-        error=page.get("error"),
-        redirects=list(page.get("redirects") or []),
-        node=page.get("node"),
-        canonical=page.get("canonical"),
-        rendered=bool(page.get("rendered", False)),
-        headers=dict(page.get("headers") or {}),
-    )
+def page_record(page: Document, item: Document | None) -> PageRecord:
+    """The stored page (and the fields of its item) as the record export prints."""
+    fields_of = {Mongo.PAGE: page, Mongo.ITEM: item or {}}
+    values = []
+    for name, place, required, default, is_time in _READ_PLAN:
+        if place is Mongo.ID:
+            value: Any = bytes(page["_id"])
+        elif place is Mongo.BODY:
+            body = page.get(name)
+            value = None if body is None else zlib.decompress(body)
+        else:
+            doc = fields_of[place]
+            value = doc[name] if required else doc.get(name)
+            if value is None:
+                value = None if default is None else default()
+            elif is_time:
+                value = _timestamp(value)
+        values.append(value)
+    return PageRecord(*values)
+
+
+def _timestamp(moment: dt.datetime) -> float:
+    if moment.tzinfo is None:  # a client without tz_aware: BSON dates are UTC
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment.timestamp()
+
+
+def _default(f: dataclasses.Field[Any]) -> Callable[[], Any] | None:
+    """What a document without the field gives (None: None, or a required field)."""
+    if not has_default(f) or f.default is None:
+        return None
+    return functools.partial(default_of, f)
+
+
+# (name, place, required, default, is a time) per record field, in order.
+_READ_PLAN = tuple(
+    (f.name, declared.mongo, not has_default(f), _default(f), declared.cell is Cell.TIME)
+    for f, declared in _FACTS
+)

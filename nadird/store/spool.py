@@ -29,7 +29,7 @@ from typing import Any
 import msgpack
 
 from nadird.errors import StoreError
-from nadird.store.base import PageRecord
+from nadird.store.base import FIELD_NAMES, PageRecord
 from nadird.store.db_thread import DbThread
 
 PAYLOAD_VERSION = 1
@@ -61,8 +61,8 @@ CREATE TABLE IF NOT EXISTS dead_letters (
 # PageRecord fields by name: the payload is a versioned list of named maps, so
 # a spool written by one release is read by the next (no positional tuples; a
 # field added later takes its default when an older batch is read). Taken
-# from the dataclass so that no field can be left out of the spool.
-_FIELDS = tuple(f.name for f in dataclasses.fields(PageRecord))
+# from the declaration so that no field can be left out of the spool.
+_FIELDS = FIELD_NAMES
 
 
 class SpoolLocked(StoreError):

@@ -7,93 +7,33 @@ happens on that thread.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
-import zlib
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
 
 from nadird.errors import StoreError
 from nadird.store.base import PageRecord
 from nadird.store.db_thread import DbThread
-
-SCHEMA_VERSION = 4
+from nadird.store.sqlite_schema import NAMES, from_row, migrate, to_row
 
 # Rows fetched per executor round trip by iter_records: big enough to amortise
 # the thread hop, small enough that a huge store never sits in memory at once.
 CHUNK_ROWS = 500
 
-_ZLIB_LEVEL = 6
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (
-    key TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS pages (
-    fp BLOB PRIMARY KEY,
-    url TEXT NOT NULL,
-    final_url TEXT NOT NULL,
-    status INTEGER NOT NULL,
-    fetched_at REAL NOT NULL,
-    content_type TEXT,
-    depth INTEGER NOT NULL,
-    job TEXT NOT NULL,
-    data TEXT NOT NULL,
-    checksum TEXT,
-    body BLOB,
-    error TEXT,
-    redirects TEXT NOT NULL,
-    node TEXT,
-    canonical TEXT,
-    rendered INTEGER NOT NULL DEFAULT 0,
-    headers TEXT NOT NULL DEFAULT '{}'
-);
-CREATE INDEX IF NOT EXISTS pages_job ON pages (job);
-"""
-
-# Column order shared by the upsert and the select, so a row tuple maps to the
-# same names in both directions.
-_COLUMNS = (
-    "fp",
-    "url",
-    "final_url",
-    "status",
-    "fetched_at",
-    "content_type",
-    "depth",
-    "job",
-    "data",
-    "checksum",
-    "body",
-    "error",
-    "redirects",
-    "node",
-    "canonical",
-    "rendered",
-    "headers",
-)
-
 _UPSERT = (
-    f"INSERT INTO pages ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))}) "
-    "ON CONFLICT(fp) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS if c != "fp")
+    f"INSERT INTO pages ({', '.join(NAMES)}) VALUES ({', '.join('?' * len(NAMES))}) "
+    "ON CONFLICT(fp) DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in NAMES if c != "fp")
 )
 
 # Keyset pagination on rowid: each chunk is a fresh, short query, so no read
 # cursor stays open across awaits (a write between chunks is never blocked and
 # never invalidates the iteration). An upsert keeps the row's rowid, and the
 # job index carries rowid, so both forms walk an index in order.
-_SELECT_ALL = (
-    f"SELECT rowid, {', '.join(_COLUMNS)} FROM pages WHERE rowid > ? ORDER BY rowid LIMIT ?"
-)
+_SELECT_ALL = f"SELECT rowid, {', '.join(NAMES)} FROM pages WHERE rowid > ? ORDER BY rowid LIMIT ?"
 _SELECT_JOB = (
-    f"SELECT rowid, {', '.join(_COLUMNS)} FROM pages "
+    f"SELECT rowid, {', '.join(NAMES)} FROM pages "
     "WHERE job = ? AND rowid > ? ORDER BY rowid LIMIT ?"
 )
-
-_Row = tuple[Any, ...]
 
 
 class SqliteStore:
@@ -139,7 +79,7 @@ class SqliteStore:
             raise StoreError(f"{self.path}: cannot open SQLite store: {exc}") from exc
 
     def _write_sync(self, records: list[PageRecord]) -> None:
-        rows = [_to_row(r) for r in records]
+        rows = [to_row(r) for r in records]
         conn = self._db.conn()
         try:
             # IMMEDIATE takes the write lock up front, so a second process on
@@ -167,7 +107,7 @@ class SqliteStore:
         else:
             rows = conn.execute(_SELECT_JOB, (job, after, CHUNK_ROWS)).fetchall()
         last = int(rows[-1][0]) if rows else after
-        return [_from_row(row[1:]) for row in rows], last
+        return [from_row(row[1:]) for row in rows], last
 
 
 def _open_db(path: str) -> sqlite3.Connection:
@@ -185,14 +125,6 @@ def _open_db(path: str) -> sqlite3.Connection:
     return conn
 
 
-# From schema version N to N+1: one statement each.
-_MIGRATIONS = {
-    "1": "ALTER TABLE pages ADD COLUMN canonical TEXT",  # the page's rel=canonical
-    "2": "ALTER TABLE pages ADD COLUMN rendered INTEGER NOT NULL DEFAULT 0",  # from a browser
-    "3": "ALTER TABLE pages ADD COLUMN headers TEXT NOT NULL DEFAULT '{}'",  # selected headers
-}
-
-
 def _prepare(conn: sqlite3.Connection, path: str) -> None:
     """Set durability pragmas and create or check the schema."""
     # WAL lets readers (count, export) run alongside the writer. In WAL mode
@@ -203,57 +135,4 @@ def _prepare(conn: sqlite3.Connection, path: str) -> None:
     # a database fails here with sqlite3.DatabaseError.)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
-    conn.executescript(_SCHEMA)
-    conn.execute(
-        "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
-        (str(SCHEMA_VERSION),),
-    )
-    (found,) = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    while found in _MIGRATIONS:
-        # The column and the version move together: a crash between them
-        # would leave a column the next start tries to add again.
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute(_MIGRATIONS[found])
-        found = str(int(found) + 1)
-        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (found,))
-        conn.execute("COMMIT")
-    if found != str(SCHEMA_VERSION):
-        raise StoreError(f"{path}: schema version {found}, this nadird reads {SCHEMA_VERSION}")
-
-
-def _to_row(record: PageRecord) -> _Row:
-    body = None if record.body is None else zlib.compress(record.body, _ZLIB_LEVEL)
-    try:
-        data = json.dumps(record.data, ensure_ascii=False, separators=(",", ":"))
-    except (TypeError, ValueError) as exc:
-        raise StoreError(f"record for {record.url}: data is not JSON: {exc}") from exc
-    return (
-        record.fp,
-        record.url,
-        record.final_url,
-        record.status,
-        record.fetched_at,
-        record.content_type,
-        record.depth,
-        record.job,
-        data,
-        record.checksum,
-        body,
-        record.error,
-        json.dumps(record.redirects, ensure_ascii=False),
-        record.node,
-        record.canonical,
-        int(record.rendered),
-        json.dumps(record.headers, ensure_ascii=False),
-    )
-
-
-def _from_row(row: _Row) -> PageRecord:
-    values = dict(zip(_COLUMNS, row, strict=True))
-    body = values["body"]
-    values["body"] = None if body is None else zlib.decompress(body)
-    values["data"] = json.loads(values["data"])
-    values["redirects"] = json.loads(values["redirects"])
-    values["rendered"] = bool(values["rendered"])
-    values["headers"] = json.loads(values["headers"])
-    return PageRecord(**values)
+    migrate(conn, path)

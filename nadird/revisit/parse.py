@@ -112,7 +112,9 @@ def _rule(data: Any, key: str, source: str) -> Rule:
     try:
         compiled = re.compile(pattern)
     except re.error as exc:
-        raise ConfigError(source, f"{key}.match", f"expected a regular expression ({exc})") from None
+        raise ConfigError(
+            source, f"{key}.match", f"expected a regular expression ({exc})"
+        ) from None
     never = spec.get("never", False)
     if not isinstance(never, bool):
         raise ConfigError(source, f"{key}.never", f"expected true or false, got {never!r}")

@@ -150,7 +150,7 @@ class ChangeStats(NamedTuple):
         if self.checks <= 0:
             return None
         pseudo = 0.5 * (self.clear_time + self.blind_time) / self.checks
-        blind = [(self.blind_changes, self.blind_time / self.blind_changes)]
-        if self.blind_changes <= 0:
-            blind = []
+        blind = []
+        if self.blind_changes > 0:
+            blind = [(self.blind_changes, self.blind_time / self.blind_changes)]
         return solve_rate(blind, self.dated_changes, self.clear_time + pseudo)

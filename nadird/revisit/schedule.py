@@ -62,9 +62,7 @@ def jitter_unit(url: str, last_fetch: float, seed: bytes = b"") -> float:
     return int.from_bytes(digest.digest(), "big") / 2.0**63 - 1.0
 
 
-def adaptive_interval(
-    policy: Adaptive, state: UrlState, allocated: float | None = None
-) -> float:
+def adaptive_interval(policy: Adaptive, state: UrlState, allocated: float | None = None) -> float:
     """The next interval: the allocation's if given, else one from the estimated rate.
 
     Clamped to [min, max], and to at most MAX_GROWTH times the last interval.

@@ -58,6 +58,9 @@ def phi_inverse(y: float) -> float:
     Solved as ln(1 + x) − x = ln(1 − y): that side is concave and decreasing,
     so Newton's method from a point right of the root never overshoots.
     """
+    if y < 1e-10:  # φ(x) = x²/2 − x³/3 + O(x⁴): the series, exact to rounding here
+        root = math.sqrt(2.0 * y)
+        return root + root * root / 3.0
     target = math.log1p(-y)
     x = math.sqrt(-2.0 * target) - target
     while math.log1p(x) - x > target:  # make sure we start right of the root
@@ -79,7 +82,7 @@ class _Class:
 
     def frequency(self, mu: float) -> float:
         y = mu * self.rate
-        if y >= 1.0:
+        if y >= 1.0 or y <= 0.0:  # never worth more (a page that never changes: F = 1)
             return self.low
         return min(self.high, max(self.low, self.rate / phi_inverse(y)))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import random
 import time
+from itertools import pairwise
 
 import pytest
 
@@ -78,8 +79,8 @@ def test_inverted_u_fast_changers_get_the_least() -> None:
     freq = [1 / i for i in result.intervals]
     peak = freq.index(max(freq))
     assert 0 < peak < len(freq) - 1
-    assert all(a <= b + 1e-15 for a, b in zip(freq[:peak], freq[1 : peak + 1], strict=False))
-    assert all(a >= b - 1e-15 for a, b in zip(freq[peak:], freq[peak + 1 :], strict=False))
+    assert all(a <= b + 1e-15 for a, b in pairwise(freq[: peak + 1]))
+    assert all(a >= b - 1e-15 for a, b in pairwise(freq[peak:]))
     assert result.intervals[-1] == pytest.approx(100 * DAY)  # not worth chasing at all
     assert result.intervals[-1] > result.intervals[peak] * 100
 

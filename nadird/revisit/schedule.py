@@ -1,0 +1,117 @@
+"""When a known URL is due again, from its policy and its stored state.
+
+Everything here is a pure function of its arguments: times are wall-clock
+epoch seconds (what is stored), and the caller passes "now" where it matters,
+so tests run on a fake clock. A due time in the past means "due now", once:
+the fetch then records its own time as `last_fetch`, and the next due time
+is computed from that, so a master that was down (or a clock that jumped)
+runs each URL once, not once per missed interval or cron slot.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import NamedTuple
+
+from nadird.revisit.cron import next_slot
+from nadird.revisit.estimate import DEFAULT_MEMORY, ChangeStats
+from nadird.revisit.policy import Adaptive, Cron, Fixed, RevisitPolicy, Schedule
+
+# Without an allocation, an adaptive interval aims at λI = 0.2: about 91 %
+# expected freshness for the page alone.
+SOLO_CHANGES_PER_INTERVAL = 0.2
+# An adaptive interval at most doubles per check: a few unchanged checks are
+# weak evidence, and a 14-day jump after one of them would be hard to undo.
+MAX_GROWTH = 2.0
+
+
+class UrlState(NamedTuple):
+    last_fetch: float  # epoch seconds of the last fetch
+    last_interval: float = 0.0  # seconds between the last two fetches; 0 after the first
+    stats: ChangeStats = ChangeStats()
+
+
+def record_fetch(
+    state: UrlState | None,
+    fetched_at: float,
+    changed: bool,
+    last_modified: float | None = None,
+    memory: float | None = DEFAULT_MEMORY,
+) -> UrlState:
+    """The state after a fetch at `fetched_at` that did (not) see a change.
+
+    The first fetch (no state) only starts the clock. `last_modified` is the
+    response's Last-Modified as epoch seconds, when it has one.
+    """
+    if state is None:
+        return UrlState(last_fetch=fetched_at)
+    elapsed = fetched_at - state.last_fetch
+    age = None if last_modified is None else fetched_at - last_modified
+    stats = state.stats.observe(elapsed, changed, modified_age=age, memory=memory)
+    return UrlState(last_fetch=fetched_at, last_interval=max(elapsed, 0.0), stats=stats)
+
+
+def jitter_unit(url: str, last_fetch: float, seed: bytes = b"") -> float:
+    """A number in [-1, 1) fixed by the URL and its last fetch.
+
+    Deterministic rather than random: recomputing a due time after a restart
+    gives the same answer, and URLs fetched together still spread apart.
+    """
+    digest = hashlib.blake2b(f"{url}\0{last_fetch!r}".encode(), key=seed, digest_size=8)
+    return int.from_bytes(digest.digest(), "big") / 2.0**63 - 1.0
+
+
+def adaptive_interval(policy: Adaptive, state: UrlState, allocated: float | None = None) -> float:
+    """The next interval: the allocation's if given, else one from the estimated rate.
+
+    Clamped to [min, max], and to at most MAX_GROWTH times the last interval.
+    """
+    if allocated is not None:
+        target = allocated
+    elif state.last_interval <= 0:
+        return policy.first_interval
+    else:
+        rate = state.stats.rate()
+        target = math.inf if not rate else SOLO_CHANGES_PER_INTERVAL / rate
+    if state.last_interval > 0:
+        target = min(target, MAX_GROWTH * state.last_interval)
+    return min(policy.max, max(policy.min, target))
+
+
+def next_due(
+    schedule: Schedule,
+    url: str,
+    state: UrlState,
+    allocated: float | None = None,
+    seed: bytes = b"",
+) -> float | None:
+    """Epoch seconds when `url` is due under `schedule`; None if never again.
+
+    `allocated` is the interval allocate.py gave this page (adaptive only).
+    """
+    if isinstance(schedule, Fixed):
+        spread = schedule.jitter * jitter_unit(url, state.last_fetch, seed)
+        return state.last_fetch + schedule.every * (1.0 + spread)
+    if isinstance(schedule, Adaptive):
+        return state.last_fetch + adaptive_interval(schedule, state, allocated)
+    if isinstance(schedule, Cron):
+        return next_slot(schedule.expr, schedule.zone, state.last_fetch)
+    raise TypeError(f"not a schedule: {schedule!r}")
+
+
+def due_for(
+    policy: RevisitPolicy,
+    url: str,
+    state: UrlState,
+    allocated: float | None = None,
+    seed: bytes = b"",
+) -> float | None:
+    """Due time of `url` under the schedule its job's policy gives it, if any."""
+    schedule = policy.schedule_for(url)
+    return None if schedule is None else next_due(schedule, url, state, allocated, seed)
+
+
+def due_when_found(policy: RevisitPolicy, state: UrlState | None, now: float) -> bool:
+    """Whether link discovery at `now` makes `url` due: new, or older than `expire`."""
+    return state is None or policy.expired(state.last_fetch, now)

@@ -1,0 +1,140 @@
+"""Change-rate estimators against simulated Poisson pages (seeded)."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from nadird.revisit.estimate import ChangeStats, cho_rate, mle_rate, solve_rate
+
+HOUR = 3600.0
+
+
+def poisson_changes(rng: random.Random, rate: float, start: float, end: float) -> list[float]:
+    """Change times of a Poisson process in (start, end]."""
+    times, t = [], start
+    while True:
+        t += rng.expovariate(rate)
+        if t > end:
+            return times
+        times.append(t)
+
+
+def checks_of(
+    rng: random.Random, rate: float, intervals: list[float]
+) -> list[tuple[float, bool, float | None]]:
+    """(interval, changed, seconds since the last change if changed) per check."""
+    result: list[tuple[float, bool, float | None]] = []
+    now = 0.0
+    for interval in intervals:
+        changes = poisson_changes(rng, rate, now, now + interval)
+        now += interval
+        result.append((interval, bool(changes), now - changes[-1] if changes else None))
+    return result
+
+
+@pytest.mark.parametrize("changes_per_check", [0.1, 0.5, 1.0, 2.0])
+def test_cho_estimator_is_close_where_the_naive_one_is_biased(changes_per_check: float) -> None:
+    rng = random.Random(7)
+    rate, n = 1 / HOUR, 20000
+    interval = changes_per_check / rate
+    seen = sum(1 for _ in range(n) if rng.random() < -math.expm1(-rate * interval))
+    estimate = cho_rate(n, seen, interval)
+    naive = seen / (n * interval)
+    assert estimate == pytest.approx(rate, rel=0.04)
+    if changes_per_check >= 1.0:  # a check sees at most one change: far too low
+        assert naive < 0.7 * rate
+
+
+def test_cho_estimator_stays_finite_when_every_check_changed() -> None:
+    assert math.isfinite(cho_rate(10, 10, HOUR))
+    assert cho_rate(10, 0, HOUR) == 0.0
+    with pytest.raises(ValueError):
+        cho_rate(3, 4, HOUR)
+
+
+def test_mle_with_regular_intervals_is_chos_estimator() -> None:
+    checks = [(HOUR, True)] * 30 + [(HOUR, False)] * 70
+    assert mle_rate(checks) == pytest.approx(cho_rate(100, 30, HOUR), rel=1e-9)
+
+
+def test_irregular_interval_mle_finds_the_rate() -> None:
+    rng = random.Random(11)
+    rate = 1 / (2 * HOUR)
+    intervals = [rng.uniform(0.1, 6.0) * HOUR for _ in range(20000)]
+    checks = checks_of(rng, rate, intervals)
+    estimate = mle_rate((i, changed) for i, changed, _ in checks)
+    assert estimate == pytest.approx(rate, rel=0.04)
+    # Treating the mean interval as if all were equal misses by more.
+    n, seen = len(checks), sum(1 for c in checks if c[1])
+    assert abs(cho_rate(n, seen, sum(intervals) / n) - rate) > 0.05 * rate
+
+
+def test_mle_solution_sets_the_likelihood_slope_to_zero() -> None:
+    checks = [(600.0, True), (7200.0, True), (1800.0, False), (3600.0, False), (900.0, True)]
+    rate = mle_rate(checks)
+    pseudo = 0.5 * sum(i for i, _ in checks) / len(checks)
+    slope = sum(i / math.expm1(rate * i) for i, c in checks if c)
+    slope -= sum(i for i, c in checks if not c) + pseudo
+    assert abs(slope) < 1e-6 * pseudo
+
+
+def test_last_modified_dates_give_the_rate() -> None:
+    rng = random.Random(5)
+    rate = 20 / HOUR  # about 20 changes per hourly check: checks alone saturate
+    checks = checks_of(rng, rate, [HOUR] * 2000)
+    dated = blind = ChangeStats()
+    for interval, changed, age in checks:
+        dated = dated.observe(interval, changed, modified_age=age, memory=None)
+        blind = blind.observe(interval, changed, memory=None)
+    assert dated.dated_changes > 0 and dated.blind_changes == 0
+    assert dated.rate() == pytest.approx(rate, rel=0.04)
+    assert solve_rate([], dated.dated_changes, dated.clear_time) == pytest.approx(
+        dated.dated_changes / dated.clear_time
+    )
+    assert (blind.rate() or 0) < 0.6 * rate  # every check saw a change: a lower bound only
+
+
+def test_an_implausible_last_modified_counts_as_a_change_at_an_unknown_time() -> None:
+    stats = ChangeStats().observe(HOUR, True, modified_age=5 * HOUR)
+    assert (stats.blind_changes, stats.dated_changes) == (1.0, 0.0)
+    stats = ChangeStats().observe(HOUR, True, modified_age=-60.0)
+    assert stats.blind_changes == 1.0
+
+
+def test_incremental_stats_match_the_full_mle() -> None:
+    rng = random.Random(3)
+    rate = 1 / HOUR
+    intervals = [rng.uniform(0.5, 1.5) * HOUR for _ in range(5000)]
+    checks = checks_of(rng, rate, intervals)
+    stats = ChangeStats()
+    for interval, changed, _ in checks:
+        stats = stats.observe(interval, changed, memory=None)
+    exact = mle_rate((i, c) for i, c, _ in checks)
+    assert stats.rate() == pytest.approx(exact, rel=0.02)
+    assert stats.rate() == pytest.approx(rate, rel=0.05)
+
+
+def test_decayed_stats_follow_a_page_that_starts_changing_faster() -> None:
+    rng = random.Random(9)
+    stats = ChangeStats()
+    for interval, changed, _ in checks_of(rng, 1 / (10 * HOUR), [HOUR] * 400):
+        stats = stats.observe(interval, changed)
+    before = stats.rate() or 0.0
+    assert before == pytest.approx(1 / (10 * HOUR), rel=0.5)
+    for interval, changed, _ in checks_of(rng, 1 / HOUR, [HOUR] * 400):
+        stats = stats.observe(interval, changed)
+    assert stats.rate() == pytest.approx(1 / HOUR, rel=0.3)
+    assert stats.checks < 64.0  # bounded memory, bounded weights
+
+
+def test_state_is_five_numbers_and_ignores_nonsense_intervals() -> None:
+    stats = ChangeStats()
+    assert stats.rate() is None
+    assert stats.observe(-5.0, True) == stats
+    assert stats.observe(float("nan"), True) == stats
+    stats = stats.observe(HOUR, False)
+    assert stats.rate() == 0.0
+    assert len(tuple(stats)) == 5 and all(isinstance(v, float) for v in stats)

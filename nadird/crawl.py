@@ -44,7 +44,6 @@ MAX_RESTARTS = 5
 # Written when a crawl's workers all stopped by themselves: no bag of it can
 # still be in flight, so the next crawl on this state dir need not wait a
 # lease period before dispatching (as a master restarted after a crash does).
-CLEAN_STOP_FILE = "crawl-stopped-cleanly"
 
 
 @dataclass
@@ -66,9 +65,7 @@ class CrawlOptions:
     log_level: LogLevel | None = None  # this process's and the workers'
 
 
-def crawl_config(
-    opts: CrawlOptions, base: Config, state_dir: str, resumable: bool = False
-) -> Config:
+def crawl_config(opts: CrawlOptions, base: Config, state_dir: str) -> Config:
     job = base.jobs.get("default", Job())
     links = job.links
     if opts.allow_domains:
@@ -99,7 +96,6 @@ def crawl_config(
         results_bind="tcp://127.0.0.1:*",
         state_dir=state_dir,
         exit_when_done=True,
-        recovery_grace=0.0 if resumable else base.master.recovery_grace,
     )
     return dataclasses.replace(
         base,
@@ -279,16 +275,6 @@ async def summarize(store: Store, started: float, out: str | None) -> dict[str, 
     return {"pages": pages, "errors": errors, "http_status": dict(sorted(classes.items()))}
 
 
-def _resumable(state_dir: str) -> bool:
-    """Whether the last crawl on this state dir stopped cleanly (every worker
-    exited by itself), and forget it: the next stop must say so again."""
-    marker = Path(state_dir) / CLEAN_STOP_FILE
-    if not marker.exists():
-        return False
-    marker.unlink()
-    return True
-
-
 @dataclass
 class Finish:
     """How a crawl ended: complete, stopped by a signal, or failed."""
@@ -353,7 +339,7 @@ async def run_crawl(opts: CrawlOptions, base: Config, console: Console | None = 
     temp = None if opts.state_dir else tempfile.TemporaryDirectory(prefix="nadird-crawl-")
     state_dir = opts.state_dir or (temp.name if temp else ".")
     Path(state_dir).mkdir(parents=True, exist_ok=True)
-    config = crawl_config(opts, base, state_dir, resumable=_resumable(state_dir))
+    config = crawl_config(opts, base, state_dir)
     # No browser here: one ConfigError now rather than workers dying in a loop.
     new_renderer(config)
     store = open_store(config.store.uri, config.store)
@@ -367,8 +353,6 @@ async def run_crawl(opts: CrawlOptions, base: Config, console: Console | None = 
     files = [worker_config_file(config, master, i + 1, state_dir) for i in range(opts.workers)]
     pool = WorkerPool(files, console)
     finish = await _run_to_end(config, master, pool, console)
-    if pool.killed == 0 and finish.failed is None and master.unsaved is None:
-        (Path(state_dir) / CLEAN_STOP_FILE).write_text(f"{time.time()}\n", encoding="utf-8")
     counts = await summarize(store, started_wall, opts.out)
     stored_total = await store.count()
     await store.close()

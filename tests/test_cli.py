@@ -263,7 +263,19 @@ def _store_with_records(path: Path, count: int) -> None:
         store = SqliteStore(str(path))
         await store.open()
         urls = [f"http://a.test/{i}" for i in range(count)]
-        await store.write([PageRecord(fingerprint(u), u, u, 200, 1.0, "default", 1) for u in urls])
+        records = [
+            PageRecord(
+                fp=fingerprint(u),
+                url=u,
+                final_url=u,
+                status=200,
+                fetched_at=1.0,
+                job="default",
+                depth=1,
+            )
+            for u in urls
+        ]
+        await store.write(records)
         await store.close()
 
     asyncio.run(write())

@@ -118,7 +118,10 @@ def test_every_record_field_survives_the_spool() -> None:
         headers={"etag": '"v1"'},
     )
     for f in dataclasses.fields(PageRecord):  # none left at its default
-        assert getattr(full, f.name) != getattr(PageRecord(b"", "", "", 0, 0.0, "", 0), f.name)
+        assert getattr(full, f.name) != getattr(
+            PageRecord(fp=b"", url="", final_url="", status=0, fetched_at=0.0, job="", depth=0),
+            f.name,
+        )
     assert unpack_records(pack_records([full])) == [full]
 
 

@@ -25,6 +25,7 @@ from nadird.master.core import MasterCore, Outgoing
 from nadird.master.frontier_db import FrontierDB
 from nadird.master.seen import SeenSet
 from nadird.master.state_dir import FRONTIER_FILE, ROBOTS_FILE, SEEN_FILE, StateDir
+from nadird.master.view import MasterReads
 from nadird.master.writer import ResultWriter
 from nadird.protocol.codec import decode, encode
 from nadird.protocol.messages import Message, Results, Shutdown
@@ -58,7 +59,9 @@ def load_seen(config: Config, db: FrontierDB) -> SeenSet:
     return seen
 
 
-class Master:
+class Master(MasterReads):
+    """The master process; as MasterView, what the API and status reports see."""
+
     def __init__(
         self, config: Config, store: Store, seen: SeenSet | None = None, source: str = "(config)"
     ) -> None:
@@ -227,6 +230,10 @@ class Master:
     def wake(self) -> None:
         self._wake.set()
 
+    def resume_job(self, job: str) -> None:
+        self.core.resume(job)
+        self._wake.set()
+
     def pages_per_second(self) -> float:
         return status.pages_per_second(self._rate)
 
@@ -361,14 +368,14 @@ class Master:
                 log.warning("store_behind", pending=self.writer.pending)
             else:
                 log.info("store_behind_over", pending=self.writer.pending)
-        pressed = bool(getattr(self.writer.store, "backpressure", False))
+        pressed = self.writer.store.backpressure
         if pressed != self._pressed:
             self._pressed = pressed
             if pressed:
                 log.warning(
                     "store_backpressure",
                     reason="spool over store.spool_max_bytes",
-                    spool_records=getattr(self.writer.store, "spool_records", 0),
+                    spool_records=self.writer.store.spool_records,
                 )
             else:
                 log.info("store_backpressure_over")

@@ -76,6 +76,7 @@ def test_a_full_config_loads_into_typed_sections(tmp_path: Path) -> None:
             "exactly one of",
         ),
         ("jobs:\n  j:\n    fields:\n      t:\n        - xpath: '//['\n", "jobs.j", "t"),
+        ("jobs:\n  j:\n    links:\n      allow: ['(']\n", "jobs.j", "links.allow[0]"),
         ("seeds:\n  - url: http://a.test/\n    job: missing\n", "seeds[0].job", "unknown job"),
         ("master: [1, 2]\n", "master", "expected a mapping"),
         ("master:\n  bag_size: 3\n   bad: indent\n", "line", "valid YAML"),

@@ -41,7 +41,6 @@ from nadird.store.mongo_conn import (
     one_line,
     open_error,
     read_password,
-    split_uri,
     write_concern,
 )
 from nadird.store.mongo_docs import (
@@ -56,8 +55,8 @@ from nadird.store.mongo_docs import (
     prepare,
 )
 from nadird.store.mongo_schema import ensure_indexes
-from nadird.store.open import describe_store_uri
 from nadird.store.spool import DeadLetter, Spool, SpoolLocked
+from nadird.store.uri import describe_store_uri, split_uri
 
 log = get_logger()
 

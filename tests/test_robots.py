@@ -17,7 +17,7 @@ from nadird.worker.bag import BagRun, RobotsGate, crawl_bag
 from nadird.worker.links import DomainCounts, LinkPipeline
 from nadird.worker.pages import PageProcessor, PageTask
 from nadird.worker.robots import RobotsCache, RobotsRules
-from nadird.worker.throttle import DomainState, Pacer
+from nadird.worker.throttle import DomainPace, Pacer
 
 STAR = """\
 User-agent: *
@@ -166,7 +166,7 @@ async def run_bag(web: object, host: str, paths: list[str]) -> tuple[BagRun, lis
     cfg = fetch_config()
     async with fetcher() as client:
         job = Job()
-        pacer = Pacer(0.0, DomainState(adaptive=0.0), ThrottleConfig(adaptive=False))
+        pacer = Pacer(0.0, DomainPace(adaptive=0.0), ThrottleConfig(adaptive=False))
         urls = [url(web, host, p) for p in paths]  # type: ignore[arg-type]
         run = BagRun(deque(PageTask(u, fingerprint(u), 0) for u in urls), 1, pacer)
         gate = RobotsGate(RobotsCache(client, cfg.robots), pacer, 10.0)

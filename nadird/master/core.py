@@ -75,7 +75,7 @@ class MasterCore:
         # Bags leased by a previous master run may still be in flight until
         # their leases would have expired; nobody gets their domains before.
         now = time.monotonic()
-        self.hold_until = recovery_hold(db, master, bool(self.frontier.rows), now)
+        self.hold_until = recovery_hold(db, master, bool(self.frontier.queued), now)
         self.lease_mark = LeaseMark(db, master.lease_ttl, headroom_of(master))
 
     def apply_config(self, new: Config) -> None:

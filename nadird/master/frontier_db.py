@@ -126,7 +126,9 @@ class DomainCount:
 
 
 @dataclass(frozen=True, slots=True)
-class DeadLetter:
+class DeadURL:
+    """A URL whose tries ran out (the dead_letters table), as `nadird dead-letters` lists it."""
+
     url: str
     fp: bytes
     job: str
@@ -407,7 +409,7 @@ class FrontierDB:
 
     def dead_letters(
         self, job: str | None = None, domain: str | None = None, requeued: bool | None = None
-    ) -> list[DeadLetter]:
+    ) -> list[DeadURL]:
         sql = (
             "SELECT url, fp, job, domain, depth, priority, error, attempts, first_failed_at, "
             "last_failed_at, requeue FROM dead_letters WHERE 1=1"
@@ -424,7 +426,7 @@ class FrontierDB:
             args.append(int(requeued))
         rows = self._db.execute(sql + " ORDER BY last_failed_at", args).fetchall()
         return [
-            DeadLetter(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]))
+            DeadURL(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]))
             for r in rows
         ]
 
@@ -440,7 +442,7 @@ class FrontierDB:
         self.commit()
         return cur.rowcount
 
-    def requeue_dead(self, letters: list[DeadLetter]) -> None:
+    def requeue_dead(self, letters: list[DeadURL]) -> None:
         """Move dead letters back into the queue with fresh attempts (a dead
         letter's URL left the queue when it died, so it is not there twice)."""
         for letter in letters:

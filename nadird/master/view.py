@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from nadird.master.frontier import DomainState
+from nadird.master.frontier import DomainQueue
 from nadird.master.nodes import Node
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ class NodeLeases:
 
 @dataclass(frozen=True)
 class DomainReport:
-    queue: DomainState
+    queue: DomainQueue
     results: int  # pages answered since this master started
     errors: int
     dead_letters: int
@@ -152,7 +152,7 @@ class MasterReads:
                 return None
             # A domain whose URLs are all done may have no record in memory
             # (after a restart): it is known, with nothing queued.
-            queue = DomainState(name, 0)
+            queue = DomainQueue(name, 0)
         letters = len(frontier.db.dead_letters(domain=name))
         return DomainReport(queue, core.domain_results[name], core.domain_errors[name], letters)
 

@@ -55,7 +55,7 @@ from nadird.store.mongo_docs import (
     prepare,
 )
 from nadird.store.mongo_schema import ensure_indexes
-from nadird.store.spool import DeadLetter, Spool, SpoolLocked
+from nadird.store.spool import DeadRecord, Spool, SpoolLocked
 from nadird.store.uri import describe_store_uri, split_uri
 
 log = get_logger()
@@ -266,7 +266,7 @@ class MongoStore:
 
     async def _write_mongo(
         self, records: Sequence[PageRecord]
-    ) -> tuple[list[PageRecord], list[DeadLetter]]:
+    ) -> tuple[list[PageRecord], list[DeadRecord]]:
         """Write to MongoDB; return the records to retry later and the dead letters."""
         prepared, dead = await asyncio.to_thread(self._prepare_all, records)
         pages, items = self._coll(PAGES), self._coll(ITEMS)
@@ -277,7 +277,7 @@ class MongoStore:
                 outcome = _merge(outcome, again)
         self.stored += outcome.stored
         self.duplicates += outcome.duplicates
-        dead += [DeadLetter(p.record, error) for p, error in outcome.dead]
+        dead += [DeadRecord(p.record, error) for p, error in outcome.dead]
         for letter in dead:
             log.error(
                 "mongo_dead_letter",
@@ -291,16 +291,16 @@ class MongoStore:
 
     def _prepare_all(
         self, records: Sequence[PageRecord]
-    ) -> tuple[list[PreparedPage], list[DeadLetter]]:
+    ) -> tuple[list[PreparedPage], list[DeadRecord]]:
         # Runs on a worker thread: compression, HTML parsing, BSON encoding.
         now = dt.datetime.now(dt.UTC)
         prepared: list[PreparedPage] = []
-        dead: list[DeadLetter] = []
+        dead: list[DeadRecord] = []
         for record in records:
             try:
                 prepared.append(prepare(record, self.config.body_max_bytes, self._doc_limit, now))
             except (InvalidDocument, OverflowError, ValueError, TypeError) as exc:
-                dead.append(DeadLetter(record, f"cannot encode: {exc}"))
+                dead.append(DeadRecord(record, f"cannot encode: {exc}"))
         return prepared, dead
 
     async def _open_existing_spool(self) -> None:
@@ -366,7 +366,7 @@ class MongoStore:
         retry, dead = await self._write_mongo(chunk.records)
         attempts = chunk.attempts + 1
         if retry and attempts >= self.MAX_ATTEMPTS:
-            dead += [DeadLetter(r, f"still failing after {attempts} attempts") for r in retry]
+            dead += [DeadRecord(r, f"still failing after {attempts} attempts") for r in retry]
             retry = []
         await self._spool.settle(chunk.last_seq, retry, attempts, dead)
 

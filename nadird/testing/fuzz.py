@@ -171,7 +171,7 @@ def signed(core: MasterCore, msg: Results) -> Results:
 
 def consistent(core: MasterCore) -> None:
     frontier = core.frontier
-    assert frontier.rows == frontier.db.total_rows() >= 0
+    assert frontier.queued == frontier.db.total_rows() >= 0
     for lease in core.leases:
         ds = frontier.get(lease.domain)
         assert ds is not None and ds.leased

@@ -1,7 +1,7 @@
 """The master process: sockets, the dispatch loop and housekeeping.
 
 The decisions live in MasterCore; this module moves bytes, runs the timers
-and owns the files in the state directory (frontier.db, seen.bloom).
+and owns the files in the state directory (frontier.db, seen.bloom, robots.db).
 """
 
 from __future__ import annotations

@@ -109,7 +109,7 @@ def domain(master: MasterView, name: str) -> dict[str, Any] | None:
         "results_since_start": report.results,
         "errors": report.errors,
         "dead_letters": report.dead_letters,
-        "robots": "checked by workers (cached per worker)",
+        "robots": "checked by workers; the files they fetch are passed on with bags",
     }
 
 

@@ -103,6 +103,10 @@ class Frontier:
     def get(self, name: str) -> DomainQueue | None:
         return self._domains.get(name)
 
+    def queues(self) -> list[DomainQueue]:
+        """Every domain queue in memory."""
+        return list(self._domains.values())
+
     def _to_wall(self, mono: float) -> float:
         return self._wall() + (mono - self._clock())
 

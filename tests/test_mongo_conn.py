@@ -94,6 +94,7 @@ async def test_write_concern_from_config_uri_and_standalone_fallback() -> None:
     await client.close()
 
 
+@pytest.mark.slow
 async def test_standalone_server_gets_w1(tmp_path: Path) -> None:
     if external_uri() is not None:
         pytest.skip("starts its own standalone SecantusDB")

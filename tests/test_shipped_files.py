@@ -29,6 +29,7 @@ def test_readme_opens_with_the_two_setup_commands() -> None:
 @pytest.mark.skipif(
     __import__("shutil").which("systemd-analyze") is None, reason="systemd-analyze not installed"
 )
+@pytest.mark.slow
 def test_systemd_unit_verifies(tmp_path: Path) -> None:
     import shutil
     import subprocess

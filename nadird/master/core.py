@@ -23,7 +23,7 @@ from nadird.master.lease_mark import LeaseMark, headroom_of, recovery_hold
 from nadird.master.leases import Lease, LeaseTable
 from nadird.master.metrics import MasterMetrics
 from nadird.master.nodes import Node, NodeRegistry
-from nadird.master.records import error_kind, page_record
+from nadird.master.records import error_kind, record_from_result
 from nadird.master.retries import backoff, describe, is_transient
 from nadird.master.robots_notes import RobotsNotes
 from nadird.master.seen import SeenSet
@@ -262,7 +262,7 @@ class MasterCore:
                 self.frontier.acked(page.fp)
             else:
                 late.setdefault(domain_of(page.url), []).append((page.fp, page.row))
-            records.append(page_record(page, held.job, held.holder.node))
+            records.append(record_from_result(page, held.job, held.holder.node))
             self.stats["pages_error" if page.error else "pages_ok"] += 1
         for domain, pages in late.items():
             self.domain_results[domain] += len(pages)

@@ -51,8 +51,8 @@ from nadird.store.mongo_docs import (
     Document,
     PreparedPage,
     item_id,
-    page_record,
     prepare,
+    record_from_document,
 )
 from nadird.store.mongo_schema import ensure_indexes
 from nadird.store.spool import DeadRecord, Spool, SpoolLocked
@@ -191,7 +191,7 @@ class MongoStore:
                 raise StoreError(f"{self!r}: read failed: {one_line(str(exc))}") from exc
             for page in pages:
                 owner = page.get("duplicate_of") or page["_id"]
-                yield page_record(page, items.get(item_id(bytes(owner), page["job"])))
+                yield record_from_document(page, items.get(item_id(bytes(owner), page["job"])))
             if len(pages) < self.CHUNK_ROWS:
                 return
             last = bytes(pages[-1]["_id"])

@@ -1,7 +1,7 @@
 """The master process: sockets, the dispatch loop and housekeeping.
 
-The decisions live in MasterCore; this module moves bytes, runs the timers
-and owns the files in the state directory (frontier.db, seen.bloom, robots.db).
+The decisions live in MasterCore and the state directory's files in StateDir
+(state_dir.py); this module moves bytes and runs the timers.
 """
 
 from __future__ import annotations

@@ -253,6 +253,14 @@ class SinceStart:
     async def close(self) -> None:
         await self._store.close()
 
+    @property
+    def spool_records(self) -> int:
+        return self._store.spool_records
+
+    @property
+    def backpressure(self) -> bool:
+        return self._store.backpressure
+
 
 async def summarize(store: Store, started: float, out: str | None) -> dict[str, Any]:
     """Count (and export, in the format `out`'s extension names) what this crawl stored.

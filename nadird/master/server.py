@@ -227,9 +227,6 @@ class Master(MasterReads):
             "complete": self.is_complete(),
         }
 
-    def wake(self) -> None:
-        self._wake.set()
-
     def resume_job(self, job: str) -> None:
         self.core.resume(job)
         self._wake.set()
@@ -240,9 +237,6 @@ class Master(MasterReads):
     def full_status(self) -> dict[str, Any]:
         """Everything /api/stats shows."""
         return status.full(self)
-
-    def domain_status(self, name: str) -> dict[str, Any] | None:
-        return status.domain(self, name)
 
     def _metrics_state(self) -> dict[str, Any]:
         return status.for_metrics(self)

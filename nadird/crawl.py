@@ -36,7 +36,8 @@ from nadird.master.server import Master
 from nadird.progress import Console, report
 from nadird.store.base import PageRecord, Store
 from nadird.store.export import export_to
-from nadird.store.open import describe_store_uri, open_store
+from nadird.store.open import open_store
+from nadird.store.uri import describe_store_uri
 from nadird.worker.render_step import new_renderer
 
 log = get_logger()
@@ -251,6 +252,14 @@ class SinceStart:
 
     async def close(self) -> None:
         await self._store.close()
+
+    @property
+    def spool_records(self) -> int:
+        return self._store.spool_records
+
+    @property
+    def backpressure(self) -> bool:
+        return self._store.backpressure
 
 
 async def summarize(store: Store, started: float, out: str | None) -> dict[str, Any]:

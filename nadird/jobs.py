@@ -166,3 +166,18 @@ class Job:
         links = LinkRules(**raw.get("links", {}))
         rest = {k: v for k, v in raw.items() if k not in ("fields", "links")}
         return cls(fields=fields, links=links, **rest)
+
+
+def validate_job(job: Job) -> None:
+    """Raise ValueError naming the first selector or link rule the worker
+    could not use ('fields.title[0]: invalid xpath ...', 'links.allow[1]: ...').
+
+    The checks are the worker's own compilers, run on a probe document, so a
+    job that passes is one every worker can run.
+    """
+    # Imported here: both worker modules import this one.
+    from nadird.worker.fields import validate_fields
+    from nadird.worker.scope import validate_link_rules
+
+    validate_fields(job.fields)
+    validate_link_rules(job.links)

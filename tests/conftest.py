@@ -12,6 +12,18 @@ if TYPE_CHECKING:
     from nadird.testing.mongo import MongoServer
 
 
+# Tests using these fixtures start processes (master and workers, a MongoDB
+# server): they are `slow` without saying so. Tests that start processes
+# themselves (the CLI, a browser, a server of their own) carry the mark.
+PROCESS_FIXTURES = frozenset({"cluster", "mongo_base_uri", "mongo_uri", "own_server"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if PROCESS_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[Cluster]:
     with Cluster(tmp_path / "cluster") as running:

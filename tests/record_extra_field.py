@@ -48,7 +48,7 @@ nadird.record.PageContent = PageContent  # type: ignore[misc]
 # Only now: every layer derives its shape from the declaration at import.
 from mongo_helpers import make_store  # noqa: E402
 
-from nadird.master.records import page_record  # noqa: E402
+from nadird.master.records import record_from_result  # noqa: E402
 from nadird.protocol.codec import decode, encode  # noqa: E402
 from nadird.protocol.messages import PageResult, Results  # noqa: E402
 from nadird.store.base import PageRecord, Store  # noqa: E402
@@ -103,7 +103,7 @@ async def exported(store: Store) -> dict[str, Any]:
 
 async def main(mongo_uri: str, sqlite_path: str, work: Path) -> dict[str, Any]:
     report, page = wire()
-    record = page_record(page, "j", "w1")
+    record = record_from_result(page, "j", "w1")
     report["master"] = extras(record)
     report["record_fields"] = [f.name for f in dataclasses.fields(PageRecord)]
     report["spool"] = extras(unpack_records(pack_records([record]))[0])

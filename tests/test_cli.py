@@ -127,6 +127,7 @@ def test_an_option_that_does_not_apply_is_refused(
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_refusals_are_one_line_naming_the_option(tmp_path: Path) -> None:
     proc = nadird("-c", "x.yaml", "keygen", "--out", str(tmp_path / "k"))
     assert proc.returncode == 2
@@ -134,6 +135,7 @@ def test_refusals_are_one_line_naming_the_option(tmp_path: Path) -> None:
     assert not (tmp_path / "k").exists()
 
 
+@pytest.mark.slow
 def test_dead_letters_reads_the_state_dir_of_the_config_given_before_the_command(
     tmp_path: Path,
 ) -> None:
@@ -152,6 +154,7 @@ def test_dead_letters_reads_the_state_dir_of_the_config_given_before_the_command
 # -------------------------------------------------------------- bad values
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "says"),
     [
@@ -180,6 +183,7 @@ def test_bad_values_exit_2_with_one_line_and_run_nothing(
     assert list(tmp_path.iterdir()) == []  # no store, no state: nothing ran
 
 
+@pytest.mark.slow
 def test_a_bad_seed_in_the_seed_file_names_the_file_and_line(tmp_path: Path) -> None:
     seeds = tmp_path / "seeds.txt"
     seeds.write_text(f"# shop\n{SEED_A}\n\nwww.example.com\n")
@@ -188,6 +192,7 @@ def test_a_bad_seed_in_the_seed_file_names_the_file_and_line(tmp_path: Path) -> 
     assert proc.stderr.startswith(f"nadird: error: {seeds}: line 4: a crawlable URL ('www.")
 
 
+@pytest.mark.slow
 def test_a_bad_seed_in_the_base_config_names_the_key(tmp_path: Path) -> None:
     base = tmp_path / "base.yaml"
     base.write_text("seeds: ['http://a.test/', 'mailto:x@a.test']\n")
@@ -196,12 +201,14 @@ def test_a_bad_seed_in_the_base_config_names_the_key(tmp_path: Path) -> None:
     assert f"{base}: seeds[1]: a crawlable URL" in proc.stderr
 
 
+@pytest.mark.slow
 def test_out_in_a_missing_directory_is_refused_before_crawling(tmp_path: Path) -> None:
     proc = nadird("crawl", SEED_A, "--out", str(tmp_path / "no" / "pages.jsonl"), cwd=tmp_path)
     assert proc.returncode == 2
     assert "--out: a file in an existing directory" in proc.stderr
 
 
+@pytest.mark.slow
 def test_crawl_help_shows_the_defaults() -> None:
     proc = nadird("crawl", "-h")
     assert proc.returncode == 0
@@ -215,6 +222,7 @@ def test_crawl_help_shows_the_defaults() -> None:
 # ------------------------------------------------------------------- check
 
 
+@pytest.mark.slow
 def test_check_accepts_a_valid_config_of_either_role(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parent.parent
     worker = root / "configs" / "worker.yaml"
@@ -228,6 +236,7 @@ def test_check_accepts_a_valid_config_of_either_role(tmp_path: Path) -> None:
     assert proc.stdout == f"{master}: ok (1 jobs, 1 seeds, node m)\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("text", "says"),
     [
@@ -281,6 +290,7 @@ def _store_with_records(path: Path, count: int) -> None:
     asyncio.run(write())
 
 
+@pytest.mark.slow
 def test_a_closed_stdout_ends_quietly(tmp_path: Path) -> None:
     """`nadird export ... | head`: no BrokenPipeError traceback, status 141."""
     config = tmp_path / "w.yaml"

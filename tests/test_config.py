@@ -76,6 +76,7 @@ def test_a_full_config_loads_into_typed_sections(tmp_path: Path) -> None:
             "exactly one of",
         ),
         ("jobs:\n  j:\n    fields:\n      t:\n        - xpath: '//['\n", "jobs.j", "t"),
+        ("jobs:\n  j:\n    links:\n      allow: ['(']\n", "jobs.j", "links.allow[0]"),
         ("seeds:\n  - url: http://a.test/\n    job: missing\n", "seeds[0].job", "unknown job"),
         ("master: [1, 2]\n", "master", "expected a mapping"),
         ("master:\n  bag_size: 3\n   bad: indent\n", "line", "valid YAML"),
@@ -98,6 +99,7 @@ def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
         load_config(tmp_path / "absent.yaml")
 
 
+@pytest.mark.slow
 def test_the_daemon_exits_2_with_one_clear_line(tmp_path: Path) -> None:
     path = write(tmp_path, "worker:\n  bags: -1\n")
     proc = subprocess.run(
@@ -166,6 +168,7 @@ def test_finite_floats_still_load(tmp_path: Path) -> None:
     assert config.politeness.delay == 0.0 and config.bloom.fp_rate == 1e-6
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "NaN", "-1"])
 def test_crawl_delay_option_refuses_non_finite_and_negative(value: str) -> None:
     proc = subprocess.run(
@@ -214,6 +217,7 @@ def test_merge_keys_may_still_be_overridden(tmp_path: Path) -> None:
     assert config.jobs["b"].delay == 2.0 and config.jobs["b"].max_depth == 2
 
 
+@pytest.mark.slow
 def test_a_duplicate_section_exits_2_with_one_line(tmp_path: Path) -> None:
     path = write(tmp_path, "worker:\n  bags: 2\nworker:\n  bags: 3\n")
     proc = subprocess.run(

@@ -195,6 +195,7 @@ def test_jsonl_stays_utf_8_without_fields(store_file: Path) -> None:
     assert main([*argv, "--fields", "url"]) == 2
 
 
+@pytest.mark.slow
 def test_stdout_gets_the_byte_order_mark_too(store_file: Path) -> None:
     command = [sys.executable, "-m", "nadird", "export", "--store", f"sqlite:///{store_file}"]
     proc = subprocess.run(

@@ -14,9 +14,9 @@ from nadird.store.mongo_conn import (
     Secrets,
     client_options,
     read_password,
-    split_uri,
     write_concern,
 )
+from nadird.store.uri import describe_store_uri, split_uri
 from nadird.testing.mongo import MongoServer, external_uri
 
 
@@ -28,6 +28,24 @@ def test_split_uri_finds_user_database_and_option_names() -> None:
     assert parts.hosts == "a:1,b:2" and parts.database == "crawl"
     assert parts.options == {"replicaset", "serverselectiontimeoutms"}
     assert parts.target == "mongodb://a:1,b:2/crawl"  # no credentials: names the spool's owner
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "mongodb://u:s3cret@h/db",
+        "mongodb://u:p%40ss@a:1,b:2/db?w=1",
+        "MONGODB+SRV://u:x:y@cluster.test",
+        "mongodb://a@b:c@h/db",  # the last "@" ends the user info
+    ],
+)
+def test_the_password_connecting_uses_is_the_one_printing_hides(uri: str) -> None:
+    parts = split_uri(uri)
+    assert parts.raw_password
+    shown = describe_store_uri(uri)
+    assert parts.raw_password not in shown and "***" in shown
+    # Everything else survives as written.
+    assert split_uri(shown).hosts == parts.hosts and split_uri(shown).rest == parts.rest
 
 
 def test_uri_options_win_over_config_timeouts() -> None:
@@ -76,6 +94,7 @@ async def test_write_concern_from_config_uri_and_standalone_fallback() -> None:
     await client.close()
 
 
+@pytest.mark.slow
 async def test_standalone_server_gets_w1(tmp_path: Path) -> None:
     if external_uri() is not None:
         pytest.skip("starts its own standalone SecantusDB")

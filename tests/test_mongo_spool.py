@@ -14,7 +14,7 @@ from mongo_helpers import record
 
 from nadird.errors import StoreError
 from nadird.store.base import PageRecord
-from nadird.store.spool import DeadLetter, Spool, pack_records, unpack_records
+from nadird.store.spool import DeadRecord, Spool, pack_records, unpack_records
 
 TARGET = "mongodb://127.0.0.1:1/nd"
 
@@ -37,7 +37,7 @@ async def test_batches_come_back_in_order_and_settle_removes_them(tmp_path: Path
         assert rest is not None
         assert [r.url for r in rest.records] == [record(i).url for i in (4, 5, 2)]
         assert rest.attempts == 1
-        await spool.settle(rest.last_seq, dead=[DeadLetter(record(2), "121: invalid")])
+        await spool.settle(rest.last_seq, dead=[DeadRecord(record(2), "121: invalid")])
         assert (spool.records, spool.bytes, spool.dead_letters) == (0, 0, 1)
         assert await spool.head(10) is None
     finally:

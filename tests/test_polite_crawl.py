@@ -18,6 +18,7 @@ from typing import Any
 import psutil
 import pytest
 from hostile_helpers import hostile_web
+from robots_helpers import GROUPS, STAR, STAR_VERDICTS
 
 from nadird.store.base import PageRecord
 from nadird.testing.cluster import Cluster
@@ -84,44 +85,9 @@ def site(web: SyntheticWeb, hostile: HostileWeb, host: str, paths: list[str], **
 
 # ------------------------------------------------------------------ robots.txt
 
-STAR = """\
-User-agent: *
-Disallow: /private/
-Allow: /private/open/
-Disallow: /*.pdf$
-Disallow: /shop/*/cart
-Disallow: /tie
-Allow: /tie
-Disallow: /end$
-"""
-GROUPS = """\
-User-agent: otherbot
-Disallow: /
-
-User-agent: nadird
-Disallow: /mine/
-Crawl-delay: 0.3
-
-User-agent: *
-Disallow: /everyone/
-"""
 ROBOTS_CASES: dict[str, tuple[str | int, dict[str, bool]]] = {
-    "star.test": (
-        STAR,
-        {
-            "/public": True,
-            "/private/x": False,
-            "/private/open/x": True,
-            "/doc.pdf": False,
-            "/dir/doc.pdf": False,
-            "/doc.pdf?x=1": True,
-            "/shop/a/b/cart": False,
-            "/shop/cart": True,
-            "/tie": True,
-            "/end": False,
-            "/end/more": True,
-        },
-    ),
+    # "/" is the home page that links to the others.
+    "star.test": (STAR, {path: ok for path, ok in STAR_VERDICTS.items() if path != "/"}),
     "groups.test": (
         GROUPS,
         {f"/mine/{i}": False for i in range(2)}

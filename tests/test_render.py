@@ -40,7 +40,8 @@ from nadird.worker.render_types import Document, Fulfil, Reply, SubRequest, Wait
 from nadird.worker.subrequests import SubrequestPolicy
 
 MISSING = browser_missing()
-pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+# Every test here drives a real browser process.
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(MISSING is not None, reason=MISSING or "")]
 
 if MISSING is None:
     from nadird.worker.render import Renderer

@@ -6,85 +6,19 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
+from core_helpers import A_URLS, T0, TTL, bags, make_core, page, register, results
 
-from nadird.config import Config, MasterConfig
 from nadird.master.core import MasterCore
-from nadird.master.frontier_db import FrontierDB, Row
+from nadird.master.frontier_db import Row
 from nadird.master.leases import EndedLeases, Holder, Lease
-from nadird.master.seen import SeenSet
-from nadird.protocol.messages import (
-    Bag,
-    BagDone,
-    Credit,
-    Hello,
-    PageResult,
-    Results,
-    Welcome,
-)
-from nadird.urls import fingerprint
-
-A_URLS = [f"http://a.test/{i}" for i in range(3)]
-B_URLS = ["http://b.test/"]
-T0 = 1000.0
-TTL = 2.0
+from nadird.protocol.messages import BagDone, Results
 
 
 @pytest.fixture
 def core(tmp_path: Path) -> Iterator[MasterCore]:
     yield from make_core(tmp_path)
-
-
-def make_core(state: Path, **master: Any) -> Iterator[MasterCore]:
-    settings = MasterConfig(
-        state_dir=str(state), lease_ttl=TTL, heartbeat_interval=0.5, bag_size=10, **master
-    )
-    core = MasterCore(
-        Config(master=settings), FrontierDB(state / "frontier.db"), SeenSet(1000, 0.01)
-    )
-    core.admission.admit("default", A_URLS + B_URLS, [fingerprint(u) for u in A_URLS + B_URLS], 0)
-    try:
-        yield core
-    finally:
-        core.frontier.db.close()
-
-
-def register(core: MasterCore, node: str, user: str = "", now: float = T0) -> bytes:
-    """Hello as `node`; returns the session token of its Welcome."""
-    identity = node.encode()
-    [(_, welcome)] = core.on_control(identity, Hello(node=node, capacity=4), now, user)
-    assert isinstance(welcome, Welcome) and len(welcome.session) == 16
-    core.on_control(identity, Credit(node=node, bags=4), now, user)
-    return welcome.session
-
-
-def bags(core: MasterCore, now: float = T0) -> dict[str, Bag]:
-    """Dispatch; the bags handed out, by domain."""
-    out = {}
-    for _, msg in core.dispatch(now):
-        assert isinstance(msg, Bag)
-        out[msg.domain] = msg
-    return out
-
-
-def page(url: str, fp: bytes | None = None, title: str = "real") -> PageResult:
-    return PageResult(
-        url=url,
-        fp=fingerprint(url) if fp is None else fp,
-        final_url=url,
-        status=200,
-        fetched_at=T0,
-        depth=0,
-        data={"title": title},
-    )
-
-
-def results(bag: Bag, node: str, session: bytes, pages: list[PageResult]) -> Results:
-    return Results(
-        node=node, lease=bag.lease, epoch=bag.epoch, job="default", pages=pages, session=session
-    )
 
 
 def refused(core: MasterCore) -> dict[str, int]:

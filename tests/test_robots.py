@@ -8,6 +8,7 @@ from collections import deque
 import pytest
 from hostile_helpers import fetch_config, fetcher, hostile_web, url
 from protego import Protego
+from robots_helpers import GROUPS, GROUPS_VERDICTS, STAR, STAR_VERDICTS
 
 from nadird.config import ThrottleConfig
 from nadird.jobs import Job
@@ -17,49 +18,12 @@ from nadird.worker.bag import BagRun, RobotsGate, crawl_bag
 from nadird.worker.links import DomainCounts, LinkPipeline
 from nadird.worker.pages import PageProcessor, PageTask
 from nadird.worker.robots import RobotsCache, RobotsRules
-from nadird.worker.throttle import DomainState, Pacer
+from nadird.worker.throttle import DomainPace, Pacer
 
-STAR = """\
-User-agent: *
-Disallow: /private/
-Allow: /private/open/
-Disallow: /*.pdf$
-Disallow: /shop/*/cart
-Disallow: /tie
-Allow: /tie
-Disallow: /end$
-Disallow: /caf%C3%A9
-"""
-GROUPS = """\
-User-agent: otherbot
-Disallow: /
-
-User-agent: NADIRD
-Disallow: /mine/
-Crawl-delay: 0.3
-
-User-agent: *
-Disallow: /everyone/
-"""
 # (robots.txt, path, allowed for the token 'nadird')
 CASES = [
-    (STAR, "/", True),
-    (STAR, "/public", True),
-    (STAR, "/private/x", False),
-    (STAR, "/private/open/x", True),  # the longest match wins
-    (STAR, "/doc.pdf", False),  # '*' and '$'
-    (STAR, "/dir/doc.pdf", False),
-    (STAR, "/doc.pdf?x=1", True),  # '$' anchors the end, query included
-    (STAR, "/doc.pdfx", True),
-    (STAR, "/shop/a/b/cart", False),
-    (STAR, "/shop/cart", True),
-    (STAR, "/tie", True),  # equal allow and disallow: allow
-    (STAR, "/end", False),
-    (STAR, "/end/more", True),
-    (STAR, "/caf%C3%A9", False),  # percent-encoded paths
-    (GROUPS, "/mine/x", False),  # our group, matched case-insensitively
-    (GROUPS, "/everyone/x", True),  # '*' does not apply once a group names us
-    (GROUPS, "/x", True),
+    *((STAR, path, allowed) for path, allowed in STAR_VERDICTS.items()),
+    *((GROUPS, path, allowed) for path, allowed in GROUPS_VERDICTS.items()),
     ("User-agent: *\nDisallow: /\n", "/", False),
     ("User-agent: *\nDisallow: /\nAllow: /$\n", "/", True),
     ("User-agent: *\nDisallow:\n", "/x", True),  # empty Disallow allows all
@@ -166,7 +130,7 @@ async def run_bag(web: object, host: str, paths: list[str]) -> tuple[BagRun, lis
     cfg = fetch_config()
     async with fetcher() as client:
         job = Job()
-        pacer = Pacer(0.0, DomainState(adaptive=0.0), ThrottleConfig(adaptive=False))
+        pacer = Pacer(0.0, DomainPace(adaptive=0.0), ThrottleConfig(adaptive=False))
         urls = [url(web, host, p) for p in paths]  # type: ignore[arg-type]
         run = BagRun(deque(PageTask(u, fingerprint(u), 0) for u in urls), 1, pacer)
         gate = RobotsGate(RobotsCache(client, cfg.robots), pacer, 10.0)

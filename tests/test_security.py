@@ -32,8 +32,6 @@ from nadird.testing.cluster import Cluster, wait_until, worker_address
 from nadird.testing.graph import SiteGraph
 from nadird.testing.web import run_in_thread
 
-pytestmark = pytest.mark.slow
-
 
 def keys(tmp: Path) -> dict[str, Any]:
     allowed = tmp / "allowed"
@@ -64,6 +62,7 @@ def secure_master(cluster: Cluster, k: dict[str, Any], graph: SiteGraph, **extra
     )
 
 
+@pytest.mark.slow
 def test_keygen_writes_a_private_secret_key(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "nadird", "keygen", "--out", str(tmp_path), "--name", "edge-1"],

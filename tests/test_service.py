@@ -24,8 +24,6 @@ from nadird.testing.web import AccessEntry, run_in_thread
 # look in the access log: arrival times carry scheduling jitter.
 JITTER = 0.05
 
-pytestmark = pytest.mark.slow
-
 
 def test_notify_is_a_no_op_without_a_socket(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NOTIFY_SOCKET", raising=False)

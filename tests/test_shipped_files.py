@@ -29,6 +29,7 @@ def test_readme_opens_with_the_two_setup_commands() -> None:
 @pytest.mark.skipif(
     __import__("shutil").which("systemd-analyze") is None, reason="systemd-analyze not installed"
 )
+@pytest.mark.slow
 def test_systemd_unit_verifies(tmp_path: Path) -> None:
     import shutil
     import subprocess
@@ -80,6 +81,7 @@ def run_installer(destdir: Path, nadird: Path) -> subprocess.CompletedProcess[st
     )
 
 
+@pytest.mark.slow
 def test_installer_puts_everything_the_unit_names_in_place(tmp_path: Path) -> None:
     nadird = fake_nadird(tmp_path / "opt" / "nadird" / "bin" / "nadird", "/bin/sh")
     root = tmp_path / "root"
@@ -111,6 +113,7 @@ def test_installer_puts_everything_the_unit_names_in_place(tmp_path: Path) -> No
     assert secret.read_bytes() == (root / "etc/nadird/keys/worker.key_secret").read_bytes()
 
 
+@pytest.mark.slow
 def test_installer_refuses_a_nadird_that_protect_home_hides(tmp_path: Path) -> None:
     in_home = Path("/home/nobody/.local/bin/nadird")  # refused before it is looked at
     run_by_home_python = fake_nadird(tmp_path / "opt" / "bin" / "nadird", "/root/venv/bin/python3")

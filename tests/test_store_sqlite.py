@@ -19,8 +19,9 @@ import pytest
 from nadird.errors import StoreError
 from nadird.store.base import PageRecord
 from nadird.store.export import export_records
-from nadird.store.open import describe_store_uri, open_store
+from nadird.store.open import open_store
 from nadird.store.sqlite import CHUNK_ROWS, SqliteStore
+from nadird.store.uri import describe_store_uri
 
 
 def fingerprint(url: str) -> bytes:

@@ -12,6 +12,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import aiohttp
 import lxml.html
+import pytest
 from aiohttp import web
 
 from nadird.testing.graph import OUTSIDE_HOST, SiteGraph
@@ -239,6 +240,7 @@ async def test_added_route_takes_precedence_and_is_logged() -> None:
     assert [e.status for e in entries] == [429, 200]
 
 
+@pytest.mark.slow
 async def test_cli_prints_its_port_and_serves(tmp_path: Path) -> None:
     log_path = tmp_path / "access.jsonl"
     proc = await asyncio.create_subprocess_exec(

@@ -9,12 +9,12 @@ import time
 import pytest
 
 from nadird.config import ThrottleConfig
-from nadird.worker.throttle import DomainState, DomainStates, Pacer, parse_retry_after
+from nadird.worker.throttle import DomainPace, DomainPaces, Pacer, parse_retry_after
 
 
 def test_effective_delay_is_the_largest_of_minimum_crawl_delay_and_adaptive() -> None:
     cfg = ThrottleConfig(max_delay=5.0)
-    state = DomainState(adaptive=0.0)
+    state = DomainPace(adaptive=0.0)
     pacer = Pacer(0.2, state, cfg)
     assert pacer.delay() == 0.2
     state.crawl_delay = 0.5
@@ -26,7 +26,7 @@ def test_effective_delay_is_the_largest_of_minimum_crawl_delay_and_adaptive() ->
 
 def test_adaptive_delay_moves_towards_latency_over_target_and_doubles_on_strain() -> None:
     cfg = ThrottleConfig(target_concurrency=2.0, max_delay=3.0)
-    state = DomainState(adaptive=0.0)
+    state = DomainPace(adaptive=0.0)
     pacer = Pacer(0.0, state, cfg)
     for _ in range(30):
         pacer.observe(0.8, failed=False)
@@ -39,7 +39,7 @@ def test_adaptive_delay_moves_towards_latency_over_target_and_doubles_on_strain(
 
 
 async def test_turns_are_spaced_by_the_delay_known_at_the_time() -> None:
-    state = DomainState(adaptive=0.0)
+    state = DomainPace(adaptive=0.0)
     pacer = Pacer(0.05, state, ThrottleConfig(adaptive=False))
     starts = []
     for i in range(4):
@@ -54,7 +54,7 @@ async def test_turns_are_spaced_by_the_delay_known_at_the_time() -> None:
 
 
 async def test_jitter_only_adds() -> None:
-    pacer = Pacer(0.02, DomainState(adaptive=0.0), ThrottleConfig(adaptive=False, jitter=1.0))
+    pacer = Pacer(0.02, DomainPace(adaptive=0.0), ThrottleConfig(adaptive=False, jitter=1.0))
     last = None
     for _ in range(5):
         await pacer.turn()
@@ -66,7 +66,7 @@ async def test_jitter_only_adds() -> None:
 
 def test_throttled_holds_retry_after_capped_or_backs_off_exponentially() -> None:
     cfg = ThrottleConfig(backoff_base=0.5, max_retry_after=10.0)
-    state = DomainState(adaptive=0.0)
+    state = DomainPace(adaptive=0.0)
     pacer = Pacer(0.0, state, cfg)
     assert pacer.throttled(2.0) == 2.0
     assert 1.9 < pacer.rest() <= 2.0
@@ -91,7 +91,7 @@ def test_retry_after_seconds_and_http_dates() -> None:
 
 
 def test_domain_states_are_bounded() -> None:
-    states = DomainStates(ThrottleConfig(max_domains=2, start_delay=0.25))
+    states = DomainPaces(ThrottleConfig(max_domains=2, start_delay=0.25))
     a = states.get("a.test")
     assert a.adaptive == 0.25
     states.get("b.test")
@@ -102,7 +102,7 @@ def test_domain_states_are_bounded() -> None:
 
 def test_concurrent_lanes_share_one_schedule() -> None:
     async def run() -> list[float]:
-        pacer = Pacer(0.03, DomainState(adaptive=0.0), ThrottleConfig(adaptive=False))
+        pacer = Pacer(0.03, DomainPace(adaptive=0.0), ThrottleConfig(adaptive=False))
         starts: list[float] = []
 
         async def lane() -> None:

@@ -34,7 +34,7 @@ from nadird.config.master import BloomConfig, MasterConfig, PolitenessConfig, St
 from nadird.config.service import ApiConfig, SecurityConfig, WorkerConfig, WorkerHttpConfig
 from nadird.config.yaml_strict import DuplicateKey, load_strict
 from nadird.errors import ConfigError
-from nadird.jobs import Job
+from nadird.jobs import Job, validate_job
 from nadird.typecheck import Mismatch, build
 
 __all__ = [
@@ -107,13 +107,9 @@ def _name_jobs(config: Config, source: str) -> Config:
 
 
 def _check_references(config: Config, source: str) -> None:
-    from nadird.worker.fields import validate_fields
-    from nadird.worker.scope import validate_link_rules
-
     for name, job in config.jobs.items():
         try:
-            validate_fields(job.fields)
-            validate_link_rules(job.links)
+            validate_job(job)
         except ValueError as exc:
             raise ConfigError(source, f"jobs.{name}", str(exc)) from exc
     for i, seed in enumerate(config.seed_list()):

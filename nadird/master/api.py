@@ -10,7 +10,6 @@ from __future__ import annotations
 import hmac
 import json
 import os
-import time
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,10 +19,11 @@ from aiohttp import web
 from nadird.api_token import load_token
 from nadird.errors import BindError
 from nadird.logs import get_logger
+from nadird.master import status
 from nadird.master.api_body import BadBody, SeedItem, parse_seeds, read_json, require_no_body
 
 if TYPE_CHECKING:
-    from nadird.master.server import Master
+    from nadird.master.view import MasterView
 
 log = get_logger()
 OPEN_PATHS = frozenset({"/healthz"})
@@ -42,7 +42,7 @@ def _refusal(item: SeedItem, reason: str) -> dict[str, Any]:
 
 
 class ApiServer:
-    def __init__(self, master: Master) -> None:
+    def __init__(self, master: MasterView) -> None:
         self.master = master
         self.api = master.config.api
         self.token = load_token(self.api, master.config.master.state_dir, create=True)
@@ -109,41 +109,21 @@ class ApiServer:
         return _json({"ok": False, "state": health.status()}, 503)
 
     async def stats(self, _request: web.Request) -> web.Response:
-        return _json(self.master.full_status())
+        return _json(status.full(self.master))
 
     async def nodes(self, _request: web.Request) -> web.Response:
-        now = time.monotonic()
-        core = self.master.core
-        rows = []
-        for node in core.nodes.all() + core.nodes.offline():
-            leases = core.leases.of_node(node.node) if node.offline_since is None else []
-            status = "offline" if node.offline_since is not None else ("busy" if leases else "idle")
-            rows.append(
-                {
-                    "node": node.node,
-                    "group": node.group,
-                    "capabilities": node.capabilities,
-                    "host": node.host,
-                    "pid": node.pid,
-                    "status": status,
-                    "bags": len(leases),
-                    "last_heartbeat_s": round(now - node.last_seen, 3),
-                    "cpu_percent": node.cpu_percent,
-                    "rss_mb": node.rss_mb,
-                }
-            )
-        return _json({"nodes": rows})
+        return _json({"nodes": status.nodes(self.master)})
 
     async def domain(self, request: web.Request) -> web.Response:
         name = request.match_info["domain"].lower()
-        info = self.master.domain_status(name)
+        info = status.domain(self.master, name)
         if info is None:
             return _error(404, f"domain never seen by this master: {name}")
         return _json(info)
 
     async def seeds(self, request: web.Request) -> web.Response:
         items, job = parse_seeds(await read_json(request))
-        jobs = self.master.core.admission.jobs
+        jobs = self.master.jobs()
         if job not in jobs:
             raise BadBody(f"unknown job {job!r}; expected one of: {', '.join(sorted(jobs))}")
         known = [item for item in items if item.job in jobs]
@@ -156,14 +136,14 @@ class ApiServer:
 
     def _job(self, request: web.Request) -> str | None:
         job = request.match_info["job"]
-        return job if job in self.master.core.admission.jobs else None
+        return job if job in self.master.jobs() else None
 
     async def pause(self, request: web.Request) -> web.Response:
         await require_no_body(request)
         job = self._job(request)
         if job is None:
             return _error(404, "unknown job")
-        self.master.core.pause(job)
+        self.master.pause_job(job)
         log.info("job_paused", job=job)
         return _json({"job": job, "paused": True})
 
@@ -172,8 +152,7 @@ class ApiServer:
         job = self._job(request)
         if job is None:
             return _error(404, "unknown job")
-        self.master.core.resume(job)
-        self.master.wake()
+        self.master.resume_job(job)
         log.info("job_resumed", job=job)
         return _json({"job": job, "paused": False})
 
@@ -182,7 +161,7 @@ class ApiServer:
         job = self._job(request)
         if job is None:
             return _error(404, "unknown job")
-        dropped = self.master.core.delete_job(job)
+        dropped = self.master.delete_job(job)
         log.info("job_deleted", job=job, dropped=dropped)
         return _json({"job": job, "deleted": True, "dropped_urls": dropped})
 
@@ -191,5 +170,5 @@ class ApiServer:
         return web.Response(text=text, content_type="application/yaml")
 
     async def metrics(self, _request: web.Request) -> web.Response:
-        body = self.master.core.metrics.exposition()
+        body = self.master.metrics_text()
         return web.Response(body=body, headers={"Content-Type": "text/plain; version=0.0.4"})

@@ -23,7 +23,7 @@ from nadird.master.lease_mark import LeaseMark, headroom_of, recovery_hold
 from nadird.master.leases import Lease, LeaseTable
 from nadird.master.metrics import MasterMetrics
 from nadird.master.nodes import Node, NodeRegistry
-from nadird.master.records import error_kind, page_record
+from nadird.master.records import error_kind, record_from_result
 from nadird.master.retries import backoff, describe, is_transient
 from nadird.master.robots_notes import RobotsNotes
 from nadird.master.seen import SeenSet
@@ -75,7 +75,7 @@ class MasterCore:
         # Bags leased by a previous master run may still be in flight until
         # their leases would have expired; nobody gets their domains before.
         now = time.monotonic()
-        self.hold_until = recovery_hold(db, master, bool(self.frontier.rows), now)
+        self.hold_until = recovery_hold(db, master, bool(self.frontier.queued), now)
         self.lease_mark = LeaseMark(db, master.lease_ttl, headroom_of(master))
 
     def apply_config(self, new: Config) -> None:
@@ -262,7 +262,7 @@ class MasterCore:
                 self.frontier.acked(page.fp)
             else:
                 late.setdefault(domain_of(page.url), []).append((page.fp, page.row))
-            records.append(page_record(page, held.job, held.holder.node))
+            records.append(record_from_result(page, held.job, held.holder.node))
             self.stats["pages_error" if page.error else "pages_ok"] += 1
         for domain, pages in late.items():
             self.domain_results[domain] += len(pages)

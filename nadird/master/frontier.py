@@ -30,7 +30,10 @@ Clock = Callable[[], float]
 
 
 @dataclass(slots=True)
-class DomainState:
+class DomainQueue:
+    """One domain's queue as the master keeps it in memory: counts and schedule
+    (its URLs are rows in FrontierDB)."""
+
     name: str
     id: int
     rows: int = 0
@@ -63,14 +66,14 @@ class Frontier:
         self.caps = caps
         self._clock = clock
         self._wall = wall
-        self._domains: dict[str, DomainState] = {}
+        self._domains: dict[str, DomainQueue] = {}
         self._heap: list[tuple[float, int, str]] = []
         self._tiebreak = itertools.count()
         # fingerprint -> (domain, queue row id) of URLs out in leases and of
         # URLs whose results wait for the store.
-        self._out: dict[bytes, tuple[DomainState, int]] = {}
-        self._settling: dict[bytes, tuple[DomainState, int]] = {}
-        self.rows = 0
+        self._out: dict[bytes, tuple[DomainQueue, int]] = {}
+        self._settling: dict[bytes, tuple[DomainQueue, int]] = {}
+        self._queued = 0
         self.overflowed = 0
         self.seq = db.last_seq()
         self._load()
@@ -80,25 +83,29 @@ class Frontier:
         """Rebuild the per-domain records from disk; every row starts available."""
         now, wall = self._clock(), self._wall()
         for count in self.db.domain_counts():
-            ds = DomainState(count.name, count.id, rows=count.rows)
+            ds = DomainQueue(count.name, count.id, rows=count.rows)
             ds.next_allowed = now + max(0.0, max(count.next_allowed, count.earliest_retry) - wall)
             self._domains[count.name] = ds
-            self.rows += count.rows
+            self._queued += count.rows
             self._schedule(ds)
 
     @property
     def queued(self) -> int:
         """URLs not yet stored: available, out in leases, or settling."""
-        return self.rows
+        return self._queued
 
-    def domain(self, name: str) -> DomainState:
+    def domain(self, name: str) -> DomainQueue:
         ds = self._domains.get(name)
         if ds is None:
-            ds = self._domains[name] = DomainState(name, self.db.domain_id(name))
+            ds = self._domains[name] = DomainQueue(name, self.db.domain_id(name))
         return ds
 
-    def get(self, name: str) -> DomainState | None:
+    def get(self, name: str) -> DomainQueue | None:
         return self._domains.get(name)
+
+    def queues(self) -> list[DomainQueue]:
+        """Every domain queue in memory."""
+        return list(self._domains.values())
 
     def _to_wall(self, mono: float) -> float:
         return self._wall() + (mono - self._clock())
@@ -107,13 +114,13 @@ class Frontier:
     def admit(self, rows: Iterable[Row]) -> int:
         """Queue new URLs (already checked against the seen set); the caller commits."""
         accepted: list[tuple[int, Row]] = []
-        touched: list[DomainState] = []
+        touched: list[DomainQueue] = []
         for row in rows:
             ds = self.domain(row.domain)
             if self._make_room(ds, row):
                 accepted.append((ds.id, row))
                 ds.rows += 1
-                self.rows += 1
+                self._queued += 1
                 touched.append(ds)
         if not accepted:
             return 0
@@ -122,9 +129,9 @@ class Frontier:
             self._schedule(ds)
         return len(accepted)
 
-    def _make_room(self, ds: DomainState, row: Row) -> bool:
+    def _make_room(self, ds: DomainQueue, row: Row) -> bool:
         caps = self.caps
-        if caps.total is not None and self.rows >= caps.total:
+        if caps.total is not None and self._queued >= caps.total:
             self._overflow(row, "total queue cap")
             return False
         if caps.per_domain is None or ds.rows < caps.per_domain:
@@ -143,7 +150,7 @@ class Frontier:
         self.db.delete_one(lowest.id)
         self._overflow(lowest, "evicted by higher priority")
         ds.rows -= 1
-        self.rows -= 1
+        self._queued -= 1
         return True
 
     def _overflow(self, row: Row, reason: str) -> None:
@@ -160,13 +167,13 @@ class Frontier:
             )
 
     # ----------------------------------------------------------- schedule
-    def _schedule(self, ds: DomainState) -> None:
+    def _schedule(self, ds: DomainQueue) -> None:
         if ds.leased or ds.available <= 0 or ds.scheduled_at == ds.next_allowed:
             return
         ds.scheduled_at = ds.next_allowed
         heapq.heappush(self._heap, (ds.next_allowed, next(self._tiebreak), ds.name))
 
-    def _valid_top(self) -> DomainState | None:
+    def _valid_top(self) -> DomainQueue | None:
         while self._heap:
             at, _, name = self._heap[0]
             ds = self._domains[name]
@@ -181,7 +188,7 @@ class Frontier:
         ds = self._valid_top()
         return ds.next_allowed if ds else None
 
-    def pop_ready(self, now: float) -> DomainState | None:
+    def pop_ready(self, now: float) -> DomainQueue | None:
         ds = self._valid_top()
         if ds is None or ds.next_allowed > now:
             return None
@@ -189,7 +196,7 @@ class Frontier:
         ds.scheduled_at = None
         return ds
 
-    def defer(self, ds: DomainState, until: float) -> None:
+    def defer(self, ds: DomainQueue, until: float) -> None:
         """The domain may not be fetched before `until` (monotonic)."""
         ds.next_allowed = max(ds.next_allowed, until)
         if ds.next_allowed - self._clock() > 1.0:
@@ -198,7 +205,7 @@ class Frontier:
         self._schedule(ds)
 
     # ------------------------------------------------------------ leasing
-    def take(self, ds: DomainState, limit: int, skip_jobs: Iterable[str] = ()) -> list[Row]:
+    def take(self, ds: DomainQueue, limit: int, skip_jobs: Iterable[str] = ()) -> list[Row]:
         """Lease the domain and take up to `limit` URLs of one job, best first.
 
         Returns [] (and reschedules) when every available URL waits for a retry
@@ -219,7 +226,7 @@ class Frontier:
             self._out[row.fp] = (ds, row.id)
         return rows
 
-    def _unout(self, fp: bytes) -> tuple[DomainState, int] | None:
+    def _unout(self, fp: bytes) -> tuple[DomainQueue, int] | None:
         """Take a URL out of its lease: (its domain, its row id), if it was out."""
         held = self._out.pop(fp, None)
         if held is not None:
@@ -264,7 +271,7 @@ class Frontier:
 
     def durable(self, fps: Iterable[bytes]) -> None:
         """The store confirmed these results: their URLs leave the frontier."""
-        settled: list[tuple[DomainState, int]] = []
+        settled: list[tuple[DomainQueue, int]] = []
         for fp in fps:
             held = self._settling.pop(fp, None)
             if held is not None:
@@ -276,7 +283,7 @@ class Frontier:
         for ds, row_id in settled:
             if row_id in gone:
                 ds.rows -= 1
-                self.rows -= 1
+                self._queued -= 1
         for ds in {id(ds): ds for ds, _ in settled}.values():
             self._schedule(ds)
 
@@ -290,7 +297,7 @@ class Frontier:
         self.db.dead_letter(row, error, attempts)
         if held is not None:
             held[0].rows -= 1
-            self.rows -= 1
+            self._queued -= 1
 
     def drop_job(self, job: str) -> int:
         """Delete a job's queued URLs, except those in a lease or being stored."""
@@ -301,7 +308,7 @@ class Frontier:
             ds = self._domains.get(name)
             if self.db.delete_one(row_id) and ds is not None:
                 ds.rows -= 1
-                self.rows -= 1
+                self._queued -= 1
                 dropped += 1
         self.db.commit()
         return dropped
@@ -318,6 +325,6 @@ class Frontier:
         for letter in letters:
             ds = self.domain(letter.domain)
             ds.rows += 1
-            self.rows += 1
+            self._queued += 1
             self._schedule(ds)
         return len(letters)

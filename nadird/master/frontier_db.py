@@ -4,7 +4,7 @@ SQLite in WAL mode, used from the master's event-loop thread: every statement
 here touches a handful of rows through an index, so it costs microseconds, and
 a commit in WAL mode with synchronous=NORMAL does not fsync (it survives a
 crash of the process, not a power cut). Everything rides in one open
-transaction that the master commits in groups (see Master._results_loop): a
+transaction that the master commits in groups (see Master._commit_soon): a
 commit per results message was the master's largest cost. Crash safety does
 not need more: a page's links are written before its URL can be deleted (the
 deletion waits for the store), in the same transaction, so no commit can
@@ -32,67 +32,13 @@ from pathlib import Path
 from typing import TypeVar
 
 from nadird.errors import StateError
+from nadird.master.frontier_schema import prepare
 from nadird.master.health import StateHealth
 from nadird.master.redo import RedoTransaction
 
-SCHEMA_VERSION = 2
 # Row ids or fingerprints per statement: well under SQLite's bound on parameters.
 CHUNK = 500
 _T = TypeVar("_T")
-_QUEUE_COLUMNS = """
-    id INTEGER PRIMARY KEY,
-    domain_id INTEGER NOT NULL,
-    priority INTEGER NOT NULL,
-    fp BLOB NOT NULL,
-    url TEXT NOT NULL,
-    depth INTEGER NOT NULL,
-    job TEXT NOT NULL,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    not_before REAL NOT NULL DEFAULT 0,
-    first_failed_at REAL,
-    last_error TEXT
-"""
-_SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS domains (
-    id INTEGER PRIMARY KEY,
-    name TEXT NOT NULL UNIQUE,
-    next_allowed REAL NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS queue ({_QUEUE_COLUMNS});
-CREATE INDEX IF NOT EXISTS queue_take ON queue (domain_id, priority DESC, id);
-CREATE TABLE IF NOT EXISTS job_counts (job TEXT PRIMARY KEY, admitted INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS job_domain_counts (
-    job TEXT NOT NULL,
-    domain TEXT NOT NULL,
-    admitted INTEGER NOT NULL,
-    PRIMARY KEY (job, domain)
-);
-CREATE TABLE IF NOT EXISTS admitted (seq INTEGER PRIMARY KEY AUTOINCREMENT, fp BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS dead_letters (
-    fp BLOB PRIMARY KEY,
-    url TEXT NOT NULL,
-    job TEXT NOT NULL,
-    domain TEXT NOT NULL,
-    depth INTEGER NOT NULL,
-    priority INTEGER NOT NULL,
-    error TEXT NOT NULL,
-    attempts INTEGER NOT NULL,
-    first_failed_at REAL NOT NULL,
-    last_failed_at REAL NOT NULL,
-    requeue INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS overflow (
-    id INTEGER PRIMARY KEY,
-    url TEXT NOT NULL,
-    fp BLOB NOT NULL,
-    job TEXT NOT NULL,
-    domain TEXT NOT NULL,
-    priority INTEGER NOT NULL,
-    reason TEXT NOT NULL,
-    dropped_at REAL NOT NULL
-);
-"""
 
 
 def _chunks(items: Sequence[_T]) -> Iterator[tuple[Sequence[_T], str]]:
@@ -126,7 +72,9 @@ class DomainCount:
 
 
 @dataclass(frozen=True, slots=True)
-class DeadLetter:
+class DeadURL:
+    """A URL whose tries ran out (the dead_letters table), as `nadird dead-letters` lists it."""
+
     url: str
     fp: bytes
     job: str
@@ -152,39 +100,11 @@ class FrontierDB:
             # three indexes at random places (fingerprint, domain queue), and
             # with a large queue most of those pages were read again per batch.
             self._db.execute("PRAGMA cache_size=-16384")
-            self._db.executescript(_SCHEMA)
-            self._check_version()
+            prepare(self._db, self.path)
         except sqlite3.DatabaseError as exc:
             raise StateError(f"{self.path}: unreadable frontier database ({exc})") from None
         # Every write goes through it: a failed commit keeps the writes (redo.py).
         self._tx = RedoTransaction(self._db, self.path.name, health)
-
-    def _check_version(self) -> None:
-        row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        if row is None:
-            self._db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
-        elif int(row[0]) == 1:
-            self._migrate_from_1()
-        elif int(row[0]) != SCHEMA_VERSION:
-            raise StateError(f"{self.path}: frontier schema {row[0]}, expected {SCHEMA_VERSION}")
-
-    def _migrate_from_1(self) -> None:
-        """Rebuild the queue without its unique fingerprint index (SQLite
-        cannot drop a UNIQUE constraint in place). One transaction: a crash
-        midway leaves schema 1 intact and the next start tries again."""
-        self._db.executescript(
-            f"""
-            BEGIN;
-            CREATE TABLE queue_v2 ({_QUEUE_COLUMNS});
-            INSERT INTO queue_v2 SELECT id, domain_id, priority, fp, url, depth, job, attempts,
-                not_before, first_failed_at, last_error FROM queue;
-            DROP TABLE queue;
-            ALTER TABLE queue_v2 RENAME TO queue;
-            CREATE INDEX queue_take ON queue (domain_id, priority DESC, id);
-            UPDATE meta SET value='{SCHEMA_VERSION}' WHERE key='schema_version';
-            COMMIT;
-            """
-        )
 
     # ------------------------------------------------------ transactions
     def commit(self, retry_now: bool = False) -> bool:
@@ -407,7 +327,7 @@ class FrontierDB:
 
     def dead_letters(
         self, job: str | None = None, domain: str | None = None, requeued: bool | None = None
-    ) -> list[DeadLetter]:
+    ) -> list[DeadURL]:
         sql = (
             "SELECT url, fp, job, domain, depth, priority, error, attempts, first_failed_at, "
             "last_failed_at, requeue FROM dead_letters WHERE 1=1"
@@ -424,7 +344,7 @@ class FrontierDB:
             args.append(int(requeued))
         rows = self._db.execute(sql + " ORDER BY last_failed_at", args).fetchall()
         return [
-            DeadLetter(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]))
+            DeadURL(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]))
             for r in rows
         ]
 
@@ -440,7 +360,7 @@ class FrontierDB:
         self.commit()
         return cur.rowcount
 
-    def requeue_dead(self, letters: list[DeadLetter]) -> None:
+    def requeue_dead(self, letters: list[DeadURL]) -> None:
         """Move dead letters back into the queue with fresh attempts (a dead
         letter's URL left the queue when it died, so it is not there twice)."""
         for letter in letters:

@@ -26,7 +26,7 @@ _JOB_AT = FIELD_NAMES.index("job")
 _page_values = attrgetter(*_FROM_PAGE)
 
 
-def page_record(page: PageResult, job: str, node: str) -> PageRecord:
+def record_from_result(page: PageResult, job: str, node: str) -> PageRecord:
     values: tuple[Any, ...] = _page_values(page)
     return PageRecord(*(*values[:_JOB_AT], job, *values[_JOB_AT:], node))
 

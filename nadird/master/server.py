@@ -1,7 +1,7 @@
 """The master process: sockets, the dispatch loop and housekeeping.
 
-The decisions live in MasterCore; this module moves bytes, runs the timers
-and owns the files in the state directory (frontier.db, seen.bloom).
+The decisions live in MasterCore and the state directory's files in StateDir
+(state_dir.py); this module moves bytes and runs the timers.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from nadird.master.core import MasterCore, Outgoing
 from nadird.master.frontier_db import FrontierDB
 from nadird.master.seen import SeenSet
 from nadird.master.state_dir import FRONTIER_FILE, ROBOTS_FILE, SEEN_FILE, StateDir
+from nadird.master.view import MasterReads
 from nadird.master.writer import ResultWriter
 from nadird.protocol.codec import decode, encode
 from nadird.protocol.messages import Message, Results, Shutdown
@@ -58,7 +59,9 @@ def load_seen(config: Config, db: FrontierDB) -> SeenSet:
     return seen
 
 
-class Master:
+class Master(MasterReads):
+    """The master process; as MasterView, what the API and status reports see."""
+
     def __init__(
         self, config: Config, store: Store, seen: SeenSet | None = None, source: str = "(config)"
     ) -> None:
@@ -224,7 +227,8 @@ class Master:
             "complete": self.is_complete(),
         }
 
-    def wake(self) -> None:
+    def resume_job(self, job: str) -> None:
+        self.core.resume(job)
         self._wake.set()
 
     def pages_per_second(self) -> float:
@@ -233,9 +237,6 @@ class Master:
     def full_status(self) -> dict[str, Any]:
         """Everything /api/stats shows."""
         return status.full(self)
-
-    def domain_status(self, name: str) -> dict[str, Any] | None:
-        return status.domain(self, name)
 
     def _metrics_state(self) -> dict[str, Any]:
         return status.for_metrics(self)
@@ -361,14 +362,14 @@ class Master:
                 log.warning("store_behind", pending=self.writer.pending)
             else:
                 log.info("store_behind_over", pending=self.writer.pending)
-        pressed = bool(getattr(self.writer.store, "backpressure", False))
+        pressed = self.writer.store.backpressure
         if pressed != self._pressed:
             self._pressed = pressed
             if pressed:
                 log.warning(
                     "store_backpressure",
                     reason="spool over store.spool_max_bytes",
-                    spool_records=getattr(self.writer.store, "spool_records", 0),
+                    spool_records=self.writer.store.spool_records,
                 )
             else:
                 log.info("store_backpressure_over")

@@ -10,13 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 from nadird.errors import StoreError
 from nadird.logs import get_logger
-from nadird.master.frontier import DomainState
 from nadird.master.metrics import status_classes
 from nadird.store.base import Store
 from nadird.urls import registrable_domain
 
 if TYPE_CHECKING:
-    from nadird.master.server import Master
+    from nadird.master.view import MasterView
 
 log = get_logger()
 
@@ -59,45 +58,42 @@ def pages_per_second(samples: deque[tuple[float, int]]) -> float:
     return round((n1 - n0) / (t1 - t0), 1) if t1 > t0 else 0.0
 
 
-def full(master: Master) -> dict[str, Any]:
-    core = master.core
-    writer = master.writer
+def full(master: MasterView) -> dict[str, Any]:
+    counts, store = master.counts(), master.store_progress()
+    jobs = master.jobs()
     return {
         **master.status(),
         "pages_per_s": master.pages_per_second(),
-        "errors_by_kind": dict(core.errors),
-        "refused_results": dict(core.refused),
-        "http_status": status_classes(core.statuses),
-        "paused_jobs": sorted(core.paused),
+        "errors_by_kind": dict(counts.errors),
+        "refused_results": dict(counts.refused),
+        "http_status": status_classes(counts.statuses),
+        "paused_jobs": sorted(name for name, job in jobs.items() if job.paused),
         "jobs": {
-            name: {"admitted": core.admission.admitted[name], "paused": name in core.paused}
-            for name in core.admission.jobs
+            name: {"admitted": job.admitted, "paused": job.paused} for name, job in jobs.items()
         },
         "store": {
-            "pending": writer.pending,
-            "written": writer.written,
-            "failures": writer.failures,
-            "spool_records": getattr(writer.store, "spool_records", 0),
-            "backpressure": bool(getattr(writer.store, "backpressure", False)),
+            "pending": store.pending,
+            "written": store.written,
+            "failures": store.failures,
+            "spool_records": store.spool_records,
+            "backpressure": store.backpressure,
         },
         # Whether the state directory (and the store) take writes: see health.py.
         "state": master.health.status(),
     }
 
 
-def domain(master: Master, name: str) -> dict[str, Any] | None:
+def domain(master: MasterView, name: str) -> dict[str, Any] | None:
     """One domain's state; None only for a domain this master never queued.
 
     A host of a domain (www.example.com) answers for its domain: the
     frontier keeps one queue per registrable domain.
     """
-    frontier = master.core.frontier
-    if frontier.get(name) is None and not frontier.db.has_domain(name):
+    report = master.domain(name)
+    if report is None:
         parent = registrable_domain(name)
         return domain(master, parent) if parent != name else None
-    # A domain whose URLs are all done may have no record in memory (after
-    # a restart): it is known, with nothing queued.
-    ds = frontier.get(name) or DomainState(name, 0)
+    ds = report.queue
     politeness = master.config.politeness
     return {
         "domain": name,
@@ -110,27 +106,51 @@ def domain(master: Master, name: str) -> dict[str, Any] | None:
         "next_allowed_in_s": round(max(0.0, ds.next_allowed - time.monotonic()), 3),
         "delay": politeness.delay,
         "domain_concurrency": politeness.domain_concurrency,
-        "results_since_start": master.core.domain_results[name],
-        "errors": master.core.domain_errors[name],
-        "dead_letters": len(frontier.db.dead_letters(domain=name)),
-        "robots": "checked by workers (cached per worker)",
+        "results_since_start": report.results,
+        "errors": report.errors,
+        "dead_letters": report.dead_letters,
+        "robots": "checked by workers; the files they fetch are passed on with bags",
     }
 
 
-def for_metrics(master: Master) -> dict[str, Any]:
-    core = master.core
-    workers = {"idle": 0, "busy": 0, "offline": len(core.nodes.offline())}
-    for node in core.nodes.all():
-        workers["busy" if core.leases.of_node(node.node) else "idle"] += 1
+def nodes(master: MasterView) -> list[dict[str, Any]]:
+    """Every worker the API lists: connected ones, then those gone."""
+    now = time.monotonic()
+    rows = []
+    for entry in master.nodes():
+        node = entry.node
+        status = "offline" if not entry.online else ("busy" if entry.bags else "idle")
+        rows.append(
+            {
+                "node": node.node,
+                "group": node.group,
+                "capabilities": node.capabilities,
+                "host": node.host,
+                "pid": node.pid,
+                "status": status,
+                "bags": entry.bags,
+                "last_heartbeat_s": round(now - node.last_seen, 3),
+                "cpu_percent": node.cpu_percent,
+                "rss_mb": node.rss_mb,
+            }
+        )
+    return rows
+
+
+def for_metrics(master: MasterView) -> dict[str, Any]:
+    workers = {"idle": 0, "busy": 0, "offline": 0}
+    for entry in master.nodes():
+        workers["offline" if not entry.online else "busy" if entry.bags else "idle"] += 1
+    counts = master.counts()
     return {
         **master.status(),
-        "stats": dict(core.stats),
-        "errors": dict(core.errors),
-        "refused": dict(core.refused),
-        "statuses": dict(core.statuses),
+        "stats": dict(counts.stats),
+        "errors": dict(counts.errors),
+        "refused": dict(counts.refused),
+        "statuses": dict(counts.statuses),
         "workers_by_status": workers,
-        "domains": core.frontier.domain_sizes(),
-        "spool_records": getattr(master.writer.store, "spool_records", 0),
+        "domains": master.domain_sizes(),
+        "spool_records": master.store_progress().spool_records,
         "state_healthy": int(master.health.healthy),
         "state_write_failures": master.health.failures,
     }

@@ -51,3 +51,14 @@ class Store(Protocol):
     def iter_records(self, job: str | None = None) -> AsyncIterator[PageRecord]: ...
 
     async def close(self) -> None: ...
+
+    # What the master watches besides writes. A backend without an outage
+    # spool answers 0 and False.
+
+    @property
+    def spool_records(self) -> int:
+        """Records acknowledged (durable in a local spool) but not yet in the store."""
+
+    @property
+    def backpressure(self) -> bool:
+        """True while the store asks for no new work (its spool is over its cap)."""

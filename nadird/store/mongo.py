@@ -41,7 +41,6 @@ from nadird.store.mongo_conn import (
     one_line,
     open_error,
     read_password,
-    split_uri,
     write_concern,
 )
 from nadird.store.mongo_docs import (
@@ -52,12 +51,12 @@ from nadird.store.mongo_docs import (
     Document,
     PreparedPage,
     item_id,
-    page_record,
     prepare,
+    record_from_document,
 )
 from nadird.store.mongo_schema import ensure_indexes
-from nadird.store.open import describe_store_uri
-from nadird.store.spool import DeadLetter, Spool, SpoolLocked
+from nadird.store.spool import DeadRecord, Spool, SpoolLocked
+from nadird.store.uri import describe_store_uri, split_uri
 
 log = get_logger()
 
@@ -192,7 +191,7 @@ class MongoStore:
                 raise StoreError(f"{self!r}: read failed: {one_line(str(exc))}") from exc
             for page in pages:
                 owner = page.get("duplicate_of") or page["_id"]
-                yield page_record(page, items.get(item_id(bytes(owner), page["job"])))
+                yield record_from_document(page, items.get(item_id(bytes(owner), page["job"])))
             if len(pages) < self.CHUNK_ROWS:
                 return
             last = bytes(pages[-1]["_id"])
@@ -267,7 +266,7 @@ class MongoStore:
 
     async def _write_mongo(
         self, records: Sequence[PageRecord]
-    ) -> tuple[list[PageRecord], list[DeadLetter]]:
+    ) -> tuple[list[PageRecord], list[DeadRecord]]:
         """Write to MongoDB; return the records to retry later and the dead letters."""
         prepared, dead = await asyncio.to_thread(self._prepare_all, records)
         pages, items = self._coll(PAGES), self._coll(ITEMS)
@@ -278,7 +277,7 @@ class MongoStore:
                 outcome = _merge(outcome, again)
         self.stored += outcome.stored
         self.duplicates += outcome.duplicates
-        dead += [DeadLetter(p.record, error) for p, error in outcome.dead]
+        dead += [DeadRecord(p.record, error) for p, error in outcome.dead]
         for letter in dead:
             log.error(
                 "mongo_dead_letter",
@@ -292,16 +291,16 @@ class MongoStore:
 
     def _prepare_all(
         self, records: Sequence[PageRecord]
-    ) -> tuple[list[PreparedPage], list[DeadLetter]]:
+    ) -> tuple[list[PreparedPage], list[DeadRecord]]:
         # Runs on a worker thread: compression, HTML parsing, BSON encoding.
         now = dt.datetime.now(dt.UTC)
         prepared: list[PreparedPage] = []
-        dead: list[DeadLetter] = []
+        dead: list[DeadRecord] = []
         for record in records:
             try:
                 prepared.append(prepare(record, self.config.body_max_bytes, self._doc_limit, now))
             except (InvalidDocument, OverflowError, ValueError, TypeError) as exc:
-                dead.append(DeadLetter(record, f"cannot encode: {exc}"))
+                dead.append(DeadRecord(record, f"cannot encode: {exc}"))
         return prepared, dead
 
     async def _open_existing_spool(self) -> None:
@@ -367,7 +366,7 @@ class MongoStore:
         retry, dead = await self._write_mongo(chunk.records)
         attempts = chunk.attempts + 1
         if retry and attempts >= self.MAX_ATTEMPTS:
-            dead += [DeadLetter(r, f"still failing after {attempts} attempts") for r in retry]
+            dead += [DeadRecord(r, f"still failing after {attempts} attempts") for r in retry]
             retry = []
         await self._spool.settle(chunk.last_seq, retry, attempts, dead)
 

@@ -1,4 +1,4 @@
-"""Connecting to MongoDB: URI, password source, timeouts, write concern.
+"""Connecting to MongoDB: password source, timeouts, write concern.
 
 Everything PyMongo understands stays in the URI (replica set, TLS, auth
 mechanism, read preference...) and is passed through untouched; an option set
@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote
 
 from pymongo import AsyncMongoClient
 from pymongo.errors import ConfigurationError, OperationFailure, PyMongoError
@@ -24,46 +22,11 @@ from pymongo.write_concern import WriteConcern
 
 from nadird.config import StoreConfig
 from nadird.errors import StoreError
-from nadird.store.open import describe_store_uri
+from nadird.store.uri import UriParts, describe_store_uri
 
 AUTH_FAILED = 18
 _MS = 1000
 _TIMEOUTS_NOTE = re.compile(r"\s*\(configured timeouts:[^)]*\)")
-
-
-@dataclass(frozen=True)
-class UriParts:
-    scheme: str
-    user: str | None
-    password: str | None
-    raw_password: str | None  # as written in the URI (percent-encoded)
-    hosts: str
-    database: str
-    options: frozenset[str]  # option names in the query string, lower-cased
-
-    @property
-    def target(self) -> str:
-        """Where records go, without credentials or options (names the spool's owner)."""
-        return f"{self.scheme}://{self.hosts}/{self.database}"
-
-
-def split_uri(uri: str) -> UriParts:
-    scheme, sep, rest = uri.partition("://")
-    if not sep:
-        raise StoreError(f"bad MongoDB URI {describe_store_uri(uri)!r}: no scheme")
-    authority, _slash, tail = rest.partition("/")
-    userinfo, at, hosts = authority.rpartition("@")
-    user = password = raw_password = None
-    if at:
-        name, colon, secret = userinfo.partition(":")
-        user = unquote(name)
-        if colon:
-            raw_password, password = secret, unquote(secret)
-    path, _q, query = tail.partition("?")
-    names = {part.partition("=")[0].lower() for part in re.split("[&;]", query) if part}
-    return UriParts(
-        scheme.lower(), user, password, raw_password, hosts, unquote(path), frozenset(names)
-    )
 
 
 def read_password(config: StoreConfig) -> str | None:

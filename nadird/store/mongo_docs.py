@@ -1,8 +1,8 @@
 """PageRecord <-> MongoDB documents: the `pages` (raw) and `items` schema.
 
 Pure functions, no I/O: `prepare` runs on a worker thread (zlib, lxml and BSON
-encoding are CPU work the event loop should not do), `page_record` turns the
-two documents back into the record `nadird export` prints.
+encoding are CPU work the event loop should not do), `record_from_document`
+turns the two documents back into the record `nadird export` prints.
 
 A document never exceeds the server's BSON limit: the body is cut until it
 fits and the page is flagged `body_truncated`; an item whose extracted data
@@ -152,7 +152,7 @@ def _item_document(
     return item
 
 
-def page_record(page: Document, item: Document | None) -> PageRecord:
+def record_from_document(page: Document, item: Document | None) -> PageRecord:
     """The stored page (and the fields of its item) as the record export prints."""
     fields_of = {Mongo.PAGE: page, Mongo.ITEM: item or {}}
     values = []

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from nadird.errors import StoreError
 from nadird.store.base import Store
 from nadird.store.sqlite import SqliteStore
+from nadird.store.uri import describe_store_uri
 
 if TYPE_CHECKING:
     from nadird.config import StoreConfig
@@ -56,22 +57,3 @@ def _sqlite_store(uri: str, path: str) -> SqliteStore:
     if not path or path.endswith("/") or "?" in path or "#" in path:
         raise StoreError(f"bad SQLite store URI {uri!r}: expected a file path after sqlite:///")
     return SqliteStore(path)
-
-
-def describe_store_uri(uri: str) -> str:
-    """`uri` with any password replaced by ***, for logs and error messages."""
-    scheme, sep, rest = uri.partition("://")
-    if not sep:
-        return uri
-    # The authority ends at the first "/" after the scheme (mongodb allows
-    # several comma-separated hosts in it, so urllib's host parsing is avoided).
-    authority, slash, tail = rest.partition("/")
-    # A literal "@" in a password must be percent-encoded, so the last "@"
-    # is the one that ends the user info.
-    userinfo, at, hosts = authority.rpartition("@")
-    if not at:
-        return uri
-    user, colon, _password = userinfo.partition(":")
-    if not colon:
-        return uri
-    return f"{scheme}://{user}:***@{hosts}{slash}{tail}"

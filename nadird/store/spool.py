@@ -79,7 +79,9 @@ class SpooledChunk:
 
 
 @dataclass
-class DeadLetter:
+class DeadRecord:
+    """A record the database refused for good, and why (the spool's dead_letters table)."""
+
     record: PageRecord
     error: str
 
@@ -161,12 +163,12 @@ class Spool:
         last_seq: int,
         retry: Sequence[PageRecord] = (),
         attempts: int = 0,
-        dead: Sequence[DeadLetter] = (),
+        dead: Sequence[DeadRecord] = (),
     ) -> None:
         """Drop batches up to `last_seq`, re-queue `retry`, keep `dead`: one transaction."""
         await self._db.run(self._settle_sync, last_seq, list(retry), attempts, list(dead))
 
-    async def add_dead_letters(self, dead: Sequence[DeadLetter]) -> None:
+    async def add_dead_letters(self, dead: Sequence[DeadRecord]) -> None:
         if dead:
             await self._db.run(self._settle_sync, 0, [], 0, list(dead))
 
@@ -267,7 +269,7 @@ class Spool:
         return SpooledChunk(last_seq, attempts, records)
 
     def _settle_sync(
-        self, last_seq: int, retry: list[PageRecord], attempts: int, dead: list[DeadLetter]
+        self, last_seq: int, retry: list[PageRecord], attempts: int, dead: list[DeadRecord]
     ) -> None:
         conn = self._db.conn()
         retry_payload = pack_records(retry) if retry else b""

@@ -46,6 +46,10 @@ class SqliteStore:
     def __repr__(self) -> str:
         return f"SqliteStore({self.path!r})"
 
+    # Each write goes straight to the file: nothing spooled, never backpressure.
+    spool_records = 0
+    backpressure = False
+
     async def open(self) -> None:
         await self._db.open(self._connect)
 

@@ -170,11 +170,27 @@ def signed(core: MasterCore, msg: Results) -> Results:
 
 
 def consistent(core: MasterCore) -> None:
+    """What holds after any message: each URL is in at most one lease, and
+    its domain's counts say so; credits stay within capacity; no count goes
+    below zero; the frontier's count is the queue table's."""
     frontier = core.frontier
-    assert frontier.rows == frontier.db.total_rows() >= 0
+    assert frontier.queued == frontier.db.total_rows() >= 0
+    holder: dict[bytes, str] = {}
     for lease in core.leases:
         ds = frontier.get(lease.domain)
         assert ds is not None and ds.leased
+        for fp in lease.pending:
+            assert holder.setdefault(fp, lease.id) == lease.id, "a URL in two leases"
+        # URLs answered leave `out`; the ones handed back wait in `returned`.
+        assert ds.out == len(lease.pending) + len(lease.returned)
+    for ds in frontier.queues():
+        assert min(ds.rows, ds.out, ds.settling, ds.available) >= 0, ds
+        assert ds.leased or ds.out == 0, ds
+    assert sum(ds.rows for ds in frontier.queues()) == frontier.queued
+    for node in core.nodes.all():
+        assert 0 <= node.credits <= node.capacity
+    for counter in (core.stats, core.errors, core.refused, core.domain_results):
+        assert min(counter.values(), default=0) >= 0
 
 
 def run_script(script: list[tuple[bytes, Message]]) -> None:

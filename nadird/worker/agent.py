@@ -53,7 +53,7 @@ from nadird.worker.robots import RobotsCache
 from nadird.worker.sender import ResultSender
 from nadird.worker.sitemaps import SitemapReader
 from nadird.worker.subrequests import SubrequestPolicy
-from nadird.worker.throttle import DomainStates, Pacer
+from nadird.worker.throttle import DomainPaces, Pacer
 
 log = get_logger()
 
@@ -69,7 +69,7 @@ class WorkerAgent:
         # Per-worker caches shared by all bags: what one bag of a host learnt
         # (robots.txt, pace, sitemaps read, pages fetched) the next one reuses.
         self.robots = RobotsCache(self.fetcher, config.fetch.robots)
-        self.domains = DomainStates(config.fetch.throttle)
+        self.domains = DomainPaces(config.fetch.throttle)
         self.sitemaps = SitemapReader(self.fetcher, config.fetch.sitemaps, config.fetch.robots.ttl)
         self.page_counts = DomainCounts()
         self.finished = asyncio.Event()

@@ -2,8 +2,8 @@
 
 A job's selectors run on every page of the job, so each expression is compiled
 once and cached. A document without matches yields None fields. Bad selectors
-do raise (ValueError naming the field), but `validate_fields` lets the config
-loader catch them before any crawl starts.
+do raise (ValueError naming the field), but `validate_fields` (through
+`jobs.validate_job`) lets the config loader catch them before any crawl starts.
 """
 
 from __future__ import annotations

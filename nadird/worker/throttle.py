@@ -29,7 +29,9 @@ from nadird.config import ThrottleConfig
 
 
 @dataclass
-class DomainState:
+class DomainPace:
+    """What this worker has learnt of one domain's pace."""
+
     adaptive: float
     crawl_delay: float = 0.0  # robots.txt's, already capped; the largest of the domain's hosts
     throttled: int = 0  # 429/503 answers in a row (exponential back-off exponent)
@@ -38,17 +40,17 @@ class DomainState:
     resting_until: float = 0.0
 
 
-class DomainStates:
-    """Bounded map domain -> DomainState, least recently used dropped first."""
+class DomainPaces:
+    """Bounded map domain -> DomainPace, least recently used dropped first."""
 
     def __init__(self, config: ThrottleConfig) -> None:
         self.config = config
-        self._states: OrderedDict[str, DomainState] = OrderedDict()
+        self._states: OrderedDict[str, DomainPace] = OrderedDict()
 
-    def get(self, domain: str) -> DomainState:
+    def get(self, domain: str) -> DomainPace:
         state = self._states.get(domain)
         if state is None:
-            state = self._states[domain] = DomainState(adaptive=self.config.start_delay)
+            state = self._states[domain] = DomainPace(adaptive=self.config.start_delay)
             if len(self._states) > self.config.max_domains:
                 self._states.popitem(last=False)
         else:
@@ -62,13 +64,13 @@ class Pacer:
     def __init__(
         self,
         min_delay: float,
-        state: DomainState | None = None,
+        state: DomainPace | None = None,
         config: ThrottleConfig | None = None,
         rng: random.Random | None = None,
     ) -> None:
         self.min_delay = min_delay
         self.config = config or ThrottleConfig(adaptive=False)
-        self.state = state or DomainState(adaptive=0.0)
+        self.state = state or DomainPace(adaptive=0.0)
         self._rng = rng or random.Random()
         self._last_start: float | None = None
         self._hold_until = time.monotonic() + max(0.0, self.state.resting_until - time.time())

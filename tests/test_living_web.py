@@ -1,0 +1,391 @@
+"""The living web (pages changing as Poisson processes in virtual time) and its judge."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import math
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import aiohttp
+import lxml.html
+import pytest
+from multidict import CIMultiDict
+
+from nadird.testing import judge
+from nadird.testing.judge import Fetch, Report
+from nadird.testing.living import LivingWeb, ManualClock, read_living_log
+from nadird.testing.livingpages import LivingPage
+from nadird.testing.web import LoopbackResolver, SyntheticWeb, run_in_thread
+
+DAY = 86400.0
+GOOD_VALIDATORS = ("both", "etag", "last-modified")
+
+
+@pytest.fixture
+def server() -> Iterator[SyntheticWeb]:
+    with run_in_thread() as web:
+        yield web
+
+
+@asynccontextmanager
+async def client() -> AsyncIterator[aiohttp.ClientSession]:
+    connector = aiohttp.TCPConnector(resolver=LoopbackResolver(), limit=32)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        yield session
+
+
+async def fetch(
+    session: aiohttp.ClientSession, url: str, headers: dict[str, str] | None = None
+) -> tuple[int, CIMultiDict[str], bytes]:
+    async with session.get(url, headers=headers or {}) as response:
+        return response.status, CIMultiDict(response.headers), await response.read()
+
+
+def conditional_headers(headers: CIMultiDict[str]) -> dict[str, str]:
+    """What a revisiting client sends back: the validators it was given."""
+    sent = {}
+    if "ETag" in headers:
+        sent["If-None-Match"] = headers["ETag"]
+    if "Last-Modified" in headers:
+        sent["If-Modified-Since"] = headers["Last-Modified"]
+    return sent
+
+
+# ------------------------------------------------------------------ changes
+
+
+def test_same_seed_same_change_times_whatever_the_order_asked() -> None:
+    first = LivingWeb(pages=80, seed=7, clock=ManualClock())
+    second = LivingWeb(pages=80, seed=7, clock=ManualClock())
+    for t in (30.0, 5000.0, 100.0, DAY):  # asked in another order, in pieces
+        for page in second.pages:
+            page.schedule.version_at(t)
+    assert first.truth(DAY) == second.truth(DAY)
+    assert [p.price(3) for p in first.pages] == [p.price(3) for p in second.pages]
+    other = LivingWeb(pages=80, seed=8, clock=ManualClock())
+    assert other.truth(DAY) != first.truth(DAY)
+    changes = first.truth(DAY)
+    assert all(times == sorted(set(times)) for times in changes.values())
+    assert all(t == math.floor(t) for times in changes.values() for t in times)
+
+
+def test_changes_follow_the_rates_over_a_long_window() -> None:
+    living = LivingWeb(pages=300, seed=11, clock=ManualClock())
+    tiers = sorted({p.rate for p in living.pages})
+    assert tiers[0] == 0.0 and tiers[-1] == 1 / 60 and len(tiers) == 6
+    for rate in tiers:
+        pages = [p for p in living.pages if p.rate == rate]
+        if rate == 0:
+            assert all(not p.schedule.changes_until(365 * DAY) for p in pages)
+            continue
+        # About 4000 changes per tier: the count is within 7 % (4.4 sd) of λT.
+        window = 4000 / (len(pages) * rate)
+        changes = sum(len(p.schedule.changes_until(window)) for p in pages)
+        assert changes == pytest.approx(len(pages) * rate * window, rel=0.07)
+    # Poisson, not merely the right mean: a share 1 − e^{−λw} of windows of
+    # length w holds a change (here λw = 1, over 4000 windows per tier).
+    ten_minutes = [p for p in living.pages if p.rate == 1 / 600]
+    windows = hits = 0
+    for page in ten_minutes:
+        starts = {math.floor(t / 600) for t in page.schedule.changes_until(80 * 600)}
+        windows += 80
+        hits += len(starts)
+    assert windows >= 3000
+    assert hits / windows == pytest.approx(1 - math.exp(-1), abs=0.03)
+
+
+def test_prices_move_at_every_change_and_both_values_are_known() -> None:
+    living = LivingWeb(pages=100, seed=2, clock=ManualClock())
+    products = [p for p in living.pages if p.kind == "product" and p.rate > 0]
+    assert len(products) >= 20
+    for page in products:
+        prices = [page.price(v) for v in range(30)]
+        assert all(isinstance(p, int) and p >= 100 for p in prices)
+        assert all(old != new for old, new in itertools.pairwise(prices))
+    assert all(p.price(0) is None for p in living.pages if p.kind != "product")
+
+
+# ---------------------------------------------------------- conditional GET
+
+
+async def test_304_only_when_the_validator_matches_the_live_version(
+    server: SyntheticWeb,
+) -> None:
+    clock = ManualClock()
+    living = LivingWeb(pages=60, seed=5, clock=clock, rates=(1 / 60,)).install(server)
+    kinds = {p.validators for p in living.pages}
+    assert kinds == {"both", "etag", "last-modified", "none", "rotating-etag", "ignored-etag"}
+    async with client() as session:
+        given = {}
+        for page in living.pages:
+            _, headers, _ = await fetch(session, living.url(page))
+            given[page.index] = (page.schedule.version_at(0), conditional_headers(headers))
+        # Still the same version: only correct validators earn a 304, with no body.
+        clock.set(0.5)
+        for page in living.pages:
+            status, _, body = await fetch(session, living.url(page), given[page.index][1])
+            good = page.validators in GOOD_VALIDATORS
+            assert (status, len(body) == 0) == ((304, True) if good else (200, False)), page
+        # Each page at the instant of its first change: the old validators are stale.
+        for page in sorted(living.pages, key=lambda p: p.schedule.became_live(1)):
+            clock.set(page.schedule.became_live(1))
+            status, headers, _ = await fetch(session, living.url(page), given[page.index][1])
+            assert status == 200, page
+            if page.validators in GOOD_VALIDATORS:
+                again, _, _ = await fetch(session, living.url(page), conditional_headers(headers))
+                assert again == 304, page
+    for entry in living.entries():
+        assert entry.status in (200, 304)
+        assert entry.version == living.pages[entry.page].schedule.version_at(entry.t)
+    assert sum(e.status == 304 for e in living.entries()) == 2 * sum(
+        p.validators in GOOD_VALIDATORS for p in living.pages
+    )
+
+
+async def test_if_none_match_decides_over_a_matching_date(server: SyntheticWeb) -> None:
+    clock = ManualClock()
+    living = LivingWeb(pages=30, seed=5, clock=clock, rates=(1 / 60,)).install(server)
+    page = next(p for p in living.pages if p.validators == "both")
+    async with client() as session:
+        _, old, _ = await fetch(session, living.url(page))
+        clock.set(page.schedule.became_live(1))
+        _, new, _ = await fetch(session, living.url(page))
+        mixed = {"If-None-Match": old["ETag"], "If-Modified-Since": new["Last-Modified"]}
+        assert (await fetch(session, living.url(page), mixed))[0] == 200
+        assert (await fetch(session, living.url(page), {"If-None-Match": "*"}))[0] == 304
+        assert (await fetch(session, living.url(page), {"If-Modified-Since": "soon"}))[0] == 200
+
+
+async def test_broken_validators_are_told_apart(server: SyntheticWeb) -> None:
+    living = LivingWeb(pages=60, seed=5, clock=ManualClock(), rates=(0.0,)).install(server)
+    rotating = next(p for p in living.pages if p.validators == "rotating-etag")
+    ignored = next(p for p in living.pages if p.validators == "ignored-etag")
+    async with client() as session:
+        tags = [(await fetch(session, living.url(rotating)))[1]["ETag"] for _ in range(3)]
+        assert len(set(tags)) == 3  # a new ETag each time, on a page that never changes
+        _, headers, body = await fetch(session, living.url(ignored))
+        status, again, same = await fetch(
+            session, living.url(ignored), conditional_headers(headers)
+        )
+        assert (status, again["ETag"], same) == (200, headers["ETag"], body)
+        assert "Last-Modified" not in headers
+
+
+# ------------------------------------------------------------------- noise
+
+
+def without_noise(body: bytes) -> bytes:
+    tree = lxml.html.fromstring(body)
+    noise = "//meta[@name='csrf-token'] | //aside[@class='ad'] | //footer"
+    for element in tree.xpath(noise + " | //a[starts-with(@href, '/cart')]"):
+        element.drop_tree()
+    return lxml.html.tostring(tree)
+
+
+async def test_noise_changes_the_bytes_not_the_version(server: SyntheticWeb) -> None:
+    living = LivingWeb(pages=80, seed=3, clock=ManualClock(60.0)).install(server)
+    noisy = [p for p in living.pages if p.noise]
+    quiet = [p for p in living.pages if not p.noise]
+    assert len(noisy) >= 10 and len(quiet) >= 10
+    async with client() as session:
+        for page in noisy + quiet:
+            first = await fetch(session, living.url(page))
+            second = await fetch(session, living.url(page))
+            assert (first[0], second[0]) == (200, 200)
+            if page.validators != "rotating-etag":
+                assert first[1].get("ETag") == second[1].get("ETag")
+            if page.noise:
+                assert first[2] != second[2], page
+                assert without_noise(first[2]) == without_noise(second[2]), page
+            else:
+                assert first[2] == second[2], page
+    served = living.entries()
+    versions: dict[int, set[int]] = {}
+    for entry in served:
+        versions.setdefault(entry.page, set()).add(entry.version)
+    assert all(len(seen) == 1 for seen in versions.values())
+    assert (
+        judge.staleness(living.truth(61.0), judge.fetches_from_log(served), 60.0, 61.0).freshness
+        == 1.0
+    )
+
+
+# ------------------------------------------------------------------- judge
+
+
+async def crawl_at(
+    session: aiohttp.ClientSession,
+    living: LivingWeb,
+    clock: ManualClock,
+    t: float,
+    pages: list[LivingPage],
+    validators: dict[int, dict[str, str]],
+) -> list[tuple[int, int]]:
+    """Fetch pages at virtual time t, conditionally when validators are known."""
+    clock.set(t)
+    answers = await asyncio.gather(
+        *(fetch(session, living.url(p), validators.get(p.index)) for p in pages)
+    )
+    for page, (status, headers, _) in zip(pages, answers, strict=True):
+        if status == 200:
+            validators[page.index] = conditional_headers(headers)
+    return [(status, len(body)) for status, _, body in answers]
+
+
+async def test_fetching_after_every_change_is_always_fresh(server: SyntheticWeb) -> None:
+    clock = ManualClock()
+    living = LivingWeb(pages=40, seed=9, clock=clock).install(server)
+    end = 1800.0
+    truth = living.truth(end)
+    changes = sorted((t, p) for p, times in truth.items() for t in times if t < end)
+    assert len(changes) > 100
+    validators: dict[int, dict[str, str]] = {}
+    reports = []
+    async with client() as session:
+        await crawl_at(session, living, clock, 0.0, living.pages, validators)
+        for t, index in changes:
+            await crawl_at(session, living, clock, t, [living.pages[index]], validators)
+            reports.append(Report(index, t))
+    verdict = judge.judge(truth, living.entries(), 0.0, end, reports)
+    assert verdict.staleness == judge.Staleness(freshness=1.0, mean_age=0.0)
+    assert verdict.changes == judge.ChangeAccount(
+        changes=len(changes), detected=len(changes), missed=0, missed_unfetched=0,
+        reports=len(changes), false=0,
+    )  # fmt: skip
+    assert verdict.spending.requests == len(changes) + len(living.pages)
+
+
+async def test_a_fixed_interval_crawler_gets_the_closed_form(server: SyntheticWeb) -> None:
+    """Every page fetched every I (phases spread over the period): the measured
+    freshness per rate tier is (1 − e^{−λI})/(λI)."""
+    clock = ManualClock()
+    rates = (1 / 60, 1 / 600, 1 / 3600)
+    living = LivingWeb(pages=240, seed=4, clock=clock, rates=rates).install(server)
+    interval, periods, groups = 600.0, 12, 10
+    validators: dict[int, dict[str, str]] = {}
+    got = []
+    async with client() as session:
+        for k in range(periods + 1):
+            for g in range(groups):
+                pages = [p for p in living.pages if p.index % groups == g]
+                t = k * interval + g * interval / groups
+                got += await crawl_at(session, living, clock, t, pages, validators)
+    start, end = interval, (periods + 1) * interval
+    truth = living.truth(end)
+    fetches = judge.fetches_from_log(living.entries())
+    for rate in rates:
+        tier = [p.index for p in living.pages if p.rate == rate]
+        assert len(tier) >= 60
+        measured = judge.staleness(truth, fetches, start, end, tier).freshness
+        assert measured == pytest.approx(judge.expected_freshness(rate, interval), abs=0.04)
+    # What the crawler spent, as the server counted it, is what it received.
+    spent = judge.spending(living.entries(), 0.0, math.inf)
+    assert spent.requests == len(got)
+    assert spent.not_modified == sum(status == 304 for status, _ in got) > 0
+    assert spent.bytes == sum(size for _, size in got)
+    # The optimum for the same budget beats spending it evenly.
+    budget = len(living.pages) / interval
+    uniform = judge.uniform_freshness(living.rates(), budget)
+    best = judge.optimal_freshness(living.rates(), budget)
+    assert best.freshness > uniform.freshness + 0.01
+
+
+def test_staleness_on_a_hand_built_example() -> None:
+    truth = {0: [10.0], 1: []}
+    fetches = [Fetch(0, 0.0, 0), Fetch(0, 20.0, 1)]  # page 1 is never fetched
+    result = judge.staleness(truth, fetches, 0.0, 30.0)
+    # Page 0 is fresh for 20 s of 30, aged t − 10 on [10, 20); page 1 aged t all along.
+    assert result.freshness == pytest.approx(20 / 60)
+    assert result.mean_age == pytest.approx((50 + 450) / 60)
+    assert judge.staleness(truth, fetches, 20.0, 30.0, pages=[0]).freshness == 1.0
+
+
+def test_false_and_missed_changes_on_a_hand_built_example() -> None:
+    truth = {0: [10.0, 20.0, 30.0, 40.0], 1: [], 2: [10.0, 20.0]}
+    fetches = [
+        *(Fetch(0, t, v) for t, v in ((0, 0), (5, 0), (12, 1), (15, 1), (35, 3))),
+        Fetch(1, 0.0, 0),
+        Fetch(1, 50.0, 0),
+        *(Fetch(2, t, v) for t, v in ((0, 0), (15, 1), (25, 2))),
+    ]
+    reports = [
+        Report(0, 5.0),  # false: nothing changed (noise)
+        Report(0, 12.0),  # detects change 1
+        Report(0, 13.0),  # false: the fetch at 12 again
+        Report(0, 15.0),  # false: same version as at 12
+        Report(0, 35.0),  # detects change 3; change 2 (20 to 30) was never fetched: missed
+        Report(1, 0.0),  # false: a first fetch is no change
+        Report(1, 50.0),  # false
+        Report(2, 25.0),  # detects change 2; change 1 was fetched at 15, unreported: missed
+    ]
+    # Page 0's change 4 (at 40) is still live at the end: pending, not missed.
+    assert judge.change_account(truth, fetches, reports, 0.0, 60.0) == judge.ChangeAccount(
+        changes=6, detected=3, missed=2, missed_unfetched=1, reports=8, false=5
+    )
+    assert judge.change_account(truth, fetches, reports, 15.0, 60.0) == judge.ChangeAccount(
+        changes=4, detected=2, missed=1, missed_unfetched=1, reports=4, false=2
+    )
+
+
+def test_optimal_allocation_against_brute_force_and_the_inverted_u() -> None:
+    # Two pages, the budget split on a fine grid: the optimum is as good as the best split.
+    rates, budget = [1 / 60, 1 / 3600], 1 / 300
+    best_split = (
+        max(
+            judge.expected_freshness(rates[0], 1 / (budget * s))
+            + judge.expected_freshness(rates[1], 1 / (budget * (1 - s)))
+            for s in (i / 1000 for i in range(1, 1000))
+        )
+        / 2
+    )
+    reference = judge.optimal_freshness(rates, budget)
+    assert reference.freshness == pytest.approx(best_split, abs=1e-4)
+    assert sum(1 / i for i in reference.intervals) == pytest.approx(budget, rel=1e-6)
+    # Equal rates: the even split. Far too fast a page: given up for the others.
+    even = judge.optimal_freshness([1 / 600] * 4, 4 / 600)
+    assert even.intervals == pytest.approx([600.0] * 4)
+    assert even.freshness == pytest.approx(judge.expected_freshness(1 / 600, 600))
+    spread = judge.optimal_freshness([1.0, 1 / 600, 1 / 3600, 0.0], 1 / 300)
+    assert spread.intervals[0] == math.inf and spread.intervals[3] == math.inf
+    assert spread.intervals[1] < spread.intervals[2]
+    with pytest.raises(ValueError, match="budget"):
+        judge.optimal_freshness([1.0], 0.0)
+
+
+# --------------------------------------------------------------------- CLI
+
+
+def test_the_command_serves_what_any_process_can_rebuild(tmp_path: Path) -> None:
+    log = tmp_path / "living.jsonl"
+    command = [sys.executable, "-m", "nadird.testing.living", "--pages", "20", "--scale"]
+    command += ["600", "--port", "0", "--seed", "3", "--log", str(log)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        line = json.loads(process.stdout.readline())
+        assert line["hosts"] == ["living-0.test"] and line["scale"] == 600.0
+        rebuilt = LivingWeb(pages=20, seed=3, clock=ManualClock())
+
+        async def crawl() -> None:
+            async with client() as session:
+                for page in rebuilt.pages:
+                    url = f"http://{page.host}:{line['port']}{page.path}"
+                    assert (await fetch(session, url))[0] == 200
+
+        asyncio.run(crawl())
+    finally:
+        process.terminate()
+        assert process.wait(timeout=10) == 0
+    served = read_living_log(str(log))
+    assert [e.page for e in served] == list(range(20))
+    for entry in served:
+        assert entry.version == rebuilt.pages[entry.page].schedule.version_at(entry.t)
+    assert max(e.t for e in served) > 0  # time ran, 600 times faster
+    bad = subprocess.run([*command[:6], "0"], capture_output=True, text=True, timeout=30)
+    assert bad.returncode == 2 and "time scale" in bad.stderr

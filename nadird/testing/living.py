@@ -31,6 +31,7 @@ import argparse
 import asyncio
 import calendar
 import email.utils
+import html
 import json
 import math
 import signal
@@ -242,7 +243,7 @@ class LivingWeb:
 
     def _home(self, host: str, path: str) -> bytes:
         links = "".join(
-            f'<li><a href="{p.path}">{p.name}</a></li>'
+            f'<li><a href="{p.path}">{html.escape(p.name)}</a></li>'
             for p in (self._on_host[host] if path == "/" else ())
         )
         return (

@@ -10,7 +10,7 @@ SyntheticWeb it is installed on; other hosts still get the site graph.
   /cart?sid=...    where the session-id noise links (never changes)
 
 Time is virtual: `ScaledClock(scale)` runs `scale` virtual seconds per real
-second from the server's start (scale=600: an hour in 6 s), `ManualClock`
+second from its creation (scale=600: an hour in 6 s), `ManualClock`
 moves only when a test moves it. Last-Modified and Date carry the virtual time
 as a date counted from EPOCH. Conditional GETs get 304 (no body) only when the
 validator sent matches the version live now; If-None-Match, when sent, decides

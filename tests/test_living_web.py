@@ -17,6 +17,7 @@ import lxml.html
 import pytest
 from multidict import CIMultiDict
 
+from nadird.revisit.allocate import freshness
 from nadird.testing import judge
 from nadird.testing.judge import Fetch, Report
 from nadird.testing.living import LivingWeb, ManualClock, read_living_log
@@ -283,7 +284,7 @@ async def test_a_fixed_interval_crawler_gets_the_closed_form(server: SyntheticWe
         tier = [p.index for p in living.pages if p.rate == rate]
         assert len(tier) >= 60
         measured = judge.staleness(truth, fetches, start, end, tier).freshness
-        assert measured == pytest.approx(judge.expected_freshness(rate, interval), abs=0.04)
+        assert measured == pytest.approx(freshness(rate, interval), abs=0.04)
     # What the crawler spent, as the server counted it, is what it received.
     spent = judge.spending(living.entries(), 0.0, math.inf)
     assert spent.requests == len(got)
@@ -338,8 +339,7 @@ def test_optimal_allocation_against_brute_force_and_the_inverted_u() -> None:
     rates, budget = [1 / 60, 1 / 3600], 1 / 300
     best_split = (
         max(
-            judge.expected_freshness(rates[0], 1 / (budget * s))
-            + judge.expected_freshness(rates[1], 1 / (budget * (1 - s)))
+            freshness(rates[0], 1 / (budget * s)) + freshness(rates[1], 1 / (budget * (1 - s)))
             for s in (i / 1000 for i in range(1, 1000))
         )
         / 2
@@ -350,9 +350,9 @@ def test_optimal_allocation_against_brute_force_and_the_inverted_u() -> None:
     # Equal rates: the even split. Far too fast a page: given up for the others.
     even = judge.optimal_freshness([1 / 600] * 4, 4 / 600)
     assert even.intervals == pytest.approx([600.0] * 4)
-    assert even.freshness == pytest.approx(judge.expected_freshness(1 / 600, 600))
+    assert even.freshness == pytest.approx(freshness(1 / 600, 600))
     spread = judge.optimal_freshness([1.0, 1 / 600, 1 / 3600, 0.0], 1 / 300)
-    assert spread.intervals[0] == math.inf and spread.intervals[3] == math.inf
+    assert spread.intervals[0] == spread.intervals[3] == judge.UNBOUNDED[1]
     assert spread.intervals[1] < spread.intervals[2]
     with pytest.raises(ValueError, match="budget"):
         judge.optimal_freshness([1.0], 0.0)

@@ -16,7 +16,8 @@ window. Age is 0 when fresh, else the time since the first change the store
 has not seen (for a page never fetched: since time 0). Both follow Cho and
 Garcia-Molina ("Synchronizing a database to improve freshness", SIGMOD 2000).
 A page never fetched is stale. Reference values computed from the true rates:
-`expected_freshness` (a page refreshed every I) and `optimal_freshness`.
+`nadird.revisit.allocate.freshness` (a page refreshed every I: (1 − e^{−λI})/(λI)),
+`uniform_freshness` and `optimal_freshness` (a fetch budget spent evenly, or best).
 """
 
 from __future__ import annotations
@@ -27,10 +28,12 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from nadird.revisit.allocate import allocate, freshness
 from nadird.testing.living import LivingEntry
 
 Truth = Mapping[int, Sequence[float]]
-_BISECTIONS = 100
+# Interval bounds that leave the optimum free: from a millisecond to ~31,700 years.
+UNBOUNDED = (1e-3, 1e12)
 
 
 @dataclass(frozen=True)
@@ -229,20 +232,10 @@ def judge(
 # ------------------------------------------------------------ reference values
 
 
-def expected_freshness(rate: float, interval: float) -> float:
-    """(1 − e^{−λI})/(λI): a Poisson(λ) page refreshed every I (never: 0; λ = 0: 1)."""
-    if rate == 0:
-        return 1.0
-    if math.isinf(interval):
-        return 0.0
-    x = rate * interval
-    return 1.0 if x <= 0 else -math.expm1(-x) / x
-
-
 @dataclass(frozen=True)
 class Reference:
     freshness: float  # mean expected freshness over the pages
-    intervals: list[float]  # per page; inf for a page not refreshed
+    intervals: list[float]  # per page, in seconds
 
 
 def uniform_freshness(rates: Sequence[float], budget: float) -> Reference:
@@ -252,73 +245,23 @@ def uniform_freshness(rates: Sequence[float], budget: float) -> Reference:
     return Reference(_mean_freshness(rates, intervals), intervals)
 
 
-def optimal_freshness(rates: Sequence[float], budget: float) -> Reference:
+def optimal_freshness(
+    rates: Sequence[float], budget: float, bounds: tuple[float, float] = UNBOUNDED
+) -> Reference:
     """The most expected freshness `budget` fetches per second can buy for pages
-    changing at `rates` (Cho & Garcia-Molina, "Effective page refresh policies",
-    TODS 2003): maximise Σ F(λ_i, f_i) under Σ f_i = budget, f_i = 1/I_i.
-
-    Lagrange: ∂F/∂f = φ(λ/f)/λ = μ for every page refreshed, with
-    φ(x) = 1 − (1 + x)e^{−x} < 1, so a page with μλ ≥ 1 gets f = 0 (the
-    inverted U: pages changing too fast to follow are given up). Σ f falls as
-    μ grows: μ is found by bisection, φ's inverse by an inner bisection; pages
-    of equal rate share one solution. Pages that never change need no fetch.
+    changing at `rates`, each interval within `bounds` (Cho & Garcia-Molina,
+    "Effective page refresh policies", TODS 2003), as the revisit planner
+    computes it (nadird.revisit.allocate, every distinct rate solved exactly).
+    With the default bounds, pages that never change or change too fast to
+    follow get the longest interval, 1e12 s: in effect, no refresh.
     """
     _check_budget(rates, budget)
-    distinct = sorted({r for r in rates if r > 0})
-    if not distinct:
-        return Reference(1.0, [math.inf] * len(rates))
-    counts = {r: 0 for r in distinct}
-    for rate in rates:
-        if rate > 0:
-            counts[rate] += 1
-
-    def spent(mu: float) -> float:
-        return sum(n * _frequency(r, mu) for r, n in counts.items())
-
-    high = 1.0 / distinct[0]  # μ where every page gets f = 0
-    low = high
-    while spent(low) <= budget:  # ends: Σ f grows without bound as μ → 0
-        low /= 2
-    high = low * 2
-    for _ in range(_BISECTIONS):
-        mid = math.sqrt(low * high)
-        low, high = (mid, high) if spent(mid) > budget else (low, mid)
-    mu = math.sqrt(low * high)
-    intervals = [math.inf if r == 0 else _interval(_frequency(r, mu)) for r in rates]
-    return Reference(_mean_freshness(rates, intervals), intervals)
-
-
-def _frequency(rate: float, mu: float) -> float:
-    """The refresh frequency where φ(rate/f) = μ·rate (0 when no f reaches it)."""
-    target = mu * rate
-    if target >= 1.0:
-        return 0.0
-    low, high = 0.0, 1.0  # bracket x = rate/f, with φ increasing from 0 to 1
-    while _phi(high) < target:
-        high *= 2
-    for _ in range(_BISECTIONS):
-        mid = (low + high) / 2
-        if _phi(mid) < target:
-            low = mid
-        else:
-            high = mid
-    x = (low + high) / 2
-    return rate / x if x > 0 else math.inf
-
-
-def _phi(x: float) -> float:
-    """1 − (1 + x)e^{−x}; its series near 0, where the difference loses every digit."""
-    if x < 1e-3:
-        return x * x / 2 - x**3 / 3 + x**4 / 8
-    return 1 - (1 + x) * math.exp(-x)
-
-
-def _interval(frequency: float) -> float:
-    return math.inf if frequency == 0 else 1.0 / frequency
+    allocation = allocate(rates, budget, bounds, classes_per_decade=None)
+    return Reference(_mean_freshness(rates, allocation.intervals), allocation.intervals)
 
 
 def _mean_freshness(rates: Sequence[float], intervals: Sequence[float]) -> float:
-    return sum(map(expected_freshness, rates, intervals)) / len(rates)
+    return sum(map(freshness, rates, intervals)) / len(rates)
 
 
 def _check_budget(rates: Sequence[float], budget: float) -> None:

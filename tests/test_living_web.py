@@ -297,6 +297,49 @@ async def test_a_fixed_interval_crawler_gets_the_closed_form(server: SyntheticWe
     assert best.freshness > uniform.freshness + 0.01
 
 
+async def test_the_judge_tells_the_detectors_apart(server: SyntheticWeb) -> None:
+    """Three change detectors on one crawl: bytes changed, ETag changed, content
+    (noise removed) changed. Only the last one makes no false reports."""
+    clock = ManualClock()
+    living = LivingWeb(pages=80, seed=6, clock=clock, rates=(1 / 600, 0.0)).install(server)
+    interval, rounds = 300.0, 10
+    last: dict[int, tuple[bytes, str | None, bytes]] = {}
+    reports: dict[str, list[Report]] = {"bytes": [], "etag": [], "content": []}
+    async with client() as session:
+        for k in range(rounds):
+            clock.set(k * interval)
+            for page in living.pages:
+                _, headers, body = await fetch(session, living.url(page))
+                seen = (body, headers.get("ETag"), without_noise(body))  # as in reports
+                before = last.get(page.index)
+                last[page.index] = seen
+                if before is None:
+                    continue
+                for name, old, new in zip(reports, before, seen, strict=True):
+                    if old != new:
+                        reports[name].append(Report(page.index, clock.now()))
+    end = rounds * interval
+    truth, entries = living.truth(end), living.entries()
+    verdicts = {name: judge.judge(truth, entries, 0.0, end, made) for name, made in reports.items()}
+    content = verdicts["content"].changes
+    assert content.false == 0 and content.detected > 50
+    # Each fetch sees at most one change: the others between two fetches are missed.
+    assert content.missed == content.missed_unfetched > 20
+    assert content.changes >= content.detected + content.missed
+    # Bytes: every change found, and a false one at each refetch of a noisy page.
+    noisy = {p.index for p in living.pages if p.noise}
+    refetches = sum(e.page in noisy for e in entries) - len(noisy)
+    found = sum(r.page in noisy for r in reports["content"])
+    assert verdicts["bytes"].changes.detected == content.detected
+    assert verdicts["bytes"].changes.false == refetches - found > 50
+    # ETags: rotating ones cry wolf at every refetch; pages without one report nothing.
+    etag = verdicts["etag"].changes
+    rotating = {p.index for p in living.pages if p.validators == "rotating-etag"}
+    found = sum(r.page in rotating for r in reports["content"])
+    assert etag.false == len(rotating) * (rounds - 1) - found > 0
+    assert etag.detected < content.detected
+
+
 def test_staleness_on_a_hand_built_example() -> None:
     truth = {0: [10.0], 1: []}
     fetches = [Fetch(0, 0.0, 0), Fetch(0, 20.0, 1)]  # page 1 is never fetched

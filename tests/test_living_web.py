@@ -343,6 +343,7 @@ async def test_the_judge_tells_the_detectors_apart(server: SyntheticWeb) -> None
 # --------------------------------------------------------------------- CLI
 
 
+@pytest.mark.slow  # starts the living web's command in a process of its own
 def test_the_command_serves_what_any_process_can_rebuild(tmp_path: Path) -> None:
     log = tmp_path / "living.jsonl"
     command = [sys.executable, "-m", "nadird.testing.living", "--pages", "20", "--scale"]

@@ -96,7 +96,10 @@ def configure(
             *tail,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(_LEVELS[level]),
-        logger_factory=structlog.PrintLoggerFactory(cast(TextIO, out)),
+        # WriteLogger writes a line and its newline in one write: print() makes
+        # two, and lines of processes sharing one stderr (nadird crawl and its
+        # workers) could then run together.
+        logger_factory=structlog.WriteLoggerFactory(cast(TextIO, out)),
         cache_logger_on_first_use=False,
     )
     gate.set(level)

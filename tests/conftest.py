@@ -24,6 +24,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
 
 
+@pytest.fixture(autouse=True)
+def _logging_defaults() -> Iterator[None]:
+    """A test that runs a command in-process configures logging onto the
+    stream pytest captured for it; later tests must not write to that stream
+    once it is closed."""
+    yield
+    import structlog
+
+    from nadird.logs import gate
+
+    structlog.reset_defaults()
+    gate.set("info")
+
+
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[Cluster]:
     with Cluster(tmp_path / "cluster") as running:

@@ -20,8 +20,9 @@ from nadird.protocol.messages import MAX_PAGES, MESSAGE_TYPES, Message
 from nadird.typecheck import Mismatch, build
 
 VERSION = 1
-# Frames larger than this are refused before unpacking (a later hardening
-# step also sets ZMQ_MAXMSGSIZE on the sockets).
+# Frames larger than this are refused before unpacking. The sockets also set
+# ZMQ_MAXMSGSIZE (security.max_message_bytes): ZeroMQ closes the connection of
+# a peer sending more, and such a frame never reaches the master.
 MAX_FRAME = 64 * 1024 * 1024
 MAX_STR = 1024 * 1024
 MAX_ITEMS = 100_000

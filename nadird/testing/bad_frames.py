@@ -3,8 +3,10 @@ and count (one count per message) without stopping or keeping its memory.
 
 Shared by the tests and the long run in scripts/fuzz_protocol.py. A message
 is a list of frames: what a DEALER (control) or PUSH (results) socket sends.
-Node names are never those of a live worker: results naming a live node or a
-lease it does not hold are a separate case.
+Forged messages name an unregistered node, or (`live`) a live worker's node
+with a lease id and session token it was never given: either way the master
+drops and counts them. (tests/test_forged_results.py forges results for a
+real lease.)
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 import msgpack
 from hypothesis import strategies as st
 
-from nadird.protocol.messages import MAX_NAME, MAX_PAGES, MESSAGE_TYPES
+from nadird.protocol.messages import MAX_NAME, MAX_PAGES, MAX_SESSION, MESSAGE_TYPES
 
 CONTROL_KINDS = ("hello", "credit", "heartbeat", "bag_done", "bye")
 FORGED_PREFIX = "forged-"
@@ -95,27 +97,32 @@ def _not_a_map(data: bytes) -> bool:
         return True
 
 
-forged_names = st.text(max_size=20).map(lambda s: FORGED_PREFIX + s)
+_forged_names = st.text(max_size=20).map(lambda s: FORGED_PREFIX + s)
 forged_leases = st.text(max_size=24)
 
 
-def _forged(control: bool) -> st.SearchStrategy[bytes]:
-    """Well-formed messages from no registered worker: dropped by the master
-    as from an unregistered peer (control) or node (results)."""
+def _forged(control: bool, live: str | None) -> st.SearchStrategy[bytes]:
+    """Well-formed messages that no registered worker sent: the control ones
+    come from an identity no worker registered with, the results name a lease
+    no worker holds (`live`: with that worker's node name)."""
+    forged_names = _forged_names | st.just(live) if live else _forged_names
     if not control:
         return st.builds(
-            lambda node, lease, n: pack(
+            lambda node, lease, epoch, session, n: pack(
                 {
                     "k": "results",
                     "node": node,
                     "lease": lease,
-                    "epoch": 1,
+                    "epoch": epoch,
                     "job": "default",
                     "pages": [page(i) for i in range(n)],
+                    "session": session,
                 }
             ),
             forged_names,
             forged_leases,
+            st.integers(0, 2**31),
+            st.binary(max_size=MAX_SESSION),
             st.integers(0, 3),
         )
     return st.one_of(
@@ -158,9 +165,11 @@ def _malformed(control: bool) -> st.SearchStrategy[bytes]:
     )
 
 
-def bad_messages(control: bool) -> st.SearchStrategy[list[bytes]]:
-    """One message the master must drop, as the frames its sender sends."""
-    single = st.one_of(_malformed(control), _forged(control)).map(lambda frame: [frame])
+def bad_messages(control: bool, live: str | None = None) -> st.SearchStrategy[list[bytes]]:
+    """One message the master must drop, as the frames its sender sends;
+    `live` is the node name of a running worker, for forgeries naming it."""
+    forged = _forged(control, live)
+    single = st.one_of(_malformed(control), forged).map(lambda frame: [frame])
     # On the control socket the ROUTER adds the sender's identity frame.
     wrong_count = st.lists(st.binary(max_size=40), min_size=2, max_size=4)
     return st.one_of(single, wrong_count)

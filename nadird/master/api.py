@@ -105,7 +105,7 @@ class ApiServer:
         """200 while every master loop runs and the master can write its state;
         503 (with what fails) otherwise."""
         health = self.master.health
-        failure = self.master.loops.failure  # a loop ended: the process is stopping
+        failure = self.master.loop_failure()  # a loop ended: the process is stopping
         if health.healthy and failure is None:
             return _json({"ok": True})
         body: dict[str, Any] = {"ok": False}

@@ -102,11 +102,18 @@ class ApiServer:
 
     # -------------------------------------------------------------- routes
     async def healthz(self, _request: web.Request) -> web.Response:
-        """200 while the master can write its state; 503 (with what fails) otherwise."""
+        """200 while every master loop runs and the master can write its state;
+        503 (with what fails) otherwise."""
         health = self.master.health
-        if health.healthy:
+        failure = self.master.loop_failure()  # a loop ended: the process is stopping
+        if health.healthy and failure is None:
             return _json({"ok": True})
-        return _json({"ok": False, "state": health.status()}, 503)
+        body: dict[str, Any] = {"ok": False}
+        if failure is not None:
+            body["error"] = failure
+        if not health.healthy:
+            body["state"] = health.status()
+        return _json(body, 503)
 
     async def stats(self, _request: web.Request) -> web.Response:
         return _json(status.full(self.master))

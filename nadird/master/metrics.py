@@ -37,6 +37,10 @@ COUNTERS = {
     "leases_expired": ("nadird_leases_expired", "Leases that expired"),
     "leases_reclaimed": ("nadird_leases_reclaimed", "Leases taken back from workers"),
     "late_results": ("nadird_late_results", "Results that arrived outside a live lease"),
+    "handler_errors": (
+        "nadird_handler_errors",
+        "Messages or ticks a master loop failed on with an unexpected error (it started again)",
+    ),
 }
 
 
@@ -134,6 +138,11 @@ class _StateCollector(Collector):
             ("nadird_overflow_urls", "URLs dropped by the queue caps", "overflow"),
             ("nadird_spool_records", "Records in the store's outage spool", "spool_records"),
             ("nadird_state_healthy", "1 while state and store writes work", "state_healthy"),
+            (
+                "nadird_loops_healthy",
+                "1 while every master loop runs; 0 once one ended (the process is stopping)",
+                "loops_healthy",
+            ),
         ):
             yield GaugeMetricFamily(name, text, value=state.get(key, 0))
         workers = GaugeMetricFamily("nadird_workers", "Workers by status", labels=["status"])

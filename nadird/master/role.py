@@ -82,6 +82,7 @@ class MasterRole:
         if self._watch is not None:
             self._watch.cancel()
         await self.master.stop()
+        self.master.loops.raise_if_failed()  # a loop ended: exit status 1, restarted
         reason = self.master.unsaved or self.master.health.fatal
         if reason is not None:
             raise StateError(reason)  # exit status 1, the reason logged

@@ -23,6 +23,7 @@ from nadird.master import status
 from nadird.master.api import ApiServer
 from nadird.master.core import MasterCore, Outgoing
 from nadird.master.frontier_db import FrontierDB
+from nadird.master.loops import LoopGuard
 from nadird.master.seen import SeenSet
 from nadird.master.state_dir import FRONTIER_FILE, ROBOTS_FILE, SEEN_FILE, StateDir
 from nadird.master.view import MasterReads
@@ -77,6 +78,8 @@ class Master(MasterReads):
         # Why the last changes could not be saved at stop (None: they were).
         self.unsaved: str | None = None
         self.core = MasterCore(config, self.db, seen or load_seen(config, self.db))
+        # A loop that ends while running stops the master like a lost state dir.
+        self.loops = LoopGuard(self.core.stats, on_broken=self.failed.set)
         self.core.robots = self.state.robots
         self.writer = ResultWriter(
             store,
@@ -92,7 +95,6 @@ class Master(MasterReads):
         self._ctx: zmq.asyncio.Context | None = None
         self._router: zmq.asyncio.Socket | None = None
         self._pull: zmq.asyncio.Socket | None = None
-        self._tasks: list[asyncio.Task[None]] = []
         self._last_dead_poll = 0.0
         self._commit_timer: asyncio.TimerHandle | None = None
         self._rate: collections.deque[tuple[float, int]] = collections.deque(maxlen=12)
@@ -128,13 +130,12 @@ class Master(MasterReads):
         self.admit_seeds([(s.url, s.job) for s in self.config.seed_list()])
         self.writer.start()
         self.stored.start()
-        for coro, name in (
-            (self._control_loop(), "control"),
-            (self._results_loop(), "results"),
-            (self._dispatch_loop(), "dispatch"),
-            (self._housekeeping_loop(), "housekeeping"),
-        ):
-            self._tasks.append(asyncio.create_task(coro, name=name))
+        # Guarded: a loop that fails on one message or tick is counted,
+        # logged and started again (see loops.py).
+        self.loops.start("control", self._control_loop)
+        self.loops.start("results", self._results_loop)
+        self.loops.start("dispatch", self._dispatch_loop, pause=BACKPRESSURE_RECHECK / 10)
+        self.loops.start("housekeeping", self._housekeeping_loop)
         log.info(
             "master_started",
             control=self.control_endpoint,
@@ -144,11 +145,9 @@ class Master(MasterReads):
         )
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        """Stop in full (store flushed, state saved), also after a loop died
+        (MasterRole.stop then raises LoopFailed: exit status 1)."""
+        await self.loops.stop()
         if self.api is not None:
             await self.api.stop()
         await self._broadcast(Shutdown(reason="master stopping", done=self.done.is_set()))
@@ -269,24 +268,19 @@ class Master(MasterReads):
             elif len(frames) != 2:
                 self._drop(f"expected 2 frames, got {len(frames)}", "control")
             else:
-                await self._on_control_frame(frames[0].bytes, frames[1].bytes, user)
+                await self._on_control_frame(frames[0].bytes, frames[1].buffer, user)
             # A ready socket's recv() completes without yielding to the event
             # loop; without this a flood on one socket starves the others.
             await asyncio.sleep(0)
 
-    async def _on_control_frame(self, identity: bytes, payload: bytes, user: str) -> None:
+    async def _on_control_frame(self, identity: bytes, payload: memoryview, user: str) -> None:
         try:
             msg = decode(payload)
         except ProtocolError as exc:
             self._drop(str(exc), identity.hex())
             return
-        try:
-            out = self.core.on_control(identity, msg, time.monotonic(), user)
-            await self._send_all(out)
-        except Exception:  # a handler bug must not stop the master
-            self.core.stats["handler_errors"] += 1
-            log.exception("control_handler_failed", kind=msg.KIND)
-        self._wake.set()
+        self._wake.set()  # a handler failure is the loop guard's to count
+        await self._send_all(self.core.on_control(identity, msg, time.monotonic(), user))
 
     def _user(self, frame: zmq.Frame) -> str | None:
         """The CURVE key a frame was authenticated with ("" without CURVE);
@@ -299,13 +293,17 @@ class Master(MasterReads):
     async def _results_loop(self) -> None:
         assert self._pull is not None
         while True:
-            frame = await self._pull.recv(copy=False)
-            user = self._user(frame)
+            # Whole messages: a multipart one is one drop. Payloads are
+            # decoded from ZeroMQ's buffer, not copied.
+            frames = await self._pull.recv_multipart(copy=False)
+            user = self._user(frames[-1])
             if user is None:
                 self._drop("key no longer allowed", "results")
+            elif len(frames) != 1:
+                self._drop(f"expected 1 frame, got {len(frames)}", "results")
             else:
-                self._on_results_frame(frame.bytes, user)
                 self._commit_soon()
+                self._on_results_frame(frames[0].buffer, user)
             await asyncio.sleep(0)
 
     def _commit_soon(self) -> None:
@@ -320,7 +318,7 @@ class Master(MasterReads):
         self._commit_timer = None
         self.db.commit()
 
-    def _on_results_frame(self, payload: bytes, user: str) -> None:
+    def _on_results_frame(self, payload: memoryview, user: str) -> None:
         try:
             msg = decode(payload)
         except ProtocolError as exc:
@@ -329,12 +327,8 @@ class Master(MasterReads):
         if not isinstance(msg, Results):
             self._drop(f"{msg.KIND} on the results socket", "results")
             return
-        try:
-            self.writer.add(self.core.on_results(msg, time.monotonic(), user))
-        except Exception:
-            self.core.stats["handler_errors"] += 1
-            log.exception("results_handler_failed", node=msg.node)
-        self._wake.set()
+        self._wake.set()  # a handler failure is the loop guard's to count
+        self.writer.add(self.core.on_results(msg, time.monotonic(), user))
 
     def _on_durable(self, records: Any) -> None:
         self.core.on_durable(records)

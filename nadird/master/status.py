@@ -153,4 +153,5 @@ def for_metrics(master: MasterView) -> dict[str, Any]:
         "spool_records": master.store_progress().spool_records,
         "state_healthy": int(master.health.healthy),
         "state_write_failures": master.health.failures,
+        "loops_healthy": int(master.loop_failure() is None),
     }

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from nadird.config import Config
     from nadird.master.core import MasterCore
     from nadird.master.health import StateHealth
+    from nadird.master.loops import LoopGuard
     from nadird.master.writer import ResultWriter
 
 
@@ -75,6 +76,9 @@ class MasterView(Protocol):
     def health(self) -> StateHealth:
         """Whether the state directory (and the store) take writes."""
 
+    def loop_failure(self) -> str | None:
+        """Why one of the master's loops ended (None while every loop runs)."""
+
     # Status.
     def status(self) -> dict[str, Any]:
         """The short status: queue, leases, workers, counters, store progress."""
@@ -118,6 +122,10 @@ class MasterReads:
 
     core: MasterCore
     writer: ResultWriter
+    loops: LoopGuard
+
+    def loop_failure(self) -> str | None:
+        return self.loops.failure
 
     def counts(self) -> Counts:
         core = self.core

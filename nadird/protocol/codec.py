@@ -1,8 +1,8 @@
 """msgpack codec: versioned maps with named fields, validated on decode.
 
-A frame that is not msgpack, not a map, of another protocol version or of an
-unknown kind, or whose fields do not match the message type, raises
-ProtocolError; the caller drops it and counts it.
+A frame that is not msgpack, not a map, nested too deep, of another protocol
+version or of an unknown kind, or whose fields do not match the message type,
+raises ProtocolError; the caller drops it and counts it.
 """
 
 from __future__ import annotations
@@ -15,17 +15,36 @@ from typing import Any
 import msgpack
 
 from nadird.errors import ProtocolError
-from nadird.protocol.fastbuild import Builder, Slow, builder
-from nadird.protocol.messages import MESSAGE_TYPES, Message
+from nadird.protocol.fastbuild import Builder, Slow, builder, nested_within
+from nadird.protocol.messages import MAX_PAGES, MESSAGE_TYPES, Message
 from nadird.typecheck import Mismatch, build
 
 VERSION = 1
-# Frames larger than this are refused before unpacking (a later hardening
-# step also sets ZMQ_MAXMSGSIZE on the sockets).
+# Frames larger than this are refused before unpacking. The sockets also set
+# ZMQ_MAXMSGSIZE (security.max_message_bytes): ZeroMQ closes the connection of
+# a peer sending more, and such a frame never reaches the master.
 MAX_FRAME = 64 * 1024 * 1024
 MAX_STR = 1024 * 1024
 MAX_ITEMS = 100_000
 MAX_MAP = 10_000
+# Messages nest a handful of levels (results > pages > page > data > values);
+# anything deeper is hostile.
+MAX_DEPTH = 32
+# Top-level lists whose length alone refuses a message, read from the array
+# header in the first PEEK_BYTES of the frame.
+COUNTED_FIELDS = {"pages": MAX_PAGES}
+PEEK_BYTES = 4096
+# Bounds on every container and string: a hostile frame cannot make the
+# unpacker allocate more than the frame itself justifies.
+_LIMITS: dict[str, Any] = {
+    "raw": False,
+    "strict_map_key": True,
+    "max_str_len": MAX_STR,
+    "max_bin_len": MAX_FRAME,
+    "max_array_len": MAX_ITEMS,
+    "max_map_len": MAX_MAP,
+    "max_ext_len": 0,
+}
 
 
 @cache
@@ -61,33 +80,20 @@ def encode(msg: Message) -> bytes:
     return packed
 
 
-def decode(frame: bytes) -> Message:
+def decode(frame: bytes | memoryview) -> Message:
     if len(frame) > MAX_FRAME:
         raise ProtocolError(f"frame of {len(frame)} bytes exceeds {MAX_FRAME}")
-    try:
-        # Bounds on every container and string: a hostile frame cannot make
-        # the unpacker allocate more than the frame itself justifies.
-        body = msgpack.unpackb(
-            frame,
-            raw=False,
-            strict_map_key=True,
-            max_str_len=MAX_STR,
-            max_bin_len=MAX_FRAME,
-            max_array_len=MAX_ITEMS,
-            max_map_len=MAX_MAP,
-            max_ext_len=0,
-        )
-    except Exception as exc:  # msgpack raises several unrelated types
-        raise ProtocolError(f"not msgpack: {type(exc).__name__}") from None
+    _refuse_by_header(frame)
+    body = _unpack(frame)
     if not isinstance(body, dict):
         raise ProtocolError("message is not a map")
     version = body.pop("v", None)
     if version != VERSION:
-        raise ProtocolError(f"unsupported protocol version {version!r}")
+        raise ProtocolError(f"unsupported protocol version {_show(version)}")
     kind = body.pop("k", None)
     cls = MESSAGE_TYPES.get(kind) if isinstance(kind, str) else None
     if cls is None:
-        raise ProtocolError(f"unknown message kind {kind!r:.40}")
+        raise ProtocolError(f"unknown message kind {_show(kind)}")
     klass: Any = cls  # functools.cache wants a Hashable; a class is one
     fast = _fast_builder(klass)
     if fast is not None:
@@ -96,10 +102,57 @@ def decode(frame: bytes) -> Message:
             return msg
         except Slow:
             pass  # not exactly the declared types: convert, or say what is wrong
+    if not nested_within(body, MAX_DEPTH):
+        # Before the converter walks it: a recursive walk (the converter, repr
+        # in its error message, a store's encoder) of a ~1,000-deep frame
+        # raises RecursionError. The fast path bounds its own Any values.
+        raise ProtocolError(f"nested deeper than {MAX_DEPTH} levels")
     try:
         return build(cls, body)
     except Mismatch as exc:
         raise ProtocolError(f"{kind}: {exc}") from None
+
+
+def _show(value: Any) -> str:
+    """A peer's value for an error message: repr of a scalar, cut short; only
+    the type of a container (its repr could be huge, or too deep to make)."""
+    if isinstance(value, list | dict):
+        return type(value).__name__
+    return f"{value!r:.40}"
+
+
+def _unpack(frame: bytes | memoryview) -> Any:
+    try:
+        return msgpack.unpackb(frame, **_LIMITS)
+    except Exception as exc:  # msgpack raises several unrelated types
+        raise ProtocolError(f"not msgpack: {type(exc).__name__}") from None
+
+
+def _refuse_by_header(frame: bytes | memoryview) -> None:
+    """Refuse a message whose size alone decides (more pages than a Results
+    may carry) from its first bytes, before the whole frame is unpacked.
+
+    Only the head of the frame is read: a sender's own encoder puts the small
+    fields first. A frame that hides the list further on is still refused,
+    after unpacking, by the message's own check.
+    """
+    unpacker = msgpack.Unpacker(**_LIMITS)
+    unpacker.feed(frame[:PEEK_BYTES])
+    try:
+        for _ in range(unpacker.read_map_header()):
+            key = unpacker.unpack()
+            limit = COUNTED_FIELDS.get(key) if isinstance(key, str) else None
+            if limit is None:
+                unpacker.skip()
+                continue
+            count = unpacker.read_array_header()
+            if count > limit:
+                raise ProtocolError(f"{key}: {count} entries, more than {limit}")
+            return
+    except ProtocolError:
+        raise
+    except Exception:  # not a map, or past the head: the full unpack decides
+        return
 
 
 @cache

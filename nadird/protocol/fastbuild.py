@@ -25,14 +25,47 @@ Builder = Callable[[Any], Any]
 
 
 class Slow(Exception):
-    """The fast path cannot vouch for this value: use the full converter."""
+    """The fast path cannot vouch for this value: use the full converter.
+
+    Raised as a new instance every time: re-raising one shared instance
+    extends its __traceback__, which then holds every frame (and every
+    decoded message) it was ever raised from.
+    """
 
 
-_SLOW = Slow()
 _EXACT = (str, bytes, int, float, bool)
 
 
-def _identity(value: Any) -> Any:
+# Lists and maps a value declared Any (a page's data, a job) may nest. Typed
+# fields nest only as deep as their types; an Any value is the one place a
+# hostile frame could hide a deep tree from the fast path.
+ANY_DEPTH = 16
+
+
+def nested_within(value: Any, limit: int) -> bool:
+    """True if lists and maps nest at most `limit` levels deep in `value`.
+
+    Level by level, without recursion (a 1,000-deep frame must not raise
+    RecursionError here); a container of scalars, like a page's links, is
+    passed over in one C-level pass.
+    """
+    level = [value]
+    for _ in range(limit):
+        deeper: list[Any] = []
+        for container in level:
+            items = container.values() if type(container) is dict else container
+            kinds = set(map(type, items))
+            if list in kinds or dict in kinds:
+                deeper.extend(v for v in items if type(v) is list or type(v) is dict)
+        if not deeper:
+            return True
+        level = deeper
+    return False
+
+
+def _free(value: Any) -> Any:
+    if (type(value) is list or type(value) is dict) and not nested_within(value, ANY_DEPTH):
+        raise Slow
     return value
 
 
@@ -41,7 +74,7 @@ def _exact(tp: type) -> Builder:
         # `type(...) is`, not isinstance: bool must not pass as int, and an
         # int where a float is declared is left to build(), which converts it.
         if type(value) is not tp:
-            raise _SLOW
+            raise Slow
         return value
 
     return check
@@ -59,7 +92,7 @@ def _exact_list(tp: type) -> Builder:
 
     def check(value: Any) -> Any:
         if type(value) is not list or not set(map(type, value)) <= allowed:
-            raise _SLOW
+            raise Slow
         return value
 
     return check
@@ -68,7 +101,7 @@ def _exact_list(tp: type) -> Builder:
 def _list(inner: Builder) -> Builder:
     def check(value: Any) -> Any:
         if type(value) is not list:
-            raise _SLOW
+            raise Slow
         return [inner(item) for item in value]
 
     return check
@@ -77,10 +110,12 @@ def _list(inner: Builder) -> Builder:
 def _dict(key: Builder, val: Builder) -> Builder:
     def check(value: Any) -> Any:
         if type(value) is not dict:
-            raise _SLOW
-        if val is _identity:
+            raise Slow
+        if val is _free:
             for k in value:
                 key(k)
+            if not nested_within(value, ANY_DEPTH):
+                raise Slow
             return value
         return {key(k): val(v) for k, v in value.items()}
 
@@ -92,7 +127,7 @@ def builder(tp: Any) -> Builder:
     """The fast builder of a type; raises NotImplementedError for types it
     does not handle (the caller then always takes the slow path)."""
     if tp is Any:
-        return _identity
+        return _free
     if tp in _EXACT:
         return _exact(tp)
     origin = get_origin(tp)
@@ -122,16 +157,16 @@ def _dataclass(cls: type) -> Builder:
 
     def build(data: Any) -> Any:
         if type(data) is not dict:
-            raise _SLOW
+            raise Slow
         kwargs = {}
         for name, value in data.items():
             field = fields.get(name)
             if field is None:  # unknown key: build() names it
-                raise _SLOW
+                raise Slow
             kwargs[name] = field(value)
         try:
             return cls(**kwargs)
         except (ValueError, TypeError):
-            raise _SLOW from None
+            raise Slow from None
 
     return build

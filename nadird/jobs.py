@@ -10,6 +10,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from nadird.items.schema import FIELD_TYPES, compile_rules
+
 Scope = Literal["same-domain", "allowed-domains", "any"]
 # URLs that usually list other pages: a directory-like path, a category, tag,
 # section or archive, a page number. Matched (re.search) on canonical URLs.
@@ -38,7 +40,6 @@ RESOURCE_TYPES = frozenset(
         "other",
     }
 )
-FieldType = Literal["string", "number", "integer", "boolean", "datetime", "url", "list"]
 # A renderer needs this worker capability; jobs that render require it.
 JAVASCRIPT = "javascript"
 
@@ -74,9 +75,13 @@ class FieldSpec:
     the result; `required` makes an empty value an invalid item.
     """
 
-    type: FieldType | None = None
+    type: str | None = None
     required: bool = False
     process: list[Any] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.type is not None and self.type not in FIELD_TYPES:
+            raise ValueError(f"type: expected one of {', '.join(FIELD_TYPES)}, got {self.type!r}")
 
 
 @dataclass(frozen=True)
@@ -170,8 +175,6 @@ class Job:
             object.__setattr__(self, "requires", [*self.requires, JAVASCRIPT])
 
     def _check_schema(self) -> None:
-        from nadird.items.schema import compile_rules
-
         for name in self.schema:
             if name not in self.fields:
                 raise ValueError(f"schema.{name}: no selector names this field (add it to fields)")

@@ -11,6 +11,9 @@ with nothing added. One that does not keeps its fields and gets three keys:
 * `_raw: {field: selected}`: what the selectors matched, for each field in
   `_errors` whose kept value differs from it.
 
+A page on which no field of the schema matched anything (a listing, a
+category page) is not an item: its data is left as selected, unchecked.
+
 The failed field keeps the value it had before the step that failed, so a
 stripped "call us" is still there to read. The master counts invalid items
 per job and field (/api/stats `invalid_items`, /metrics `nadird_invalid_items`).
@@ -52,6 +55,8 @@ def compile_rules(schema: Mapping[str, Any]) -> tuple[FieldRule, ...]:
 
 def apply_rules(data: dict[str, Any], rules: tuple[FieldRule, ...], ctx: Context) -> dict[str, Any]:
     """The item with every rule applied, and the _valid/_errors/_raw keys if it fails."""
+    if all(data.get(rule.name) is None for rule in rules):
+        return data  # no field matched: a listing or other page, not an item
     errors: dict[str, str] = {}
     raw: dict[str, Any] = {}
     for rule in rules:

@@ -34,6 +34,7 @@ _GROUP_SPACES = " \u00a0\u202f\u2009'\u2019"
 _TOKEN = re.compile(
     r"\d{1,3}(?:[ \u00a0\u202f\u2009'\u2019]\d{3})+(?!\d)(?:[.,]\d+)?"
     r"|\d[\d.,]*"
+    r"|(?<!\d)\.\d+"  # "$.99"
 )
 _MINUS = ("-", "\u2212")
 
@@ -60,7 +61,8 @@ def parse_number(text: str, decimal: str | None = None) -> int | float:
     multiplier = _MULTIPLIERS.get(clean[match.end() : match.end() + 1].strip() or "", 1)
     value *= multiplier
     before = clean[: match.start()].rstrip(" ¥$€£")
-    if before.endswith(_MINUS):
+    # A minus sign, not a hyphen: "-$5", "€ -3", but not "SKU-5".
+    if before.endswith(_MINUS) and not before[:-1][-1:].isalnum():
         value = -value
     return _as_python(value, text)
 

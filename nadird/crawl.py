@@ -33,6 +33,7 @@ from nadird.jobs import JAVASCRIPT, Job
 from nadird.logs import get_logger
 from nadird.master.records import status_class
 from nadird.master.server import Master
+from nadird.master.status import invalid_by_job
 from nadird.progress import Console, report
 from nadird.store.base import PageRecord, Store
 from nadird.store.export import export_to
@@ -388,6 +389,7 @@ def _print_summary(
         **counts,
         "dead_letters": master.core.stats["dead_letters"],
         "retries": master.core.stats["retries"],
+        "invalid_items": invalid_by_job(master.core.invalid),
         "seconds": round(seconds, 3),
         "pages_per_s": round(counts["pages"] / seconds, 1) if seconds > 0 else 0.0,
         "store": describe_store_uri(config.store.uri),

@@ -10,6 +10,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from nadird.items.schema import FIELD_TYPES, compile_rules
+
 Scope = Literal["same-domain", "allowed-domains", "any"]
 # URLs that usually list other pages: a directory-like path, a category, tag,
 # section or archive, a page number. Matched (re.search) on canonical URLs.
@@ -65,6 +67,24 @@ class Selector:
 
 
 @dataclass(frozen=True)
+class FieldSpec:
+    """What a field's value must become (see items/schema.py and README "Jobs").
+
+    `process` lists processor steps, each a name or a one-key mapping
+    {name: argument}, run in order after the selectors; `type` is checked on
+    the result; `required` makes an empty value an invalid item.
+    """
+
+    type: str | None = None
+    required: bool = False
+    process: list[Any] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.type is not None and self.type not in FIELD_TYPES:
+            raise ValueError(f"type: expected one of {', '.join(FIELD_TYPES)}, got {self.type!r}")
+
+
+@dataclass(frozen=True)
 class LinkRules:
     """Which discovered links are followed."""
 
@@ -82,6 +102,8 @@ class Job:
     name: str = "default"
     fields: dict[str, list[Selector]] = field(default_factory=dict)
     links: LinkRules = field(default_factory=LinkRules)
+    # Per field: processors, type and required (a field of `fields`).
+    schema: dict[str, FieldSpec] = field(default_factory=dict)
     max_depth: int | None = None
     max_pages: int | None = None
     delay: float | None = None
@@ -131,6 +153,7 @@ class Job:
                 re.compile(pattern)
             except re.error as exc:
                 raise ValueError(f"hub_patterns[{i}]: invalid regex {pattern!r}: {exc}") from None
+        self._check_schema()
         if self.render is False:
             return
         if self.render_max_wait <= 0:
@@ -151,6 +174,12 @@ class Job:
             # Frozen: __post_init__ is the one place a field may still be set.
             object.__setattr__(self, "requires", [*self.requires, JAVASCRIPT])
 
+    def _check_schema(self) -> None:
+        for name in self.schema:
+            if name not in self.fields:
+                raise ValueError(f"schema.{name}: no selector names this field (add it to fields)")
+        compile_rules(self.schema)
+
     def required_fields(self) -> list[str]:
         """The fields whose absence makes `render: auto` render a page."""
         return self.render_when_missing or list(self.fields)
@@ -164,8 +193,9 @@ class Job:
             name: [Selector(**sel) for sel in sels] for name, sels in raw.get("fields", {}).items()
         }
         links = LinkRules(**raw.get("links", {}))
-        rest = {k: v for k, v in raw.items() if k not in ("fields", "links")}
-        return cls(fields=fields, links=links, **rest)
+        schema = {name: FieldSpec(**spec) for name, spec in raw.get("schema", {}).items()}
+        rest = {k: v for k, v in raw.items() if k not in ("fields", "links", "schema")}
+        return cls(fields=fields, links=links, schema=schema, **rest)
 
 
 def validate_job(job: Job) -> None:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from nadird.config import Config
+from nadird.items.schema import invalid_fields
 from nadird.logs import PerKeyLimit, gate, get_logger
 from nadird.master import trace
 from nadird.master.acceptance import REASONS, refusal
@@ -66,6 +67,7 @@ class MasterCore:
         self.domain_results: Counter[str] = Counter()  # pages answered, by domain
         self.refused: Counter[str] = Counter()  # results dropped, by acceptance.REASONS key
         self.statuses: Counter[int] = Counter()  # fetched pages by final HTTP status
+        self.invalid: Counter[tuple[str, str]] = Counter()  # invalid items by (job, field)
         self.store_trace = trace.StoreTrace()
         self.paused: set[str] = set()
         self._drop_log = PerKeyLimit()
@@ -263,6 +265,8 @@ class MasterCore:
             else:
                 late.setdefault(domain_of(page.url), []).append((page.fp, page.row))
             records.append(record_from_result(page, held.job, held.holder.node))
+            for name in invalid_fields(page.data):
+                self.invalid[held.job, name] += 1
             self.stats["pages_error" if page.error else "pages_ok"] += 1
         for domain, pages in late.items():
             self.domain_results[domain] += len(pages)

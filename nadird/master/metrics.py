@@ -119,6 +119,15 @@ class _StateCollector(Collector):
             refused.add_metric([reason], count)
         yield refused
 
+        invalid = CounterMetricFamily(
+            "nadird_invalid_items",
+            "Stored items that failed their job's schema, by job and field",
+            labels=["job", "field"],
+        )
+        for (job, name), count in sorted(state.get("invalid", {}).items()):
+            invalid.add_metric([job, name], count)
+        yield invalid
+
         statuses = CounterMetricFamily(
             "nadird_http_status", "Fetched pages by final HTTP status class", labels=["class"]
         )

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import time
 from collections import deque
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from nadird.errors import StoreError
@@ -58,6 +59,14 @@ def pages_per_second(samples: deque[tuple[float, int]]) -> float:
     return round((n1 - n0) / (t1 - t0), 1) if t1 > t0 else 0.0
 
 
+def invalid_by_job(counts: Mapping[tuple[str, str], int]) -> dict[str, dict[str, int]]:
+    """Invalid items per job and field: {job: {field: count}}."""
+    by_job: dict[str, dict[str, int]] = {}
+    for (job, name), count in sorted(counts.items()):
+        by_job.setdefault(job, {})[name] = count
+    return by_job
+
+
 def full(master: MasterView) -> dict[str, Any]:
     counts, store = master.counts(), master.store_progress()
     jobs = master.jobs()
@@ -68,6 +77,7 @@ def full(master: MasterView) -> dict[str, Any]:
         "refused_results": dict(counts.refused),
         "http_status": status_classes(counts.statuses),
         "paused_jobs": sorted(name for name, job in jobs.items() if job.paused),
+        "invalid_items": invalid_by_job(counts.invalid),
         "jobs": {
             name: {"admitted": job.admitted, "paused": job.paused} for name, job in jobs.items()
         },
@@ -148,6 +158,7 @@ def for_metrics(master: MasterView) -> dict[str, Any]:
         "errors": dict(counts.errors),
         "refused": dict(counts.refused),
         "statuses": dict(counts.statuses),
+        "invalid": dict(counts.invalid),
         "workers_by_status": workers,
         "domains": master.domain_sizes(),
         "spool_records": master.store_progress().spool_records,

@@ -31,6 +31,7 @@ class Counts:
     errors: Counter[str]  # failed fetches by kind (timeout, http_404...)
     refused: Counter[str]  # results dropped, by acceptance.REASONS key
     statuses: Counter[int]  # fetched pages by final HTTP status
+    invalid: Counter[tuple[str, str]]  # items that failed their schema, by (job, field)
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,7 @@ class MasterReads:
 
     def counts(self) -> Counts:
         core = self.core
-        return Counts(core.stats, core.errors, core.refused, core.statuses)
+        return Counts(core.stats, core.errors, core.refused, core.statuses, core.invalid)
 
     def store_progress(self) -> StoreProgress:
         writer = self.writer

@@ -23,6 +23,8 @@ from lxml.html import HtmlElement
 
 from nadird.config import FetchConfig
 from nadird.errors import FetchError
+from nadird.items.processors import Context
+from nadird.items.schema import apply_rules, compile_rules
 from nadird.jobs import Job
 from nadird.logs import get_logger
 from nadird.protocol.messages import PageResult
@@ -83,6 +85,7 @@ class PageProcessor:
     ) -> None:
         self._fetcher = fetcher
         self._job = job
+        self._rules = compile_rules(job.schema)  # checked when the job was built
         self._fetch = fetch
         self._html_types = set(fetch.html_types)
         self._links = links
@@ -140,6 +143,9 @@ class PageProcessor:
                     if keep_body:
                         text = decode_html(outcome.body, outcome.charset)
                         data = dict(extract_fields(doc, text, self._job.fields))
+                        if self._rules:
+                            ctx = Context(outcome.final_url, started)
+                            data = apply_rules(data, self._rules, ctx)
                     if self.follows(task.depth) and not directives.nofollow:
                         nofollow = self._fetch.robots.respect_nofollow
                         found = extract_links(doc, outcome.final_url, nofollow)

@@ -112,7 +112,7 @@ def _check(args: argparse.Namespace) -> int:
 
     from nadird.security import MasterSecurity, check_config_secrets, secure_client
     from nadird.store.open import open_store
-    from nadird.worker.render_step import new_renderer
+    from nadird.worker.render.step import new_renderer
 
     path = args.config
     config = load_config(path)

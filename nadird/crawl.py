@@ -31,15 +31,15 @@ from nadird.config import Config, LogLevel, Seed, WorkerConfig
 from nadird.daemon import CrawlSignals, signal_exit_status
 from nadird.jobs import JAVASCRIPT, Job
 from nadird.logs import get_logger
-from nadird.master.records import status_class
-from nadird.master.server import Master
-from nadird.master.status import invalid_by_job
+from nadird.master.results.records import status_class
+from nadird.master.service.server import Master
+from nadird.master.service.status import invalid_by_job
 from nadird.progress import Console, report
 from nadird.store.base import PageRecord, Store
 from nadird.store.export import export_to
 from nadird.store.open import open_store
 from nadird.store.uri import describe_store_uri
-from nadird.worker.render_step import new_renderer
+from nadird.worker.render.step import new_renderer
 
 log = get_logger()
 MAX_RESTARTS = 5

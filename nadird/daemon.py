@@ -186,8 +186,8 @@ async def _watchdog() -> None:
 async def master_main(
     config: Config, config_path: str | None = None, rebuild_seen: bool = False
 ) -> int:
-    from nadird.master.role import MasterRole
-    from nadird.master.seen_rebuild import rebuild
+    from nadird.master.frontier.seen_rebuild import rebuild
+    from nadird.master.service.role import MasterRole
     from nadird.store.open import open_store
 
     store = open_store(config.store.uri, config.store)

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TextIO
 
 from nadird.errors import ConfigError
-from nadird.master.frontier_db import FrontierDB
-from nadird.master.server import FRONTIER_FILE
+from nadird.master.frontier.db import FrontierDB
+from nadird.master.service.server import FRONTIER_FILE
 
 
 def run(

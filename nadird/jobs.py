@@ -206,8 +206,8 @@ def validate_job(job: Job) -> None:
     job that passes is one every worker can run.
     """
     # Imported here: both worker modules import this one.
-    from nadird.worker.fields import validate_fields
-    from nadird.worker.scope import validate_link_rules
+    from nadird.worker.follow.rules import validate_link_rules
+    from nadird.worker.parse.fields import validate_fields
 
     validate_fields(job.fields)
     validate_link_rules(job.links)

@@ -19,16 +19,16 @@ from nadird.jobs import JAVASCRIPT, Job
 from nadird.protocol.messages import PageResult
 from nadird.urls import canonicalize, domain_of, fingerprint
 from nadird.worker.bag import BagRun, RobotsGate, crawl_bag
-from nadird.worker.fetcher import Fetcher
-from nadird.worker.links import DomainCounts, LinkPipeline
+from nadird.worker.fetch.fetcher import Fetcher
+from nadird.worker.fetch.robots import RobotsCache
+from nadird.worker.fetch.throttle import Pacer
+from nadird.worker.follow.filter import DomainCounts, LinkPipeline
 from nadird.worker.pages import PageProcessor, PageTask
-from nadird.worker.render_step import RenderStep, new_renderer
-from nadird.worker.robots import RobotsCache
-from nadird.worker.subrequests import SubrequestPolicy
-from nadird.worker.throttle import Pacer
+from nadird.worker.render.step import RenderStep, new_renderer
+from nadird.worker.render.subrequests import SubrequestPolicy
 
 if TYPE_CHECKING:
-    from nadird.worker.render import Renderer  # imports Playwright
+    from nadird.worker.render.renderer import Renderer  # imports Playwright
 
 EXIT_OK, EXIT_FAILED = 0, 1
 

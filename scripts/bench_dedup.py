@@ -54,7 +54,7 @@ def fingerprints(start: int, count: int, salt: str) -> list[bytes]:
 
 def measure(urls: int, fp_rate: float, probes: int) -> dict[str, Any]:
     """Runs in a child process: fill a SeenSet with `urls` fingerprints."""
-    from nadird.master.seen import SeenSet
+    from nadird.master.frontier.seen import SeenSet
 
     before = rss_bytes()
     seen = SeenSet(urls, fp_rate)

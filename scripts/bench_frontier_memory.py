@@ -20,10 +20,10 @@ import time
 from pathlib import Path
 
 from nadird.jobs import Job
-from nadird.master.admission import Admission
-from nadird.master.frontier import Frontier
-from nadird.master.frontier_db import FrontierDB
-from nadird.master.seen import SeenSet
+from nadird.master.frontier.admission import Admission
+from nadird.master.frontier.db import FrontierDB
+from nadird.master.frontier.queues import Frontier
+from nadird.master.frontier.seen import SeenSet
 from nadird.urls import fingerprint
 
 

@@ -50,10 +50,10 @@ from pyspy_top import top_functions  # scripts/: on sys.path when run as a scrip
 
 from nadird import __version__
 from nadird.jobs import Job
-from nadird.master.admission import Admission
-from nadird.master.frontier import Frontier
-from nadird.master.frontier_db import FrontierDB
-from nadird.master.seen import SeenSet
+from nadird.master.frontier.admission import Admission
+from nadird.master.frontier.db import FrontierDB
+from nadird.master.frontier.queues import Frontier
+from nadird.master.frontier.seen import SeenSet
 from nadird.protocol.codec import VERSION
 from nadird.urls import fingerprint
 

@@ -47,8 +47,8 @@ from pymongo.write_concern import WriteConcern
 
 from nadird.config import StoreConfig
 from nadird.store.base import PageRecord
-from nadird.store.mongo import MongoStore
-from nadird.store.mongo_docs import BSON_LIMIT, prepare
+from nadird.store.mongo.docs import BSON_LIMIT, prepare
+from nadird.store.mongo.store import MongoStore
 from nadird.testing.mongo import MongoServer, with_database
 
 

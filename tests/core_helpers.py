@@ -10,8 +10,8 @@ from typing import Any
 from nadird.config import Config, MasterConfig
 from nadird.jobs import Job
 from nadird.master.core import MasterCore
-from nadird.master.frontier_db import FrontierDB
-from nadird.master.seen import SeenSet
+from nadird.master.frontier.db import FrontierDB
+from nadird.master.frontier.seen import SeenSet
 from nadird.protocol.messages import Bag, Credit, Hello, PageResult, Results, Welcome
 from nadird.urls import fingerprint
 

@@ -12,7 +12,7 @@ from nadird.config import FetchConfig, RobotsConfig, ThrottleConfig
 from nadird.testing.graph import SiteGraph
 from nadird.testing.hostile import HostileWeb
 from nadird.testing.web import SyntheticWeb, run_in_thread
-from nadird.worker.fetcher import Fetcher
+from nadird.worker.fetch.fetcher import Fetcher
 
 MIB = 1024 * 1024
 

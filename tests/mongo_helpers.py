@@ -12,7 +12,7 @@ from pymongo import MongoClient
 
 from nadird.config import StoreConfig
 from nadird.store.base import PageRecord
-from nadird.store.mongo import MongoStore
+from nadird.store.mongo.store import MongoStore
 
 # Short timeouts: an outage in a test is noticed in half a second.
 FAST = {"server_selection_timeout": 0.5, "connect_timeout": 0.5, "operation_timeout": 10.0}

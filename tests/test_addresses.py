@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nadird.worker.addresses import AddressPolicy
+from nadird.worker.fetch.addresses import AddressPolicy
 
 REFUSED = [
     "10.0.0.1",

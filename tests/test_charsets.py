@@ -12,16 +12,16 @@ from nadird.jobs import Job
 from nadird.testing.legacy import BY_NAME, FIELDS, TEXTS, LegacySite, LegacyText
 from nadird.typecheck import build
 from nadird.urls import fingerprint
-from nadird.worker import charsets
-from nadird.worker.charsets import (
+from nadird.worker.follow.filter import DomainCounts, LinkPipeline
+from nadird.worker.pages import PageProcessor, PageTask
+from nadird.worker.parse import charsets
+from nadird.worker.parse.charsets import (
     DETECT_BYTES,
     charset_to_declare,
     codec_for,
     decode_html,
     web_label,
 )
-from nadird.worker.links import DomainCounts, LinkPipeline
-from nadird.worker.pages import PageProcessor, PageTask
 
 # Every label the Encoding Standard gives these encodings, and Python's codec for it.
 WHATWG_LABELS = {

@@ -265,7 +265,7 @@ def _store_with_records(path: Path, count: int) -> None:
     import asyncio
 
     from nadird.store.base import PageRecord
-    from nadird.store.sqlite import SqliteStore
+    from nadird.store.sqlite.store import SqliteStore
     from nadird.urls import fingerprint
 
     async def write() -> None:

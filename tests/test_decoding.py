@@ -8,8 +8,8 @@ import zlib
 import pytest
 
 from nadird.errors import FetchError
-from nadird.worker import decoding
-from nadird.worker.decoding import STEP, decoder_for, gunzip_limited
+from nadird.worker.fetch import decoding
+from nadird.worker.fetch.decoding import STEP, decoder_for, gunzip_limited
 
 
 def chunks(data: bytes, size: int = 65536) -> list[bytes]:

@@ -19,7 +19,7 @@ import pytest
 from nadird.cli import main
 from nadird.store.base import PageRecord
 from nadird.store.export import CSV_COLUMNS, UnknownField, export_records, iso_utc
-from nadird.store.sqlite import SqliteStore
+from nadird.store.sqlite.store import SqliteStore
 
 CHINESE = "北京烤鸭，价格：¥88"
 

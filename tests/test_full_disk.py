@@ -23,12 +23,12 @@ from structlog.testing import capture_logs
 from nadird.client import call, endpoint
 from nadird.config import load_config
 from nadird.jobs import Job
-from nadird.master.admission import Admission
-from nadird.master.frontier import Frontier
-from nadird.master.frontier_db import FrontierDB
-from nadird.master.health import StateHealth
-from nadird.master.robots_notes import RobotsNotes
-from nadird.master.seen import SeenSet, write_atomic
+from nadird.master.frontier.admission import Admission
+from nadird.master.frontier.db import FrontierDB
+from nadird.master.frontier.queues import Frontier
+from nadird.master.frontier.seen import SeenSet, write_atomic
+from nadird.master.leasing.robots_notes import RobotsNotes
+from nadird.master.service.health import StateHealth
 from nadird.protocol.messages import RobotsNote
 from nadird.testing.checks import (
     assert_exact_store,

@@ -12,7 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from nadird import logs
 from nadird.logs import configure, gate, get_logger, page_crawled, set_level
-from nadird.master.metrics import MasterMetrics, status_classes
+from nadird.master.service.metrics import MasterMetrics, status_classes
 from nadird.progress import CLEAR_LINE, Console
 from nadird.protocol.messages import PageResult
 from nadird.urls import fingerprint

@@ -12,9 +12,9 @@ import pytest
 
 from nadird.config import ApiConfig, Config, MasterConfig, StoreConfig
 from nadird.daemon import serve
-from nadird.master.loops import LoopFailed, LoopGuard
-from nadird.master.role import MasterRole
-from nadird.master.server import Master
+from nadird.master.service.loops import LoopFailed, LoopGuard
+from nadird.master.service.role import MasterRole
+from nadird.master.service.server import Master
 from nadird.store.open import open_store
 
 

@@ -3,7 +3,7 @@
 import asyncio
 from collections.abc import Sequence
 
-from nadird.master.writer import BEHIND_BATCHES, ResultWriter
+from nadird.master.results.writer import BEHIND_BATCHES, ResultWriter
 from nadird.store.base import PageRecord
 
 

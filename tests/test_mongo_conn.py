@@ -10,7 +10,7 @@ from pymongo import AsyncMongoClient
 
 from nadird.config import StoreConfig
 from nadird.errors import StoreError
-from nadird.store.mongo_conn import (
+from nadird.store.mongo.connect import (
     Secrets,
     client_options,
     read_password,
@@ -119,7 +119,7 @@ async def test_standalone_server_gets_w1(tmp_path: Path) -> None:
     ],
 )
 def test_open_store_returns_a_mongo_store_without_connecting(uri: str) -> None:
-    from nadird.store.mongo import MongoStore
+    from nadird.store.mongo.store import MongoStore
     from nadird.store.open import open_store
 
     store = open_store(uri)

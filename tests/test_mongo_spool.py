@@ -14,7 +14,7 @@ from mongo_helpers import record
 
 from nadird.errors import StoreError
 from nadird.store.base import PageRecord
-from nadird.store.spool import DeadRecord, Spool, pack_records, unpack_records
+from nadird.store.mongo.spool import DeadRecord, Spool, pack_records, unpack_records
 
 TARGET = "mongodb://127.0.0.1:1/nd"
 

@@ -13,10 +13,10 @@ from nadird.config import SitemapConfig, TrapConfig
 from nadird.jobs import Job, LinkRules, Selector
 from nadird.testing.hostile import Page, html_page, sitemap_index, sitemap_xml
 from nadird.urls import fingerprint
-from nadird.worker.directives import canonical_link, robots_directives
-from nadird.worker.links import DomainCounts, LinkPipeline, TrapGuard
+from nadird.worker.fetch.sitemaps import SitemapReader, parse_sitemap
+from nadird.worker.follow.filter import DomainCounts, LinkPipeline, TrapGuard
 from nadird.worker.pages import PageProcessor, PageTask
-from nadird.worker.sitemaps import SitemapReader, parse_sitemap
+from nadird.worker.parse.directives import canonical_link, robots_directives
 
 
 def doc(head: str) -> lxml.html.HtmlElement:

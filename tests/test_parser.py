@@ -15,10 +15,10 @@ from lxml.html import HtmlElement
 from nadird.errors import InvalidURL
 from nadird.jobs import LinkRules, Selector
 from nadird.urls import canonicalize
-from nadird.worker.fields import extract_fields, validate_fields
-from nadird.worker.hrefs import _Resolver, extract_links
-from nadird.worker.parser import content_checksum, parse_html
-from nadird.worker.scope import LinkFilter, validate_link_rules
+from nadird.worker.follow.find import _Resolver, extract_links
+from nadird.worker.follow.rules import LinkFilter, validate_link_rules
+from nadird.worker.parse.fields import extract_fields, validate_fields
+from nadird.worker.parse.parser import content_checksum, parse_html
 
 PAGE_URL = "https://shop.example.com/products/widget-42"
 

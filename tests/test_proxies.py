@@ -12,7 +12,7 @@ from hostile_helpers import fetcher, hostile_web, url
 from nadird.config import ProxyConfig
 from nadird.errors import FetchError
 from nadird.testing.proxy import run_proxy_in_thread
-from nadird.worker.proxies import ProxyPool
+from nadird.worker.fetch.proxies import ProxyPool
 
 
 def dead_port() -> int:

@@ -17,8 +17,8 @@ from mongo_helpers import sync_db
 
 from nadird.record import facts
 from nadird.store.base import PageRecord
-from nadird.store.sqlite import SqliteStore
-from nadird.store.sqlite_schema import SCHEMA_VERSION
+from nadird.store.sqlite.schema import SCHEMA_VERSION
+from nadird.store.sqlite.store import SqliteStore
 
 HERE = Path(__file__).parent
 OLD_URL = "http://a.test/old"

@@ -32,19 +32,19 @@ from nadird.testing.legacy import TEXTS, LegacySite
 from nadird.testing.web import SyntheticWeb, run_in_thread
 from nadird.typecheck import build
 from nadird.urls import canonicalize, fingerprint
-from nadird.worker.fetcher import Fetcher
-from nadird.worker.links import DomainCounts, LinkPipeline
+from nadird.worker.fetch.fetcher import Fetcher
+from nadird.worker.follow.filter import DomainCounts, LinkPipeline
 from nadird.worker.pages import PageProcessor, PageTask
-from nadird.worker.render_step import RenderStep
-from nadird.worker.render_types import Document, Fulfil, Reply, SubRequest, WaitRules
-from nadird.worker.subrequests import SubrequestPolicy
+from nadird.worker.render.exchange import Document, Fulfil, Reply, SubRequest, WaitRules
+from nadird.worker.render.step import RenderStep
+from nadird.worker.render.subrequests import SubrequestPolicy
 
 MISSING = browser_missing()
 # Every test here drives a real browser process.
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(MISSING is not None, reason=MISSING or "")]
 
 if MISSING is None:
-    from nadird.worker.render import Renderer
+    from nadird.worker.render.renderer import Renderer
 
 PINNED = {"*.test": "127.0.0.1"}
 
@@ -181,7 +181,7 @@ async def test_the_browser_cannot_reach_the_network_by_itself(
     leave Chromium no name resolution and no connection of its own."""
     from playwright.async_api import Error, async_playwright
 
-    from nadird.worker.browser import launch
+    from nadird.worker.render.browser import launch
 
     web, js = site
     before = len(web.entries())

@@ -14,10 +14,10 @@ from nadird.errors import ConfigError
 from nadird.jobs import JAVASCRIPT, Job
 from nadird.protocol.messages import PageResult
 from nadird.urls import fingerprint
-from nadird.worker.fetcher import FetchOutcome
-from nadird.worker.render_step import RenderStep, missing_fields, new_renderer
-from nadird.worker.render_types import SubRequest
-from nadird.worker.subrequests import SubrequestPolicy
+from nadird.worker.fetch.fetcher import FetchOutcome
+from nadird.worker.render.exchange import SubRequest
+from nadird.worker.render.step import RenderStep, missing_fields, new_renderer
+from nadird.worker.render.subrequests import SubrequestPolicy
 
 FIELDS: dict[str, Any] = {"title": [{"css": "h1"}], "price": [{"css": ".price"}]}
 
@@ -154,8 +154,8 @@ def test_the_subresource_cache_keeps_scripts_and_styles_for_a_while(
 ) -> None:
     import time
 
-    from nadird.worker.render_cache import SubresourceCache
-    from nadird.worker.render_types import Fulfil
+    from nadird.worker.render.cache import SubresourceCache
+    from nadird.worker.render.exchange import Fulfil
 
     now = [1000.0]
     monkeypatch.setattr(time, "monotonic", lambda: now[0])

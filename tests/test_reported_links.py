@@ -2,7 +2,7 @@
 
 from nadird.protocol.messages import PageResult
 from nadird.urls import fingerprint
-from nadird.worker.links import ReportedLinks
+from nadird.worker.follow.filter import ReportedLinks
 
 
 def page(path: str, depth: int, links: list[str]) -> PageResult:

@@ -15,9 +15,9 @@ import pytest
 
 from nadird.config import Config, MasterConfig
 from nadird.master.core import MasterCore
-from nadird.master.frontier_db import FrontierDB
-from nadird.master.lease_mark import KEY, LeaseMark, headroom_of, recovery_hold
-from nadird.master.seen import SeenSet
+from nadird.master.frontier.db import FrontierDB
+from nadird.master.frontier.seen import SeenSet
+from nadird.master.leasing.lease_mark import KEY, LeaseMark, headroom_of, recovery_hold
 from nadird.protocol.messages import Credit, Heartbeat, Hello
 from nadird.testing.checks import (
     assert_exact_store,

@@ -15,10 +15,10 @@ from nadird.jobs import Job
 from nadird.protocol.messages import PageResult
 from nadird.urls import fingerprint
 from nadird.worker.bag import BagRun, RobotsGate, crawl_bag
-from nadird.worker.links import DomainCounts, LinkPipeline
+from nadird.worker.fetch.robots import RobotsCache, RobotsRules
+from nadird.worker.fetch.throttle import DomainPace, Pacer
+from nadird.worker.follow.filter import DomainCounts, LinkPipeline
 from nadird.worker.pages import PageProcessor, PageTask
-from nadird.worker.robots import RobotsCache, RobotsRules
-from nadird.worker.throttle import DomainPace, Pacer
 
 # (robots.txt, path, allowed for the token 'nadird')
 CASES = [

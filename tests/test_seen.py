@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from nadird.errors import StateError
-from nadird.master.seen import SeenSet
+from nadird.master.frontier.seen import SeenSet
 
 
 def fp(i: int) -> bytes:

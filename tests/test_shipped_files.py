@@ -128,7 +128,7 @@ def test_grafana_dashboard_uses_only_metrics_the_master_exports() -> None:
     import json
     import re
 
-    from nadird.master.metrics import COUNTERS
+    from nadird.master.service.metrics import COUNTERS
 
     dashboard = json.loads((ROOT / "configs" / "grafana" / "nadird.json").read_text())
     exported = {name + "_total" for name, _ in COUNTERS.values()} | {
@@ -145,7 +145,7 @@ def test_grafana_dashboard_uses_only_metrics_the_master_exports() -> None:
         "nadird_fetch_seconds_bucket",
         "nadird_lease_seconds_bucket",
     }
-    metrics_py = (ROOT / "nadird" / "master" / "metrics.py").read_text()
+    metrics_py = (ROOT / "nadird" / "master" / "service" / "metrics.py").read_text()
     for panel in dashboard["panels"]:
         for target in panel["targets"]:
             for name in re.findall(r"nadird_[a-z_]+", target["expr"]):
@@ -156,7 +156,7 @@ def test_grafana_dashboard_uses_only_metrics_the_master_exports() -> None:
 def test_openapi_document_is_strict_yaml_and_documents_bad_bodies() -> None:
     from nadird.config.yaml_strict import load_strict
 
-    doc = load_strict((ROOT / "nadird" / "master" / "openapi.yaml").read_text())
+    doc = load_strict((ROOT / "nadird" / "master" / "service" / "openapi.yaml").read_text())
     for path, operations in doc["paths"].items():
         for method, operation in operations.items():
             if method in ("post", "delete"):

@@ -15,10 +15,10 @@ from mongo_helpers import make_store, page_html, record, store_config, sync_db
 
 from nadird.errors import StoreError
 from nadird.store.export import export_records
-from nadird.store.mongo import MongoStore
-from nadird.store.mongo_docs import item_id
+from nadird.store.mongo.docs import item_id
+from nadird.store.mongo.store import MongoStore
 from nadird.store.open import open_store
-from nadird.store.sqlite import SqliteStore
+from nadird.store.sqlite.store import SqliteStore
 from nadird.testing.mongo import free_port, with_database
 
 
@@ -308,7 +308,7 @@ def test_cli_export_from_mongo_and_bad_uri_exit_codes(mongo_uri: str, tmp_path: 
 async def test_reader_beside_a_running_master_needs_no_spool(
     mongo_uri: str, tmp_path: Path
 ) -> None:
-    from nadird.store.spool import Spool
+    from nadird.store.mongo.spool import Spool
 
     reader = make_store(mongo_uri, tmp_path)
     await reader.open()

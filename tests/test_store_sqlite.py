@@ -20,7 +20,7 @@ from nadird.errors import StoreError
 from nadird.store.base import PageRecord
 from nadird.store.export import export_records
 from nadird.store.open import open_store
-from nadird.store.sqlite import CHUNK_ROWS, SqliteStore
+from nadird.store.sqlite.store import CHUNK_ROWS, SqliteStore
 from nadird.store.uri import describe_store_uri
 
 
@@ -435,7 +435,7 @@ async def test_a_version_1_store_is_migrated_and_keeps_its_rows(tmp_path: Path) 
     import sqlite3
 
     from nadird.store.base import PageRecord
-    from nadird.store.sqlite import SqliteStore
+    from nadird.store.sqlite.store import SqliteStore
 
     path = tmp_path / "old.db"
     store = SqliteStore(str(path))

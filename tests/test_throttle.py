@@ -9,7 +9,7 @@ import time
 import pytest
 
 from nadird.config import ThrottleConfig
-from nadird.worker.throttle import DomainPace, DomainPaces, Pacer, parse_retry_after
+from nadird.worker.fetch.throttle import DomainPace, DomainPaces, Pacer, parse_retry_after
 
 
 def test_effective_delay_is_the_largest_of_minimum_crawl_delay_and_adaptive() -> None:

@@ -2,7 +2,7 @@ import random
 from urllib.parse import urlsplit
 
 from nadird.config import TrapConfig
-from nadird.worker.links import TrapGuard, _path
+from nadird.worker.follow.filter import TrapGuard, _path
 
 
 def test_the_string_path_matches_urlsplit() -> None:

@@ -15,19 +15,19 @@ from typing import Any
 from nadird.config import Config
 from nadird.items.schema import invalid_fields
 from nadird.logs import PerKeyLimit, gate, get_logger
-from nadird.master import trace
-from nadird.master.acceptance import REASONS, refusal
-from nadird.master.admission import Admission, LinkBatch
-from nadird.master.frontier import Caps, Frontier
-from nadird.master.frontier_db import FrontierDB, Row
-from nadird.master.lease_mark import LeaseMark, headroom_of, recovery_hold
-from nadird.master.leases import Lease, LeaseTable
-from nadird.master.metrics import MasterMetrics
-from nadird.master.nodes import Node, NodeRegistry
-from nadird.master.records import error_kind, record_from_result
-from nadird.master.retries import backoff, describe, is_transient
-from nadird.master.robots_notes import RobotsNotes
-from nadird.master.seen import SeenSet
+from nadird.master.frontier.admission import Admission, LinkBatch
+from nadird.master.frontier.db import FrontierDB, Row
+from nadird.master.frontier.queues import Caps, Frontier
+from nadird.master.frontier.seen import SeenSet
+from nadird.master.leasing.acceptance import REASONS, refusal
+from nadird.master.leasing.lease_mark import LeaseMark, headroom_of, recovery_hold
+from nadird.master.leasing.leases import Lease, LeaseTable
+from nadird.master.leasing.nodes import Node, NodeRegistry
+from nadird.master.leasing.robots_notes import RobotsNotes
+from nadird.master.results.records import error_kind, record_from_result
+from nadird.master.results.retries import backoff, describe, is_transient
+from nadird.master.service import trace
+from nadird.master.service.metrics import MasterMetrics
 from nadird.protocol.messages import (
     Bag,
     BagDone,

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from nadird.errors import StoreError
 from nadird.store.base import Store
-from nadird.store.sqlite import SqliteStore
+from nadird.store.sqlite.store import SqliteStore
 from nadird.store.uri import describe_store_uri
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ def open_store(uri: str, config: StoreConfig | None = None) -> Store:
         return _sqlite_store(uri, uri[len(_SQLITE_PREFIX) :])
     if lowered.startswith(_MONGO_SCHEMES):
         # Imported here: PyMongo is only loaded by processes that use it.
-        from nadird.store.mongo import MongoStore
+        from nadird.store.mongo.store import MongoStore
 
         return MongoStore(uri, config)
     if "://" not in uri and lowered.endswith(_SQLITE_SUFFIXES):

@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from nadird.store.base import PageRecord
-from nadird.store.sqlite import SqliteStore
+from nadird.store.sqlite.store import SqliteStore
 
 
 @dataclass

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from nadird.config import Config, MasterConfig
 from nadird.master.core import MasterCore
-from nadird.master.frontier_db import FrontierDB
-from nadird.master.seen import SeenSet
+from nadird.master.frontier.db import FrontierDB
+from nadird.master.frontier.seen import SeenSet
 from nadird.protocol.codec import encode
 from nadird.protocol.messages import (
     Bag,

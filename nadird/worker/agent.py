@@ -42,18 +42,18 @@ from nadird.protocol.messages import (
 from nadird.security import secure_client
 from nadird.urls import origin_of
 from nadird.worker.bag import BagRun, RobotsGate, SitemapHook, crawl_bag
-from nadird.worker.fetcher import Fetcher
+from nadird.worker.fetch.fetcher import Fetcher
+from nadird.worker.fetch.robots import RobotsCache
+from nadird.worker.fetch.sitemaps import SitemapReader
+from nadird.worker.fetch.throttle import DomainPaces, Pacer
+from nadird.worker.follow.filter import DomainCounts, LinkPipeline, ReportedLinks
 from nadird.worker.health import MasterLink, WorkStats, health
 from nadird.worker.http import WorkerHttp
-from nadird.worker.links import DomainCounts, LinkPipeline, ReportedLinks
 from nadird.worker.load import LoadMeter
 from nadird.worker.pages import PageProcessor, PageTask
-from nadird.worker.render_step import RenderStep, new_renderer
-from nadird.worker.robots import RobotsCache
+from nadird.worker.render.step import RenderStep, new_renderer
+from nadird.worker.render.subrequests import SubrequestPolicy
 from nadird.worker.sender import ResultSender
-from nadird.worker.sitemaps import SitemapReader
-from nadird.worker.subrequests import SubrequestPolicy
-from nadird.worker.throttle import DomainPaces, Pacer
 
 log = get_logger()
 

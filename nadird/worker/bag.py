@@ -1,6 +1,6 @@
 """Crawling one bag: robots.txt first, at most `domain_concurrency` requests in
 flight for the domain, and at least the effective delay between the starts of
-two requests (see throttle.py), robots.txt and sitemap fetches included.
+two requests (see fetch/throttle.py), robots.txt and sitemap fetches included.
 
 A 429/503 (or an unreachable robots.txt) stops the bag at once: that URL and
 the ones not started go back to the master in BagDone.returned, and
@@ -21,11 +21,11 @@ from nadird.errors import FetchError
 from nadird.logs import get_logger
 from nadird.protocol.messages import PageResult
 from nadird.urls import fingerprint, origin_of
-from nadird.worker.links import LinkPipeline
+from nadird.worker.fetch.robots import RobotsCache, RobotsRules
+from nadird.worker.fetch.sitemaps import SitemapReader
+from nadird.worker.fetch.throttle import Pacer, parse_retry_after
+from nadird.worker.follow.filter import LinkPipeline
 from nadird.worker.pages import PageProcessor, PageTask, error_result
-from nadird.worker.robots import RobotsCache, RobotsRules
-from nadird.worker.sitemaps import SitemapReader
-from nadird.worker.throttle import Pacer, parse_retry_after
 
 __all__ = ["BagRun", "Pacer", "RobotsGate", "SitemapHook", "crawl_bag"]
 

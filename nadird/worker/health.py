@@ -18,8 +18,8 @@ from typing import Any
 
 from nadird import systemd
 from nadird.logs import get_logger
-from nadird.master.metrics import status_classes
-from nadird.master.records import error_kind
+from nadird.master.results.records import error_kind
+from nadird.master.service.metrics import status_classes
 from nadird.protocol.messages import PageResult
 
 log = get_logger()

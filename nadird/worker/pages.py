@@ -29,15 +29,15 @@ from nadird.jobs import Job
 from nadird.logs import get_logger
 from nadird.protocol.messages import PageResult
 from nadird.urls import fingerprint
-from nadird.worker.directives import Directives, canonical_link, robots_directives
-from nadird.worker.fetcher import Fetcher, FetchOutcome, HopCheck
-from nadird.worker.fields import extract_fields
-from nadird.worker.hrefs import extract_links
-from nadird.worker.links import LinkPipeline
-from nadird.worker.parser import content_checksum, decode_html, parse_html
+from nadird.worker.fetch.fetcher import Fetcher, FetchOutcome, HopCheck
+from nadird.worker.follow.filter import LinkPipeline
+from nadird.worker.follow.find import extract_links
+from nadird.worker.parse.directives import Directives, canonical_link, robots_directives
+from nadird.worker.parse.fields import extract_fields
+from nadird.worker.parse.parser import content_checksum, decode_html, parse_html
 
 if TYPE_CHECKING:
-    from nadird.worker.render_step import RenderStep
+    from nadird.worker.render.step import RenderStep
 
 log = get_logger()
 
@@ -81,7 +81,7 @@ class PageProcessor:
         fetch: FetchConfig,
         links: LinkPipeline,
         hop_check: HopCheck | None = None,
-        render: RenderStep | None = None,  # jobs that render (see render_step.py)
+        render: RenderStep | None = None,  # jobs that render (see render/step.py)
     ) -> None:
         self._fetcher = fetcher
         self._job = job

@@ -1,0 +1,38 @@
+"""`--rebuild-seen`: a new seen set from everything the crawl already knows.
+
+For when the snapshot is lost or damaged: every fingerprint in the store, the
+queue, the dead letters and the overflow record is added again. Slow (it reads
+the whole store) but exact: nothing the crawl has seen is fetched again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nadird.config import Config
+from nadird.logs import get_logger
+from nadird.master.frontier.db import FrontierDB
+from nadird.master.frontier.seen import SeenSet
+from nadird.store.base import Store
+
+log = get_logger()
+
+
+async def rebuild(config: Config, store: Store) -> SeenSet:
+    from nadird.master.service.server import FRONTIER_FILE, SEEN_FILE
+
+    state = Path(config.master.state_dir)
+    seen = SeenSet(config.bloom.expected_urls, config.bloom.fp_rate)
+    stored = 0
+    async for record in store.iter_records():
+        seen.add_new((record.fp,))
+        stored += 1
+    db = FrontierDB(state / FRONTIER_FILE)
+    try:
+        queued = len(seen.add_new(db.iter_fps()))
+        seen.seq = db.last_seq()
+    finally:
+        db.close()
+    seen.snapshot(state / SEEN_FILE)
+    log.info("seen_rebuilt", stored=stored, frontier=queued, added=seen.added)
+    return seen

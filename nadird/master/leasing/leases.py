@@ -1,0 +1,168 @@
+"""The lease table: which worker holds which domain, until when.
+
+Every lease carries an epoch from a per-domain counter (a fencing token): a
+result naming an older epoch comes from a lease that expired and was re-leased,
+so it must not touch the frontier.
+
+A lease also records who holds it (Holder: the worker's name and the
+credentials of the registration it was granted under) and every URL it
+contained: results are accepted only from that holder, for those URLs. A lease
+that ends with URLs still out leaves an EndedLease behind for the late-result
+window, so the holder's results in flight are still stored.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from nadird.master.frontier.db import Row
+
+# URLs kept in all ended-lease records together (~100 bytes each); past it the
+# oldest records go first. A late result of a forgotten record is refused, its
+# URL is crawled again: nothing is lost.
+MAX_ENDED_URLS = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class Holder:
+    """Who may report results for a lease."""
+
+    node: str
+    session: bytes = b""  # the token of the registration it was granted under
+    user: str = ""  # the CURVE key of that registration ("" without CURVE)
+
+
+@dataclass(slots=True)
+class Lease:
+    id: str
+    epoch: int
+    domain: str
+    job: str
+    holder: Holder
+    expires: float
+    granted_at: float
+    pending: dict[bytes, Row]
+    done: bool = False
+    wait: float = 0.0
+    returned: list[Row] = field(default_factory=list)
+    # Every URL leased, by fingerprint (pending only holds those not answered yet).
+    urls: dict[bytes, str] = field(default_factory=dict)
+
+    @property
+    def node(self) -> str:
+        return self.holder.node
+
+
+@dataclass(frozen=True, slots=True)
+class EndedLease:
+    """A lease that expired or was taken back with URLs still out."""
+
+    id: str
+    epoch: int
+    job: str
+    holder: Holder
+    urls: dict[bytes, str]  # the URLs it still had out
+    ended: float
+
+
+class EndedLeases:
+    """Recently ended leases, oldest first, bounded by MAX_ENDED_URLS."""
+
+    def __init__(self, max_urls: int = MAX_ENDED_URLS) -> None:
+        self._records: OrderedDict[str, EndedLease] = OrderedDict()
+        self._urls = 0
+        self._max_urls = max_urls
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def add(self, lease: Lease, now: float) -> None:
+        if not lease.pending:
+            return  # nothing of it can come late
+        urls = {fp: row.url for fp, row in lease.pending.items()}
+        record = EndedLease(lease.id, lease.epoch, lease.job, lease.holder, urls, now)
+        self._records[lease.id] = record
+        self._urls += len(urls)
+        while self._urls > self._max_urls:
+            self._pop_oldest()
+
+    def get(self, lease_id: str, epoch: int, now: float, window: float) -> EndedLease | None:
+        record = self._records.get(lease_id)
+        if record is None or record.epoch != epoch or now - record.ended >= window:
+            return None
+        return record
+
+    def trim(self, now: float, window: float) -> None:
+        """Forget the records older than the window."""
+        while self._records:
+            oldest = next(iter(self._records.values()))
+            if now - oldest.ended < window:
+                break
+            self._pop_oldest()
+
+    def _pop_oldest(self) -> None:
+        _, record = self._records.popitem(last=False)
+        self._urls -= len(record.urls)
+
+
+class LeaseTable:
+    def __init__(self) -> None:
+        self._leases: dict[str, Lease] = {}
+        self._epochs: dict[str, int] = {}
+        # A per-boot prefix keeps lease ids from two master runs apart.
+        self._prefix = os.urandom(3).hex()
+        self._ids = itertools.count(1)
+        self.ended = EndedLeases()
+
+    def __len__(self) -> int:
+        return len(self._leases)
+
+    def __iter__(self) -> Iterator[Lease]:
+        return iter(list(self._leases.values()))
+
+    def grant(
+        self, domain: str, holder: Holder, entries: list[Row], now: float, ttl: float
+    ) -> Lease:
+        epoch = self._epochs.get(domain, 0) + 1
+        self._epochs[domain] = epoch
+        lease = Lease(
+            id=f"{self._prefix}-{next(self._ids)}",
+            epoch=epoch,
+            domain=domain,
+            job=entries[0].job,
+            holder=holder,
+            expires=now + ttl,
+            granted_at=now,
+            pending={e.fp: e for e in entries},
+            urls={e.fp: e.url for e in entries},
+        )
+        self._leases[lease.id] = lease
+        return lease
+
+    def current(self, lease_id: str, epoch: int) -> Lease | None:
+        """The lease if it is still live and the epoch matches, else None (fenced)."""
+        lease = self._leases.get(lease_id)
+        if lease is None or lease.epoch != epoch:
+            return None
+        return lease
+
+    def renew(self, node: str, lease_ids: list[str], now: float, ttl: float) -> None:
+        for lease_id in lease_ids:
+            lease = self._leases.get(lease_id)
+            if lease is not None and lease.node == node and not lease.done:
+                lease.expires = now + ttl
+
+    def expired(self, now: float) -> list[Lease]:
+        return [lease for lease in self._leases.values() if lease.expires <= now]
+
+    def of_node(self, node: str) -> list[Lease]:
+        return [lease for lease in self._leases.values() if lease.node == node]
+
+    def remove(self, lease: Lease, now: float) -> None:
+        """End a lease; one with URLs still out is remembered (see EndedLeases)."""
+        if self._leases.pop(lease.id, None) is not None:
+            self.ended.add(lease, now)

@@ -1,0 +1,97 @@
+"""robots.txt files workers fetched, kept by the master per origin and handed
+out with the next bag of that domain: a worker new to a domain does not fetch
+robots.txt again at once. A cache, not state: its own small SQLite file,
+written without fsync (losing it costs one fetch per host). Notes that could
+not be written (disk full) are kept in memory, still handed out, and written
+when `retry` succeeds."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from nadird.master.frontier.redo import is_write_failure
+from nadird.master.service.health import StateHealth
+from nadird.protocol.messages import RobotsNote
+
+# Notes kept in memory while the file cannot be written (the newest win).
+MAX_UNSAVED = 10_000
+# origin, allow_all, text, fetched_at (wall clock)
+NoteRow = tuple[str, int, str, float]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS robots (
+    origin TEXT PRIMARY KEY,
+    allow_all INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    fetched_at REAL NOT NULL
+);
+"""
+
+
+class RobotsNotes:
+    def __init__(
+        self, path: str | Path, max_age: float = 3600.0, health: StateHealth | None = None
+    ) -> None:
+        self.max_age = max_age
+        self._health = health
+        self.name = Path(path).name
+        self._unsaved: dict[str, NoteRow] = {}
+        self._db = sqlite3.connect(path, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=OFF")
+        self._db.executescript(_SCHEMA)
+
+    def remember(self, notes: Iterable[RobotsNote]) -> None:
+        now = time.time()
+        for n in notes:
+            self._unsaved.pop(n.origin, None)  # re-inserted last: the newest stay
+            self._unsaved[n.origin] = (n.origin, int(n.allow_all), n.text, now - n.age)
+        while len(self._unsaved) > MAX_UNSAVED:
+            del self._unsaved[next(iter(self._unsaved))]
+        if self._health is None or self._health.may_try(self.name):
+            self.retry()
+
+    def retry(self) -> None:
+        """Write the notes kept in memory."""
+        if not self._unsaved:
+            return
+        try:
+            self._db.execute("BEGIN")  # all or none (and one commit, not one per note)
+            self._db.executemany(
+                "INSERT OR REPLACE INTO robots VALUES (?, ?, ?, ?)", list(self._unsaved.values())
+            )
+            self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            with contextlib.suppress(sqlite3.Error):
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+            if self._health is None or not is_write_failure(exc):
+                raise
+            self._health.failed(self.name, exc)
+            return
+        self._unsaved.clear()
+        if self._health is not None:
+            self._health.ok(self.name)
+
+    def for_origins(self, origins: Iterable[str]) -> list[RobotsNote]:
+        now = time.time()
+        notes = []
+        for origin in origins:
+            unsaved = self._unsaved.get(origin)
+            row = (
+                unsaved[1:]
+                if unsaved is not None
+                else self._db.execute(
+                    "SELECT allow_all, text, fetched_at FROM robots WHERE origin=?", (origin,)
+                ).fetchone()
+            )
+            if row is not None and now - row[2] < self.max_age:
+                notes.append(RobotsNote(origin, bool(row[0]), row[1], max(0.0, now - row[2])))
+        return notes
+
+    def close(self) -> None:
+        self._db.close()

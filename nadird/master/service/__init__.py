@@ -1,0 +1,3 @@
+"""The process around the master's stages: sockets and loops, the management API, status, metrics,
+state directory.
+"""

@@ -1,0 +1,177 @@
+"""Prometheus metrics of one master, on a registry of its own.
+
+Counters that the master already keeps (MasterCore.stats) are read at scrape
+time by a collector rather than counted twice; histograms are observed as
+results and leases come in. Per-domain series exist only for a bounded top-N.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Histogram, generate_latest
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector
+
+from nadird.master.results.records import status_class
+
+TOP_DOMAINS = 20
+
+# stats key -> (metric name, help); exported as counters.
+COUNTERS = {
+    "pages_ok": ("nadird_pages_ok", "Pages stored without an error (any HTTP status)"),
+    "pages_error": ("nadird_pages_error", "Pages stored with an error (no page, or unusable)"),
+    "bytes": ("nadird_bytes", "Body bytes received in results"),
+    "retries": ("nadird_retries", "Transient failures scheduled for another try"),
+    "dead_letters": ("nadird_dead_letters", "URLs moved to the dead letters"),
+    "dropped_messages": ("nadird_dropped_messages", "Malformed or unexpected messages dropped"),
+    "bags_leased": ("nadird_bags_leased", "Bags handed to workers"),
+    "leases_expired": ("nadird_leases_expired", "Leases that expired"),
+    "leases_reclaimed": ("nadird_leases_reclaimed", "Leases taken back from workers"),
+    "late_results": ("nadird_late_results", "Results that arrived outside a live lease"),
+    "handler_errors": (
+        "nadird_handler_errors",
+        "Messages or ticks a master loop failed on with an unexpected error (it started again)",
+    ),
+}
+
+
+class PageHistogram(Collector):
+    """A histogram observed once per page on the master's hot path: a bisect
+    and a list increment (prometheus_client's Histogram takes a lock and
+    costs ten times as much); the cumulative buckets are built at scrape time."""
+
+    def __init__(self, name: str, text: str, buckets: tuple[float, ...]) -> None:
+        self._name = name
+        self._text = text
+        self._bounds = buckets
+        self._counts = [0] * (len(buckets) + 1)  # the last one is +Inf
+        self._sum = 0.0
+
+    def observe(self, value: float) -> None:
+        # bisect_left: a value equal to a bound belongs to that bucket (le).
+        self._counts[bisect.bisect_left(self._bounds, value)] += 1
+        self._sum += value
+
+    def collect(self) -> Iterator[Metric]:
+        cumulative, total = [], 0
+        for bound, count in zip((*self._bounds, float("inf")), self._counts, strict=True):
+            total += count
+            cumulative.append((_le(bound), total))
+        yield HistogramMetricFamily(self._name, self._text, buckets=cumulative, sum_value=self._sum)
+
+
+def _le(bound: float) -> str:
+    return "+Inf" if bound == float("inf") else repr(float(bound))
+
+
+class MasterMetrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.fetch_seconds = PageHistogram(
+            "nadird_fetch_seconds",
+            "Fetch time of each fetched page (a response came back), as the worker measured it",
+            buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+        )
+        self.registry.register(self.fetch_seconds)
+        self.lease_seconds = Histogram(
+            "nadird_lease_seconds",
+            "Time from granting a lease to closing it",
+            buckets=(0.1, 0.5, 1, 5, 15, 30, 60, 300, 900),
+            registry=self.registry,
+        )
+
+    def watch(self, read: Callable[[], dict[str, Any]]) -> None:
+        """Export the master's state, read at scrape time."""
+        self.registry.register(_StateCollector(read))
+
+    def exposition(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+class _StateCollector(Collector):
+    def __init__(self, read: Callable[[], dict[str, Any]]) -> None:
+        self._read = read
+
+    def collect(self) -> Iterator[Metric]:
+        state = self._read()
+        stats: dict[str, int] = state["stats"]
+        for key, (name, text) in COUNTERS.items():
+            yield CounterMetricFamily(name, text, value=stats.get(key, 0))
+        errors = CounterMetricFamily(
+            "nadird_errors", "Failed fetch attempts by kind (retried ones too)", labels=["kind"]
+        )
+        for kind, count in sorted(state["errors"].items()):
+            errors.add_metric([kind], count)
+        yield errors
+        refused = CounterMetricFamily(
+            "nadird_refused_results", "Results messages dropped, by reason", labels=["reason"]
+        )
+        for reason, count in sorted(state["refused"].items()):
+            refused.add_metric([reason], count)
+        yield refused
+
+        invalid = CounterMetricFamily(
+            "nadird_invalid_items",
+            "Stored items that failed their job's schema, by job and field",
+            labels=["job", "field"],
+        )
+        for (job, name), count in sorted(state.get("invalid", {}).items()):
+            invalid.add_metric([job, name], count)
+        yield invalid
+
+        statuses = CounterMetricFamily(
+            "nadird_http_status", "Fetched pages by final HTTP status class", labels=["class"]
+        )
+        for klass, count in sorted(status_classes(state["statuses"]).items()):
+            statuses.add_metric([klass], count)
+        yield statuses
+        yield CounterMetricFamily(
+            "nadird_state_write_failures",
+            "Failed writes of the state directory or the store (disk full...)",
+            value=state["state_write_failures"],
+        )
+        for name, text, key in (
+            ("nadird_queue_urls", "URLs queued, leased or being stored", "queued"),
+            ("nadird_leases", "Leases out", "leases"),
+            ("nadird_store_pending", "Records waiting to be written", "store_pending"),
+            ("nadird_seen_urls", "URLs admitted to the seen set", "seen"),
+            ("nadird_overflow_urls", "URLs dropped by the queue caps", "overflow"),
+            ("nadird_spool_records", "Records in the store's outage spool", "spool_records"),
+            ("nadird_state_healthy", "1 while state and store writes work", "state_healthy"),
+            (
+                "nadird_loops_healthy",
+                "1 while every master loop runs; 0 once one ended (the process is stopping)",
+                "loops_healthy",
+            ),
+        ):
+            yield GaugeMetricFamily(name, text, value=state.get(key, 0))
+        workers = GaugeMetricFamily("nadird_workers", "Workers by status", labels=["status"])
+        for status, count in sorted(state["workers_by_status"].items()):
+            workers.add_metric([status], count)
+        yield workers
+        top = GaugeMetricFamily(
+            "nadird_domain_queue_urls",
+            f"Queued URLs of the {TOP_DOMAINS} largest domains",
+            labels=["domain"],
+        )
+        for domain, rows in heapq.nlargest(TOP_DOMAINS, state["domains"], key=lambda d: d[1]):
+            top.add_metric([domain], rows)
+        yield top
+
+
+def status_classes(statuses: dict[int, int]) -> dict[str, int]:
+    """Fetched pages by status class (2xx, 4xx...) from counts by status."""
+    classes: dict[str, int] = {}
+    for status, count in statuses.items():
+        klass = status_class(status)
+        classes[klass] = classes.get(klass, 0) + count
+    return dict(sorted(classes.items()))

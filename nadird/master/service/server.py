@@ -1,0 +1,397 @@
+"""The master process: sockets, the dispatch loop and housekeeping.
+
+The decisions live in MasterCore and the state directory's files in StateDir
+(state_dir.py); this module moves bytes and runs the timers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import time
+from pathlib import Path
+from typing import Any
+
+import zmq
+import zmq.asyncio
+
+from nadird.config import Config
+from nadird.errors import BindError, InvalidURL, ProtocolError, StateError
+from nadird.logs import get_logger
+from nadird.master.core import MasterCore, Outgoing
+from nadird.master.frontier.db import FrontierDB
+from nadird.master.frontier.seen import SeenSet
+from nadird.master.results.writer import ResultWriter
+from nadird.master.service import status
+from nadird.master.service.api import ApiServer
+from nadird.master.service.loops import LoopGuard
+from nadird.master.service.state_dir import FRONTIER_FILE, ROBOTS_FILE, SEEN_FILE, StateDir
+from nadird.master.service.view import MasterReads
+from nadird.protocol.codec import decode, encode
+from nadird.protocol.messages import Message, Results, Shutdown
+from nadird.security import MasterSecurity
+from nadird.store.base import Store
+from nadird.urls import canonicalize, fingerprint
+
+log = get_logger()
+__all__ = ["FRONTIER_FILE", "ROBOTS_FILE", "SEEN_FILE", "Master", "load_seen"]
+BACKPRESSURE_RECHECK = 1.0  # seconds between looks at a full spool
+# Longest time admissions stay uncommitted while results keep arriving.
+COMMIT_INTERVAL = 0.2
+
+
+def load_seen(config: Config, db: FrontierDB) -> SeenSet:
+    """The last snapshot plus every admission logged after it."""
+    path = Path(config.master.state_dir) / SEEN_FILE
+    if path.exists():
+        try:
+            seen = SeenSet.load(path)
+        except StateError as exc:
+            raise StateError(
+                f"{exc}; refusing to start with an empty seen set. Start the master with "
+                "--rebuild-seen to rebuild it from the store and the frontier"
+            ) from None
+    else:
+        seen = SeenSet(config.bloom.expected_urls, config.bloom.fp_rate)
+    replayed = seen.add_new(db.admitted_since(seen.seq))
+    seen.seq = db.last_seq()
+    log.info("seen_loaded", snapshot=path.exists(), added=seen.added, replayed=len(replayed))
+    return seen
+
+
+class Master(MasterReads):
+    """The master process; as MasterView, what the API and status reports see."""
+
+    def __init__(
+        self, config: Config, store: Store, seen: SeenSet | None = None, source: str = "(config)"
+    ) -> None:
+        self.config = config
+        self.security = MasterSecurity(config, source)
+        self.state = StateDir(config)
+        self.db = self.state.db
+        # Whether state files take writes (a full disk); see health.py.
+        self.health = self.state.health
+        # Set when the state can no longer be kept (health.fatal): the master stops.
+        self.failed = asyncio.Event()
+        self.health.on_fatal = self.failed.set
+        # Why the last changes could not be saved at stop (None: they were).
+        self.unsaved: str | None = None
+        self.core = MasterCore(config, self.db, seen or load_seen(config, self.db))
+        # A loop that ends while running stops the master like a lost state dir.
+        self.loops = LoopGuard(self.core.stats, on_broken=self.failed.set)
+        self.core.robots = self.state.robots
+        self.writer = ResultWriter(
+            store,
+            config.store.flush_size,
+            config.store.flush_interval,
+            self._on_durable,
+            self.health,
+        )
+        self.done = asyncio.Event()
+        self.control_endpoint = ""
+        self.results_endpoint = ""
+        self._wake = asyncio.Event()
+        self._ctx: zmq.asyncio.Context | None = None
+        self._router: zmq.asyncio.Socket | None = None
+        self._pull: zmq.asyncio.Socket | None = None
+        self._last_dead_poll = 0.0
+        self._commit_timer: asyncio.TimerHandle | None = None
+        self._rate: collections.deque[tuple[float, int]] = collections.deque(maxlen=12)
+        self.api: ApiServer | None = None
+        self._pressed = False
+        self._behind = False
+        self.stored = status.StoredTotal(store)
+        self.core.metrics.watch(self._metrics_state)
+
+    # ---------------------------------------------------------- life cycle
+    async def start(self) -> None:
+        self._ctx = zmq.asyncio.Context()
+        self.security.start(self._ctx)
+        self._router = self._ctx.socket(zmq.ROUTER)
+        self._pull = self._ctx.socket(zmq.PULL)
+        for sock in (self._router, self._pull):
+            sock.setsockopt(zmq.LINGER, 1000)
+            self.security.secure(sock)
+        # Every address first: a second master on the same ports stops here,
+        # before it admits seeds or writes anything.
+        try:
+            self._bind(self._router, "master.bind", self.config.master.bind)
+            self._bind(self._pull, "master.results_bind", self.config.master.results_bind)
+            if self.config.api.enabled:
+                self.api = ApiServer(self)
+                await self.api.start()
+        except BindError:
+            self._close_sockets()
+            self.state.close()
+            raise
+        self.control_endpoint = self._router.getsockopt_string(zmq.LAST_ENDPOINT)
+        self.results_endpoint = self._pull.getsockopt_string(zmq.LAST_ENDPOINT)
+        self.admit_seeds([(s.url, s.job) for s in self.config.seed_list()])
+        self.writer.start()
+        self.stored.start()
+        # Guarded: a loop that fails on one message or tick is counted,
+        # logged and started again (see loops.py).
+        self.loops.start("control", self._control_loop)
+        self.loops.start("results", self._results_loop)
+        self.loops.start("dispatch", self._dispatch_loop, pause=BACKPRESSURE_RECHECK / 10)
+        self.loops.start("housekeeping", self._housekeeping_loop)
+        log.info(
+            "master_started",
+            control=self.control_endpoint,
+            results=self.results_endpoint,
+            queued=self.core.frontier.queued,
+            hold=max(0.0, self.core.hold_until - time.monotonic()),
+        )
+
+    async def stop(self) -> None:
+        """Stop in full (store flushed, state saved), also after a loop died
+        (MasterRole.stop then raises LoopFailed: exit status 1)."""
+        await self.loops.stop()
+        if self.api is not None:
+            await self.api.stop()
+        await self._broadcast(Shutdown(reason="master stopping", done=self.done.is_set()))
+        self.core.record_clean_stop(time.monotonic())
+        await self.writer.close()
+        await self.stored.stop()
+        if self._commit_timer is not None:
+            self._commit_timer.cancel()
+            self._commit_timer = None
+        self.unsaved = await self.state.save(self.core.seen)
+        if self.unsaved is not None:
+            log.error("state_not_saved", reason=self.unsaved)
+        self._close_sockets()
+        self.state.close()
+        log.info("master_stopped", **self.status())
+
+    @staticmethod
+    def _bind(sock: zmq.asyncio.Socket, key: str, endpoint: str) -> None:
+        try:
+            sock.bind(endpoint)
+        except zmq.ZMQError as exc:
+            reason = zmq.strerror(exc.errno) if exc.errno else str(exc)
+            raise BindError(endpoint, key, reason) from None
+
+    def _close_sockets(self) -> None:
+        for sock in (self._router, self._pull):
+            if sock is not None:
+                sock.close()
+        self.security.stop()
+        if self._ctx is not None:
+            self._ctx.term()
+
+    def apply_config(self, new: Config) -> None:
+        """Take a reloaded config (only live-changeable keys differ)."""
+        old_seeds = {(s.url, s.job) for s in self.config.seed_list()}
+        self.config = new
+        self.core.apply_config(new)
+        self.state.configure(new)
+        self.writer.configure(new.store.flush_size, new.store.flush_interval)
+        added = [(s.url, s.job) for s in new.seed_list() if (s.url, s.job) not in old_seeds]
+        if added:
+            log.info("seeds_added", count=self.admit_seeds(added))
+        if self.done.is_set() and self.core.has_work():
+            self.done.clear()
+        self._wake.set()
+
+    # ---------------------------------------------------------------- seeds
+    def admit_seeds(
+        self, seeds: list[tuple[str, str]], invalid: list[tuple[int, str]] | None = None
+    ) -> int:
+        """Queue new seeds; returns how many were new. Each invalid URL is
+        counted, logged, and appended to `invalid` as (its index, why)."""
+        added = 0
+        for i, (url, job) in enumerate(seeds):
+            try:
+                canonical = canonicalize(url)
+            except InvalidURL as exc:
+                self.core.stats["seeds_invalid"] += 1
+                log.error("seed_invalid", url=url, error=str(exc))
+                if invalid is not None:
+                    invalid.append((i, str(exc)))
+                continue
+            added += self.core.admission.admit(job, [canonical], [fingerprint(canonical)], 0)
+        self.db.commit()
+        self._wake.set()
+        return added
+
+    # --------------------------------------------------------------- status
+    def status(self) -> dict[str, Any]:
+        return {
+            **self.core.status(),
+            "store_pending": self.writer.pending,
+            # The store's count (durable, across restarts) and this run's writes.
+            "stored_total": self.stored.total(self.writer.written),
+            "stored_this_run": self.writer.written,
+            "complete": self.is_complete(),
+        }
+
+    def resume_job(self, job: str) -> None:
+        self.core.resume(job)
+        self._wake.set()
+
+    def pages_per_second(self) -> float:
+        return status.pages_per_second(self._rate)
+
+    def full_status(self) -> dict[str, Any]:
+        """Everything /api/stats shows."""
+        return status.full(self)
+
+    def _metrics_state(self) -> dict[str, Any]:
+        return status.for_metrics(self)
+
+    def is_complete(self) -> bool:
+        """Nothing queued or leased, every result stored, all of it committed."""
+        return not self.core.has_work() and self.writer.pending == 0 and self.health.healthy
+
+    # -------------------------------------------------------------- sockets
+    async def _send_all(self, out: Outgoing) -> None:
+        assert self._router is not None
+        for identity, msg in out:
+            with contextlib.suppress(zmq.ZMQError):
+                await self._router.send_multipart([identity, encode(msg)])
+
+    async def _broadcast(self, msg: Message) -> None:
+        if self._router is not None:
+            await self._send_all([(n.identity, msg) for n in self.core.nodes.all()])
+
+    def _drop(self, reason: str, peer: str) -> None:
+        self.core.drop(reason, peer)
+
+    async def _control_loop(self) -> None:
+        assert self._router is not None
+        while True:
+            frames = await self._router.recv_multipart(copy=False)
+            user = self._user(frames[-1])
+            if user is None:
+                self._drop("key no longer allowed", "control")
+            elif len(frames) != 2:
+                self._drop(f"expected 2 frames, got {len(frames)}", "control")
+            else:
+                await self._on_control_frame(frames[0].bytes, frames[1].buffer, user)
+            # A ready socket's recv() completes without yielding to the event
+            # loop; without this a flood on one socket starves the others.
+            await asyncio.sleep(0)
+
+    async def _on_control_frame(self, identity: bytes, payload: memoryview, user: str) -> None:
+        try:
+            msg = decode(payload)
+        except ProtocolError as exc:
+            self._drop(str(exc), identity.hex())
+            return
+        self._wake.set()  # a handler failure is the loop guard's to count
+        await self._send_all(self.core.on_control(identity, msg, time.monotonic(), user))
+
+    def _user(self, frame: zmq.Frame) -> str | None:
+        """The CURVE key a frame was authenticated with ("" without CURVE);
+        None when that key has since been revoked."""
+        if not self.security.enabled:
+            return ""
+        user = str(frame.get("User-Id"))
+        return user if self.security.permits(user) else None
+
+    async def _results_loop(self) -> None:
+        assert self._pull is not None
+        while True:
+            # Whole messages: a multipart one is one drop. Payloads are
+            # decoded from ZeroMQ's buffer, not copied.
+            frames = await self._pull.recv_multipart(copy=False)
+            user = self._user(frames[-1])
+            if user is None:
+                self._drop("key no longer allowed", "results")
+            elif len(frames) != 1:
+                self._drop(f"expected 1 frame, got {len(frames)}", "results")
+            else:
+                self._commit_soon()
+                self._on_results_frame(frames[0].buffer, user)
+            await asyncio.sleep(0)
+
+    def _commit_soon(self) -> None:
+        """Group commit: the frontier's writes of every message handled in the
+        next COMMIT_INTERVAL go in one commit. A commit per results message
+        cost more than everything else the master did with the message."""
+        if self._commit_timer is None:
+            loop = asyncio.get_running_loop()
+            self._commit_timer = loop.call_later(COMMIT_INTERVAL, self._commit_now)
+
+    def _commit_now(self) -> None:
+        self._commit_timer = None
+        self.db.commit()
+
+    def _on_results_frame(self, payload: memoryview, user: str) -> None:
+        try:
+            msg = decode(payload)
+        except ProtocolError as exc:
+            self._drop(str(exc), "results")
+            return
+        if not isinstance(msg, Results):
+            self._drop(f"{msg.KIND} on the results socket", "results")
+            return
+        self._wake.set()  # a handler failure is the loop guard's to count
+        self.writer.add(self.core.on_results(msg, time.monotonic(), user))
+
+    def _on_durable(self, records: Any) -> None:
+        self.core.on_durable(records)
+        self._wake.set()
+
+    # ------------------------------------------------------------- dispatch
+    async def _dispatch_loop(self) -> None:
+        while True:
+            if self._backpressure():
+                timeout: float | None = BACKPRESSURE_RECHECK
+            else:
+                await self._send_all(self.core.dispatch(time.monotonic()))
+                due = self.core.next_dispatch_at()
+                timeout = None if due is None else max(0.0, due - time.monotonic())
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout)
+            self._wake.clear()
+
+    def _backpressure(self) -> bool:
+        """The store's outage spool is over its cap, or the store is far behind
+        the results (writer.behind): hand out no new work."""
+        if self.writer.behind() != self._behind:
+            self._behind = not self._behind
+            if self._behind:
+                log.warning("store_behind", pending=self.writer.pending)
+            else:
+                log.info("store_behind_over", pending=self.writer.pending)
+        pressed = self.writer.store.backpressure
+        if pressed != self._pressed:
+            self._pressed = pressed
+            if pressed:
+                log.warning(
+                    "store_backpressure",
+                    reason="spool over store.spool_max_bytes",
+                    spool_records=self.writer.store.spool_records,
+                )
+            else:
+                log.info("store_backpressure_over")
+        # A state file or the store that cannot be written: no new work
+        # (StateHealth logs it and tries again).
+        return pressed or self._behind or not self.health.healthy
+
+    # --------------------------------------------------------- housekeeping
+    async def _housekeeping_loop(self) -> None:
+        master = self.config.master
+        tick = min(1.0, master.lease_ttl / 4)
+        while True:
+            await asyncio.sleep(tick)
+            now = time.monotonic()
+            self._rate.append((now, self.writer.written))
+            self.core.expire(now)
+            if now - self._last_dead_poll >= master.dead_letter_poll:
+                self._last_dead_poll = now
+                if self.core.frontier.requeue_dead():
+                    log.info("dead_letters_requeued")
+            self.db.commit()
+            await self.state.snapshot_if_due(self.core.seen, now)
+            self.state.retry()
+            self._wake.set()
+            self._check_complete()
+
+    def _check_complete(self) -> None:
+        if self.done.is_set() or not self.is_complete():
+            return
+        log.info("crawl_complete", **self.status())
+        self.done.set()

@@ -1,0 +1,178 @@
+"""What the management API and the status reports may see of the master.
+
+`MasterView` lists every read they need and the few actions the API may
+take; `Master` implements it (most of it through `MasterReads`, below). The
+API and `status.py` use nothing else, so the master's internals (core,
+frontier, lease table, writer) can change without touching them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from nadird.master.frontier.queues import DomainQueue
+from nadird.master.leasing.nodes import Node
+
+if TYPE_CHECKING:
+    from nadird.config import Config
+    from nadird.master.core import MasterCore
+    from nadird.master.results.writer import ResultWriter
+    from nadird.master.service.health import StateHealth
+    from nadird.master.service.loops import LoopGuard
+
+
+@dataclass(frozen=True)
+class Counts:
+    """The master's counters since it started."""
+
+    stats: Counter[str]  # events: pages_ok, retries, dead_letters...
+    errors: Counter[str]  # failed fetches by kind (timeout, http_404...)
+    refused: Counter[str]  # results dropped, by acceptance.REASONS key
+    statuses: Counter[int]  # fetched pages by final HTTP status
+    invalid: Counter[tuple[str, str]]  # items that failed their schema, by (job, field)
+
+
+@dataclass(frozen=True)
+class StoreProgress:
+    pending: int  # records handed to the writer, not yet durable
+    written: int
+    failures: int
+    spool_records: int
+    backpressure: bool
+
+
+@dataclass(frozen=True)
+class JobProgress:
+    admitted: int
+    paused: bool
+
+
+@dataclass(frozen=True)
+class NodeLeases:
+    """A worker (connected or gone) and how many bags it holds now."""
+
+    node: Node
+    bags: int
+
+    @property
+    def online(self) -> bool:
+        return self.node.offline_since is None
+
+
+@dataclass(frozen=True)
+class DomainReport:
+    queue: DomainQueue
+    results: int  # pages answered since this master started
+    errors: int
+    dead_letters: int
+
+
+class MasterView(Protocol):
+    @property
+    def config(self) -> Config: ...
+
+    @property
+    def health(self) -> StateHealth:
+        """Whether the state directory (and the store) take writes."""
+
+    def loop_failure(self) -> str | None:
+        """Why one of the master's loops ended (None while every loop runs)."""
+
+    # Status.
+    def status(self) -> dict[str, Any]:
+        """The short status: queue, leases, workers, counters, store progress."""
+
+    def pages_per_second(self) -> float: ...
+
+    def counts(self) -> Counts: ...
+
+    def store_progress(self) -> StoreProgress: ...
+
+    def jobs(self) -> dict[str, JobProgress]:
+        """Every job the master runs, by name."""
+
+    def nodes(self) -> list[NodeLeases]:
+        """Connected workers, then those gone (the most recent ones kept)."""
+
+    def domain(self, name: str) -> DomainReport | None:
+        """One frontier queue; None for a name this master never queued."""
+
+    def domain_sizes(self) -> list[tuple[str, int]]:
+        """(domain, queued URLs) for every domain with any queued."""
+
+    def metrics_text(self) -> bytes:
+        """The Prometheus exposition."""
+
+    # Actions.
+    def admit_seeds(
+        self, seeds: list[tuple[str, str]], invalid: list[tuple[int, str]] | None = None
+    ) -> int: ...
+
+    def pause_job(self, job: str) -> None: ...
+
+    def resume_job(self, job: str) -> None: ...
+
+    def delete_job(self, job: str) -> int:
+        """Drop the job and its queued URLs; returns how many were dropped."""
+
+
+class MasterReads:
+    """The part of MasterView read straight from the core and the writer."""
+
+    core: MasterCore
+    writer: ResultWriter
+    loops: LoopGuard
+
+    def loop_failure(self) -> str | None:
+        return self.loops.failure
+
+    def counts(self) -> Counts:
+        core = self.core
+        return Counts(core.stats, core.errors, core.refused, core.statuses, core.invalid)
+
+    def store_progress(self) -> StoreProgress:
+        writer = self.writer
+        store = writer.store
+        return StoreProgress(
+            writer.pending, writer.written, writer.failures, store.spool_records, store.backpressure
+        )
+
+    def jobs(self) -> dict[str, JobProgress]:
+        core = self.core
+        return {
+            name: JobProgress(core.admission.admitted[name], name in core.paused)
+            for name in core.admission.jobs
+        }
+
+    def nodes(self) -> list[NodeLeases]:
+        core = self.core
+        return [NodeLeases(n, len(core.leases.of_node(n.node))) for n in core.nodes.all()] + [
+            NodeLeases(n, 0) for n in core.nodes.offline()
+        ]
+
+    def domain(self, name: str) -> DomainReport | None:
+        core = self.core
+        frontier = core.frontier
+        queue = frontier.get(name)
+        if queue is None:
+            if not frontier.db.has_domain(name):
+                return None
+            # A domain whose URLs are all done may have no record in memory
+            # (after a restart): it is known, with nothing queued.
+            queue = DomainQueue(name, 0)
+        letters = len(frontier.db.dead_letters(domain=name))
+        return DomainReport(queue, core.domain_results[name], core.domain_errors[name], letters)
+
+    def domain_sizes(self) -> list[tuple[str, int]]:
+        return self.core.frontier.domain_sizes()
+
+    def metrics_text(self) -> bytes:
+        return self.core.metrics.exposition()
+
+    def pause_job(self, job: str) -> None:
+        self.core.pause(job)
+
+    def delete_job(self, job: str) -> int:
+        return self.core.delete_job(job)

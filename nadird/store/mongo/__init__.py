@@ -1,0 +1,3 @@
+"""The MongoDB store: connection, documents, indexes, batched writes and the local spool for when
+MongoDB is away.
+"""

@@ -1,0 +1,407 @@
+"""MongoDB store: batched upserts with PyMongo's asyncio client, and a spool.
+
+`write` returns once a batch is durable somewhere: in MongoDB (with the
+configured write concern) or, when MongoDB is unreachable or failing, in the
+local fsynced spool (`nadird.store.mongo.spool`). While the spool holds anything,
+new batches are appended behind it rather than written directly, so MongoDB
+receives every record in arrival order and an old result replayed late can
+never overwrite a newer one. A background task replays the spool from its
+head with growing pauses between failed attempts; when it is empty, writes
+go straight to MongoDB again. A store opened with a non-empty spool (a master
+restarted after a crash) replays it before `open` returns.
+
+The spool's size is public (`spool_records`, `spool_bytes`); `backpressure`
+turns true above `store.spool_max_bytes` so the master can stop handing out
+work. Batches are still accepted then: refusing them would only move the
+same records into the master's memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import time
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from bson.errors import InvalidDocument
+from pymongo import AsyncMongoClient
+from pymongo.asynchronous.collection import AsyncCollection
+from pymongo.errors import ConfigurationError, PyMongoError
+
+from nadird.config import StoreConfig
+from nadird.errors import StoreError
+from nadird.logs import get_logger
+from nadird.store.base import PageRecord
+from nadird.store.mongo.batch import BatchOutcome, last_per_fingerprint, write_pages
+from nadird.store.mongo.connect import (
+    Secrets,
+    make_client,
+    one_line,
+    open_error,
+    read_password,
+    write_concern,
+)
+from nadird.store.mongo.docs import (
+    BSON_LIMIT,
+    ITEM_FIELDS,
+    ITEMS,
+    PAGES,
+    Document,
+    PreparedPage,
+    item_id,
+    prepare,
+    record_from_document,
+)
+from nadird.store.mongo.schema import ensure_indexes
+from nadird.store.mongo.spool import DeadRecord, Spool, SpoolLocked
+from nadird.store.uri import describe_store_uri, split_uri
+
+log = get_logger()
+
+Collection = AsyncCollection[Document]
+
+
+class MongoStore:
+    """Store backed by the `pages` and `items` collections of one database."""
+
+    # Records per replay round trip: the master's default batch size.
+    REPLAY_RECORDS = 500
+    # A record failing per document this many times in a row is dead-lettered.
+    MAX_ATTEMPTS = 5
+    # Pause after a failed replay, doubling up to the maximum.
+    RETRY_MIN = 0.1
+    RETRY_MAX = 5.0
+    # How long close() and the read methods wait for the spool to drain.
+    DRAIN_TIMEOUT = 10.0
+    # Pages per query when reading back.
+    CHUNK_ROWS = 500
+
+    def __init__(self, uri: str, config: StoreConfig | None = None) -> None:
+        self.uri = uri
+        self.config = config if config is not None else StoreConfig(uri=uri)
+        self._parts = split_uri(uri)
+        self._client: AsyncMongoClient[Document] | None = None
+        self._pages: Collection | None = None
+        self._items: Collection | None = None
+        self._spool = Spool(self.config.spool_path, self._parts.target)
+        self._doc_limit = BSON_LIMIT
+        self._write_lock = asyncio.Lock()
+        self._mongo_lock = asyncio.Lock()
+        self._kick = asyncio.Event()
+        self._drained = asyncio.Event()
+        self._replayer: asyncio.Task[None] | None = None
+        self._spool_locked = False
+        self.stored = 0
+        self.duplicates = 0
+
+    def __repr__(self) -> str:
+        return f"MongoStore({describe_store_uri(self.uri)!r})"
+
+    # State for the master (backpressure) and for metrics.
+
+    @property
+    def spool_records(self) -> int:
+        """Records acknowledged from the spool and not yet in MongoDB."""
+        return self._spool.records
+
+    @property
+    def spool_bytes(self) -> int:
+        """Compressed bytes those records take in the spool file."""
+        return self._spool.bytes
+
+    @property
+    def spooling(self) -> bool:
+        """True while batches go to the spool (MongoDB away or the spool draining)."""
+        return self._spool.records > 0
+
+    @property
+    def backpressure(self) -> bool:
+        """True while the spool is over `store.spool_max_bytes`: pause dispatch."""
+        return self._spool.bytes > self.config.spool_max_bytes
+
+    @property
+    def dead_letters(self) -> int:
+        """Records MongoDB refused for good, kept in the spool's dead_letters table."""
+        return self._spool.dead_letters
+
+    # Store protocol.
+
+    async def open(self) -> None:
+        if self._client is not None:
+            return
+        password = read_password(self.config)
+        secrets = Secrets(self._parts.password, self._parts.raw_password, password)
+        client = make_client(self.uri, self._parts, self.config, password, secrets)
+        try:
+            await self._connect(client, secrets)
+            await self._open_existing_spool()
+        except BaseException:
+            await client.close()
+            raise
+        self._client = client
+        try:
+            if self._spool.records:
+                log.info("mongo_spool_replay", records=self._spool.records, path=self._spool.path)
+                await self._drain_at_open()
+        except BaseException:
+            await self.close()
+            raise
+        if self._spool.records:
+            self._kick.set()
+        else:
+            self._drained.set()
+        self._replayer = asyncio.create_task(self._replay_loop(), name="mongo-spool-replay")
+
+    async def write(self, records: Sequence[PageRecord]) -> None:
+        if not records:
+            return
+        async with self._write_lock:
+            if self._spool.records:
+                await self._to_spool(records)
+                return
+            try:
+                retry, dead = await self._write_mongo(records)
+            except PyMongoError as exc:
+                await self._to_spool(records)
+                # Logged once the batch is on disk: from here on it is acknowledged.
+                log.warning("mongo_spooling", records=len(records), error=one_line(str(exc), 200))
+                return
+            if dead:
+                await self._ready_spool()
+                await self._spool.add_dead_letters(dead)
+            if retry:
+                await self._to_spool(retry, attempts=1)
+
+    async def count(self, job: str | None = None) -> int:
+        await self._wait_drained()
+        try:
+            return await self._coll(PAGES).count_documents({} if job is None else {"job": job})
+        except PyMongoError as exc:
+            raise StoreError(f"{self!r}: count failed: {one_line(str(exc))}") from exc
+
+    async def iter_records(self, job: str | None = None) -> AsyncIterator[PageRecord]:
+        await self._wait_drained()
+        last: bytes | None = None
+        while True:
+            try:
+                pages, items = await self._chunk(job, last)
+            except PyMongoError as exc:
+                raise StoreError(f"{self!r}: read failed: {one_line(str(exc))}") from exc
+            for page in pages:
+                owner = page.get("duplicate_of") or page["_id"]
+                yield record_from_document(page, items.get(item_id(bytes(owner), page["job"])))
+            if len(pages) < self.CHUNK_ROWS:
+                return
+            last = bytes(pages[-1]["_id"])
+
+    async def close(self) -> None:
+        client, self._client = self._client, None
+        if client is None:
+            return
+        try:
+            if self._spool.records and self._replayer is not None:
+                await self._wait_drained()
+            if self._replayer is not None:
+                self._replayer.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._replayer
+            if self._spool.records:
+                log.warning(
+                    "mongo_spool_left",
+                    records=self._spool.records,
+                    path=self._spool.path,
+                    hint="replayed when this store opens again",
+                )
+        finally:
+            await self._spool.close()
+            await client.close()
+
+    # Opening.
+
+    async def _connect(self, client: AsyncMongoClient[Document], secrets: Secrets) -> None:
+        try:
+            db = client.get_default_database()
+        except ConfigurationError:
+            raise StoreError(
+                f"MongoDB URI {describe_store_uri(self.uri)!r} names no database: "
+                "expected mongodb://HOST:PORT/DBNAME"
+            ) from None
+        try:
+            hello: dict[str, Any] = await client.admin.command("hello")
+        except PyMongoError as exc:
+            raise open_error(self.uri, exc, secrets) from None
+        sharded = hello.get("msg") == "isdbgrid"
+        replicated = sharded or "setName" in hello
+        self._doc_limit = int(hello.get("maxBsonObjectSize", BSON_LIMIT))
+        concern, note = write_concern(client, self.config, replicated)
+        if note is not None:
+            log.info("mongo_write_concern", note=note)
+        self._pages = db.get_collection(PAGES, write_concern=concern)
+        self._items = db.get_collection(ITEMS, write_concern=concern)
+        try:
+            await ensure_indexes(db, self.config.raw_retention_days, sharded)
+        except PyMongoError as exc:
+            raise StoreError(
+                f"{self!r}: cannot create indexes: {one_line(secrets.redact(str(exc)))}"
+            ) from None
+
+    async def _drain_at_open(self) -> None:
+        try:
+            while self._spool.records:
+                await self._replay_once()
+        except PyMongoError as exc:
+            # MongoDB went away again during the replay: the rest stays
+            # spooled and the background task carries on.
+            log.warning("mongo_replay_failed", error=one_line(str(exc), 200))
+
+    # Writing.
+
+    def _coll(self, name: str) -> Collection:
+        found = self._pages if name == PAGES else self._items
+        if found is None:
+            raise StoreError(f"{self!r}: store is not open")
+        return found
+
+    async def _write_mongo(
+        self, records: Sequence[PageRecord]
+    ) -> tuple[list[PageRecord], list[DeadRecord]]:
+        """Write to MongoDB; return the records to retry later and the dead letters."""
+        prepared, dead = await asyncio.to_thread(self._prepare_all, records)
+        pages, items = self._coll(PAGES), self._coll(ITEMS)
+        async with self._mongo_lock:
+            outcome = await write_pages(pages, items, last_per_fingerprint(prepared))
+            if outcome.redo:
+                again = await write_pages(pages, items, outcome.redo)
+                outcome = _merge(outcome, again)
+        self.stored += outcome.stored
+        self.duplicates += outcome.duplicates
+        dead += [DeadRecord(p.record, error) for p, error in outcome.dead]
+        for letter in dead:
+            log.error(
+                "mongo_dead_letter",
+                id=letter.record.fp.hex(),
+                url=letter.record.url,
+                error=letter.error,
+            )
+        for page in outcome.retry:
+            log.warning("mongo_document_retry", id=page.record.fp.hex(), url=page.record.url)
+        return [p.record for p in outcome.retry], dead
+
+    def _prepare_all(
+        self, records: Sequence[PageRecord]
+    ) -> tuple[list[PreparedPage], list[DeadRecord]]:
+        # Runs on a worker thread: compression, HTML parsing, BSON encoding.
+        now = dt.datetime.now(dt.UTC)
+        prepared: list[PreparedPage] = []
+        dead: list[DeadRecord] = []
+        for record in records:
+            try:
+                prepared.append(prepare(record, self.config.body_max_bytes, self._doc_limit, now))
+            except (InvalidDocument, OverflowError, ValueError, TypeError) as exc:
+                dead.append(DeadRecord(record, f"cannot encode: {exc}"))
+        return prepared, dead
+
+    async def _open_existing_spool(self) -> None:
+        # The spool file is created when first needed, so a store that only
+        # reads (`nadird export`) leaves no file behind. One that exists is
+        # opened now: it may hold batches to replay.
+        if not self._spool.exists():
+            return
+        try:
+            await self._spool.open()
+        except SpoolLocked as exc:
+            # Its master is running (this is `nadird export` or `crawl`
+            # beside it): read without a spool; an outage then fails writes.
+            self._spool_locked = True
+            log.warning("mongo_spool_unavailable", error=str(exc))
+
+    async def _ready_spool(self) -> None:
+        if self._spool.is_open:
+            return
+        if self._spool_locked:
+            raise StoreError(
+                f"{self!r}: MongoDB is failing and spool {self._spool.path} "
+                "is in use by another process"
+            )
+        await self._spool.open()
+
+    async def _to_spool(self, records: Sequence[PageRecord], attempts: int = 0) -> None:
+        await self._ready_spool()
+        await self._spool.append(records, attempts)
+        self._drained.clear()
+        self._kick.set()
+
+    # Replaying.
+
+    async def _replay_loop(self) -> None:
+        pause = self.RETRY_MIN
+        failing_since: float | None = None
+        while True:
+            await self._kick.wait()
+            try:
+                await self._replay_once()
+            except Exception as exc:  # this task must outlive any failure
+                if failing_since is None:
+                    failing_since = time.monotonic()
+                    level = "warning" if isinstance(exc, PyMongoError | StoreError) else "error"
+                    getattr(log, level)("mongo_replay_failed", error=one_line(str(exc), 200))
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, self.RETRY_MAX)
+                continue
+            pause = self.RETRY_MIN
+            if failing_since is not None:
+                log.info("mongo_back", outage_s=round(time.monotonic() - failing_since, 3))
+                failing_since = None
+            if not self._spool.records:
+                self._kick.clear()
+                self._drained.set()
+                log.info("mongo_spool_drained")
+
+    async def _replay_once(self) -> None:
+        chunk = await self._spool.head(self.REPLAY_RECORDS)
+        if chunk is None:
+            return
+        retry, dead = await self._write_mongo(chunk.records)
+        attempts = chunk.attempts + 1
+        if retry and attempts >= self.MAX_ATTEMPTS:
+            dead += [DeadRecord(r, f"still failing after {attempts} attempts") for r in retry]
+            retry = []
+        await self._spool.settle(chunk.last_seq, retry, attempts, dead)
+
+    async def _wait_drained(self) -> None:
+        """Let the spool drain (bounded) so a read sees every acknowledged write."""
+        if not self._spool.records:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._drained.wait(), self.DRAIN_TIMEOUT)
+
+    # Reading.
+
+    async def _chunk(
+        self, job: str | None, after: bytes | None
+    ) -> tuple[list[Document], dict[bytes, Document]]:
+        query: dict[str, Any] = {} if job is None else {"job": job}
+        if after is not None:
+            query["_id"] = {"$gt": after}
+        cursor = self._coll(PAGES).find(query).sort("_id", 1).limit(self.CHUNK_ROWS)
+        pages = await cursor.to_list()
+        ids = list({item_id(bytes(p.get("duplicate_of") or p["_id"]), p["job"]) for p in pages})
+        items: dict[bytes, Document] = {}
+        if ids:
+            found = self._coll(ITEMS).find({"_id": {"$in": ids}}, dict.fromkeys(ITEM_FIELDS, 1))
+            async for doc in found:
+                items[bytes(doc["_id"])] = doc
+        return pages, items
+
+
+def _merge(first: BatchOutcome, second: BatchOutcome) -> BatchOutcome:
+    # Whatever the second pass could not settle either is retried later.
+    return BatchOutcome(
+        stored=first.stored + second.stored,
+        duplicates=first.duplicates + second.duplicates,
+        redo=[],
+        retry=first.retry + second.retry + second.redo,
+        dead=first.dead + second.dead,
+    )

@@ -1,0 +1,142 @@
+"""The embedded default store: one SQLite file next to the master.
+
+The connection lives on a thread of its own (`DbThread`), so the event loop
+never waits on disk. Everything CPU-heavy about a record (zlib, JSON) also
+happens on that thread.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import AsyncIterator, Sequence
+
+from nadird.errors import StoreError
+from nadird.store.base import PageRecord
+from nadird.store.db_thread import DbThread
+from nadird.store.sqlite.schema import NAMES, from_row, migrate, to_row
+
+# Rows fetched per executor round trip by iter_records: big enough to amortise
+# the thread hop, small enough that a huge store never sits in memory at once.
+CHUNK_ROWS = 500
+
+_UPSERT = (
+    f"INSERT INTO pages ({', '.join(NAMES)}) VALUES ({', '.join('?' * len(NAMES))}) "
+    "ON CONFLICT(fp) DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in NAMES if c != "fp")
+)
+
+# Keyset pagination on rowid: each chunk is a fresh, short query, so no read
+# cursor stays open across awaits (a write between chunks is never blocked and
+# never invalidates the iteration). An upsert keeps the row's rowid, and the
+# job index carries rowid, so both forms walk an index in order.
+_SELECT_ALL = f"SELECT rowid, {', '.join(NAMES)} FROM pages WHERE rowid > ? ORDER BY rowid LIMIT ?"
+_SELECT_JOB = (
+    f"SELECT rowid, {', '.join(NAMES)} FROM pages "
+    "WHERE job = ? AND rowid > ? ORDER BY rowid LIMIT ?"
+)
+
+
+class SqliteStore:
+    """Store backed by one SQLite database file (created on `open`)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._db = DbThread(path, "store")
+
+    def __repr__(self) -> str:
+        return f"SqliteStore({self.path!r})"
+
+    # Each write goes straight to the file: nothing spooled, never backpressure.
+    spool_records = 0
+    backpressure = False
+
+    async def open(self) -> None:
+        await self._db.open(self._connect)
+
+    async def write(self, records: Sequence[PageRecord]) -> None:
+        if not records:
+            return
+        await self._db.run(self._write_sync, list(records))
+
+    async def count(self, job: str | None = None) -> int:
+        return await self._db.run(self._count_sync, job)
+
+    async def iter_records(self, job: str | None = None) -> AsyncIterator[PageRecord]:
+        after = 0
+        while True:
+            records, last = await self._db.run(self._chunk_sync, job, after)
+            for record in records:
+                yield record
+            if len(records) < CHUNK_ROWS:
+                return
+            after = last
+
+    async def close(self) -> None:
+        await self._db.close()
+
+    # Everything below runs on the store's thread only.
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            return _open_db(self.path)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"{self.path}: cannot open SQLite store: {exc}") from exc
+
+    def _write_sync(self, records: list[PageRecord]) -> None:
+        rows = [to_row(r) for r in records]
+        conn = self._db.conn()
+        try:
+            # IMMEDIATE takes the write lock up front, so a second process on
+            # the same file fails here rather than halfway through the batch.
+            conn.execute("BEGIN IMMEDIATE")
+            conn.executemany(_UPSERT, rows)
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise StoreError(f"{self.path}: write of {len(rows)} records failed: {exc}") from exc
+
+    def _count_sync(self, job: str | None) -> int:
+        conn = self._db.conn()
+        if job is None:
+            row = conn.execute("SELECT count(*) FROM pages").fetchone()
+        else:
+            row = conn.execute("SELECT count(*) FROM pages WHERE job = ?", (job,)).fetchone()
+        return int(row[0])
+
+    def _chunk_sync(self, job: str | None, after: int) -> tuple[list[PageRecord], int]:
+        conn = self._db.conn()
+        if job is None:
+            rows = conn.execute(_SELECT_ALL, (after, CHUNK_ROWS)).fetchall()
+        else:
+            rows = conn.execute(_SELECT_JOB, (job, after, CHUNK_ROWS)).fetchall()
+        last = int(rows[-1][0]) if rows else after
+        return [from_row(row[1:]) for row in rows], last
+
+
+def _open_db(path: str) -> sqlite3.Connection:
+    parent = os.path.dirname(path)
+    if parent:
+        os.makedirs(parent, exist_ok=True)
+    # isolation_level=None: no implicit transactions; write() opens its own,
+    # so "one call = one transaction" is visible in the code.
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        _prepare(conn, path)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _prepare(conn: sqlite3.Connection, path: str) -> None:
+    """Set durability pragmas and create or check the schema."""
+    # WAL lets readers (count, export) run alongside the writer. In WAL mode
+    # synchronous=NORMAL still survives a crash of this process: a commit is
+    # in the WAL file, which the OS holds. Only a power loss or kernel crash
+    # can drop the last few commits, and even that never corrupts the file.
+    # (This is the first statement that reads the file, so a file that is not
+    # a database fails here with sqlite3.DatabaseError.)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    migrate(conn, path)

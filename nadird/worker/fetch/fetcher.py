@@ -1,0 +1,331 @@
+"""HTTP fetching: one shared aiohttp session, bounded bodies, checked redirects.
+
+Every failure becomes a FetchError with a short `kind` (dns, connect, timeout,
+blocked_address, too_many_redirects, redirect_loop, too_large,
+content_encoding, proxy, http_error, invalid_url) so the result can be
+counted by kind; nothing here raises anything else for a bad site.
+
+Redirects are followed here, hop by hop, rather than by aiohttp: each hop is
+checked against the address policy (aiohttp skips the resolver, and so the
+policy, for IP-literal URLs), may be checked against robots.txt by the caller,
+and a URL seen twice is a loop, reported at once instead of after max hops.
+Bodies are read raw and decoded in bounded pieces (see decoding.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import itertools
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+
+import aiohttp
+from yarl import URL
+
+from nadird.config import FetchConfig
+from nadird.errors import ConfigError, FetchError, InvalidURL
+from nadird.urls import canonicalize
+from nadird.worker.fetch.addresses import AddressPolicy
+from nadird.worker.fetch.decoding import accept_encoding, decoder_for
+from nadird.worker.fetch.proxies import Proxy, ProxyPool
+from nadird.worker.fetch.resolver import AddressBlocked, PolicyResolver
+
+READ_CHUNK = 64 * 1024
+REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
+# Response headers the worker acts on (politeness, robots directives).
+KEPT_HEADERS = ("retry-after", "x-robots-tag")
+# Failures that say something about the proxy rather than the site.
+_PROXY_FAILURES = frozenset({"proxy"})
+
+# Called with each redirect target before it is fetched; raises FetchError to refuse it.
+HopCheck = Callable[[str], Awaitable[None]]
+
+
+@dataclass(slots=True)
+class FetchOutcome:
+    status: int
+    final_url: str
+    content_type: str | None
+    charset: str | None
+    body: bytes
+    redirects: list[str] = field(default_factory=list)
+    # KEPT_HEADERS and fetch.store_headers, by lower-case name.
+    headers: dict[str, str] = field(default_factory=dict)
+    elapsed: float = 0.0  # seconds from the first byte sent to the last byte read
+    truncated: bool = False
+
+
+class Fetcher:
+    def __init__(self, config: FetchConfig) -> None:
+        self.config = config
+        self.policy = AddressPolicy(config.allow_private, config.allow_networks)
+        self.proxies = ProxyPool(config.proxies)
+        self._resolver: PolicyResolver | None = None
+        self._session: aiohttp.ClientSession | None = None
+        self._socks: dict[str, aiohttp.ClientSession] = {}
+        self._agents = itertools.cycle(config.user_agents) if config.user_agents else None
+
+    async def start(self) -> None:
+        cfg = self.config
+        self._resolver = PolicyResolver(cfg.resolve, self.policy)
+        self._session = self._new_session(self._connector())
+        for proxy in self.proxies.proxies:
+            if proxy.socks:
+                self._socks[proxy.url] = self._new_session(self._socks_connector(proxy.url))
+
+    def _connector(self) -> aiohttp.TCPConnector:
+        cfg = self.config
+        return aiohttp.TCPConnector(
+            limit=cfg.pool_size,
+            resolver=self._resolver,
+            local_addr=(cfg.source_address, 0) if cfg.source_address else None,
+        )
+
+    def _socks_connector(self, url: str) -> aiohttp.BaseConnector:
+        try:
+            from aiohttp_socks import ProxyConnector
+        except ImportError:
+            raise ConfigError(
+                "fetch.proxies", "urls", "socks proxies need: pip install 'nadird[socks]'"
+            ) from None
+        # aiohttp-socks puts its own no-op resolver in the connector, so the
+        # policy resolver never sees these connections: the proxy resolves
+        # (rdns) and _guard checks the target name first, as for HTTP proxies.
+        connector: aiohttp.BaseConnector = ProxyConnector.from_url(
+            url, rdns=True, limit=self.config.pool_size
+        )
+        return connector
+
+    def _new_session(self, connector: aiohttp.BaseConnector) -> aiohttp.ClientSession:
+        cfg = self.config
+        timeout = aiohttp.ClientTimeout(
+            total=cfg.total_timeout, sock_connect=cfg.connect_timeout, sock_read=cfg.read_timeout
+        )
+        return aiohttp.ClientSession(
+            connector=connector,
+            timeout=timeout,
+            headers={"User-Agent": cfg.user_agent, "Accept-Encoding": accept_encoding()},
+            trust_env=False,
+            auto_decompress=False,  # decoded here, with a bound: see decoding.py
+        )
+
+    async def close(self) -> None:
+        for session in [self._session, *self._socks.values()]:
+            if session is not None:
+                await session.close()
+        self._session = None
+        self._socks.clear()
+
+    async def fetch(
+        self,
+        url: str,
+        *,
+        max_redirects: int | None = None,
+        max_bytes: int | None = None,
+        truncate: bool = False,
+        use_proxy: bool = True,
+        hop_check: HopCheck | None = None,
+    ) -> FetchOutcome:
+        """GET url. `max_bytes` caps the decoded body (default max_decoded_bytes);
+        with `truncate` a longer body is cut there instead of failing."""
+        assert self._session is not None, "Fetcher.start() not called"
+        proxy = self.proxies.pick() if use_proxy else None
+        started = time.monotonic()
+        try:
+            async with asyncio.timeout(self.config.total_timeout):
+                outcome = await self._follow(
+                    url, proxy, max_redirects, max_bytes, truncate, hop_check
+                )
+        except Exception as exc:
+            error = exc if isinstance(exc, FetchError) else classify(exc)
+            if proxy is not None and error.kind in _PROXY_FAILURES:
+                self.proxies.failed(proxy)
+            if error is exc:
+                raise
+            raise error from None
+        if proxy is not None:
+            self.proxies.succeeded(proxy)
+        outcome.elapsed = time.monotonic() - started
+        return outcome
+
+    async def _follow(
+        self,
+        url: str,
+        proxy: Proxy | None,
+        max_redirects: int | None,
+        max_bytes: int | None,
+        truncate: bool,
+        hop_check: HopCheck | None,
+    ) -> FetchOutcome:
+        limit = self.config.max_redirects if max_redirects is None else max_redirects
+        # encoded=True: the URL is already canonical; re-quoting could change it.
+        current = URL(url, encoded=True)
+        seen = {_loop_key(str(current))}
+        redirects: list[str] = []
+        while True:
+            await self._guard(current, proxy)
+            async with self._get(current, proxy) as resp:
+                location = resp.headers.get("Location") if resp.status in REDIRECT_CODES else None
+                if location is None or limit == 0:
+                    body, truncated = await self._read_limited(resp, max_bytes, truncate)
+                    return FetchOutcome(
+                        status=resp.status,
+                        final_url=str(resp.url),
+                        content_type=resp.content_type if "Content-Type" in resp.headers else None,
+                        charset=resp.charset,
+                        body=body,
+                        redirects=redirects,
+                        headers=_kept_headers(resp, self.config.store_headers),
+                        truncated=truncated,
+                    )
+            target = _redirect_target(current, location)
+            redirects.append(str(current))
+            if len(redirects) > limit:
+                raise FetchError("too_many_redirects", f"more than {limit} from {url[:200]}")
+            key = _loop_key(str(target))
+            if key in seen:
+                raise FetchError("redirect_loop", f"{str(target)[:200]} seen twice")
+            seen.add(key)
+            if hop_check is not None:
+                await hop_check(key)
+            current = target
+
+    def _get(self, url: URL, proxy: Proxy | None) -> aiohttp.client._RequestContextManager:
+        assert self._session is not None
+        session = self._session
+        kwargs: dict[str, object] = {}
+        if proxy is not None:
+            if proxy.socks:
+                session = self._socks[proxy.url]
+            else:
+                kwargs["proxy"] = proxy.url
+        if self._agents is not None:
+            kwargs["headers"] = {"User-Agent": next(self._agents)}
+        return session.get(url, allow_redirects=False, **kwargs)  # type: ignore[arg-type]
+
+    async def _guard(self, url: URL, proxy: Proxy | None) -> None:
+        """The address policy for what the resolver does not see."""
+        host = url.host or ""
+        if proxy is not None:
+            # A proxy resolves and connects by itself; check the name here.
+            assert self._resolver is not None
+            await self._resolver.check_host(host)
+            return
+        try:
+            ipaddress.ip_address(host.strip("[]"))
+        except ValueError:
+            return  # a name: the policy resolver checks what it resolves to
+        if not self.policy.permits(host.strip("[]")):
+            raise FetchError("blocked_address", f"{host} is a refused address")
+
+    async def _read_limited(
+        self, resp: aiohttp.ClientResponse, max_bytes: int | None, truncate: bool
+    ) -> tuple[bytes, bool]:
+        wire_limit = self.config.max_body_bytes
+        limit = self.config.max_decoded_bytes if max_bytes is None else max_bytes
+        declared = resp.content_length
+        if declared is not None and declared > wire_limit and not truncate:
+            raise FetchError("too_large", f"Content-Length {declared} exceeds {wire_limit}")
+        decoder = decoder_for(resp.headers.get("Content-Encoding"))
+        body = _Bounded(limit)
+        wire = 0
+        async for chunk in resp.content.iter_chunked(READ_CHUNK):
+            wire += len(chunk)
+            if wire > wire_limit:
+                if truncate:
+                    return body.joined(), True
+                raise FetchError("too_large", f"body exceeds {wire_limit} bytes")
+            if body.take(decoder.feed(chunk), truncate):
+                return body.joined(), True
+        if body.take(decoder.finish(), truncate):
+            return body.joined(), True
+        return body.joined(), False
+
+
+def _kept_headers(resp: aiohttp.ClientResponse, stored: list[str]) -> dict[str, str]:
+    """The headers the worker acts on and those the store keeps, by lower-case
+    name; a header sent several times counts as one comma-separated value."""
+    names = {*KEPT_HEADERS, *(name.lower() for name in stored)}
+    return {h: ", ".join(resp.headers.getall(h)) for h in names if h in resp.headers}
+
+
+def _redirect_target(current: URL, location: str) -> URL:
+    try:
+        target = current.join(URL(location.strip())).with_fragment(None)
+    except ValueError as exc:
+        raise FetchError(
+            "invalid_url", f"bad redirect Location {location[:200]!r}: {exc}"
+        ) from None
+    if target.scheme not in ("http", "https") or not target.host:
+        raise FetchError("invalid_url", f"redirect to {str(target)[:200]!r}")
+    return target
+
+
+def _loop_key(url: str) -> str:
+    """The canonical form: two spellings of one URL are one step of a loop."""
+    try:
+        return canonicalize(url)
+    except InvalidURL as exc:
+        raise FetchError("invalid_url", str(exc)) from None
+
+
+def _blocked(exc: BaseException) -> AddressBlocked | None:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, AddressBlocked):
+            return seen
+        inner = getattr(seen, "os_error", None)
+        if isinstance(inner, AddressBlocked):
+            return inner
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def classify(exc: BaseException) -> FetchError:
+    """Map a client exception to a FetchError kind."""
+    blocked = _blocked(exc)
+    if blocked is not None:
+        return FetchError("blocked_address", str(blocked))
+    if isinstance(exc, aiohttp.TooManyRedirects):
+        return FetchError("too_many_redirects", str(exc.request_info.real_url))
+    if isinstance(exc, aiohttp.ClientProxyConnectionError | aiohttp.ClientHttpProxyError):
+        return FetchError("proxy", f"{type(exc).__name__}: {exc}")
+    if type(exc).__module__.startswith(("python_socks", "aiohttp_socks")):
+        return FetchError("proxy", f"{type(exc).__name__}: {exc}")
+    if isinstance(exc, aiohttp.ClientConnectorDNSError):
+        return FetchError("dns", str(exc))
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return FetchError("connect", str(exc))
+    if isinstance(exc, asyncio.TimeoutError | aiohttp.ServerTimeoutError):
+        return FetchError("timeout", str(exc) or "timed out")
+    if isinstance(exc, aiohttp.InvalidURL | ValueError):
+        return FetchError("invalid_url", str(exc))
+    if isinstance(exc, aiohttp.ClientError):
+        return FetchError("http_error", f"{type(exc).__name__}: {exc}")
+    return FetchError("internal", f"{type(exc).__name__}: {exc}")
+
+
+class _Bounded:
+    """Decoded body pieces up to a limit: past it, cut (truncate) or refuse."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.size = 0
+        self.chunks: list[bytes] = []
+
+    def take(self, pieces: Iterable[bytes], truncate: bool) -> bool:
+        """Add pieces; True when the limit was reached and the body was cut."""
+        for piece in pieces:
+            self.size += len(piece)
+            if self.size > self.limit:
+                if not truncate:
+                    raise FetchError("too_large", f"decoded body exceeds {self.limit} bytes")
+                self.chunks.append(piece[: len(piece) - (self.size - self.limit)])
+                return True
+            self.chunks.append(piece)
+        return False
+
+    def joined(self) -> bytes:
+        return b"".join(self.chunks)

@@ -1,0 +1,191 @@
+"""robots.txt per RFC 9309, fetched once per host and shared by every bag.
+
+What a fetch of /robots.txt means (RFC 9309 section 2.3.1):
+
+* 2xx: the rules, parsed by Protego (wildcards, '$', longest match, allow
+  wins a tie, user-agent groups). Past max_bytes the file is cut, not refused.
+* 4xx ("unavailable"): everything is allowed.
+* 5xx, and 429 (an overloaded server, as Google treats it): "unreachable",
+  everything is disallowed for error_ttl; the bag is handed back to rest and
+  robots.txt is fetched again after that.
+* Redirects are followed up to max_redirects hops (RFC: at least five); more,
+  or a loop, counts as unavailable.
+* The host cannot be reached at all (DNS, connect, timeout, refused address):
+  nothing can be fetched there either. The URLs are recorded with that error
+  rather than retried on this worker: a dead host must not keep a crawl busy.
+
+Entries live `ttl` seconds (error_ttl for failures) in a bounded LRU. Two
+lanes asking for the same host at once share one fetch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from protego import Protego
+
+from nadird.config import RobotsConfig
+from nadird.errors import FetchError
+from nadird.logs import get_logger
+from nadird.protocol.messages import RobotsNote
+from nadird.urls import origin_of
+from nadird.worker.fetch.fetcher import Fetcher
+
+log = get_logger()
+
+Verdict = Literal["rules", "allow_all", "unreachable", "failed"]
+# A fetch error that says the robots file is unavailable, not that the host is down.
+_UNAVAILABLE = frozenset({"too_many_redirects", "redirect_loop", "too_large", "content_encoding"})
+
+Pace = Callable[[], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class RobotsRules:
+    verdict: Verdict
+    expires: float  # time.monotonic()
+    parser: Protego | None = None
+    error: str | None = None  # for "failed": the fetch error, 'kind: detail'
+    text: str = ""  # the file, for "rules": what is shared with other workers
+    fetched: float = 0.0  # time.monotonic() of the fetch
+
+    def allows(self, url: str, token: str) -> bool:
+        if self.verdict == "rules" and self.parser is not None:
+            return bool(self.parser.can_fetch(url, token))
+        return self.verdict == "allow_all"
+
+    def delay(self, token: str) -> float | None:
+        """Crawl-delay, or the interval a Request-rate line asks for."""
+        if self.parser is None:
+            return None
+        delay = self.parser.crawl_delay(token)
+        if delay is not None:
+            return float(delay)
+        rate = self.parser.request_rate(token)
+        if rate is not None and rate.requests > 0:
+            return float(rate.seconds) / float(rate.requests)
+        return None
+
+    def sitemaps(self) -> list[str]:
+        return list(self.parser.sitemaps) if self.parser is not None else []
+
+
+class RobotsCache:
+    def __init__(self, fetcher: Fetcher, config: RobotsConfig) -> None:
+        self._fetcher = fetcher
+        self.config = config
+        self._entries: OrderedDict[str, RobotsRules] = OrderedDict()
+        self._pending: dict[str, asyncio.Future[RobotsRules]] = {}
+        self.fetches = 0
+        self.primed = 0
+
+    def shareable(self, origins: Iterable[str]) -> list[RobotsNote]:
+        """What this worker fetched for these origins, to pass on via the master."""
+        notes = []
+        now = time.monotonic()
+        for origin in origins:
+            entry = self._entries.get(origin)
+            if entry is None or not entry.fetched or entry.expires <= now:
+                continue  # failures are not shared: the next worker tries itself
+            notes.append(
+                RobotsNote(origin, entry.verdict == "allow_all", entry.text, now - entry.fetched)
+            )
+        return notes
+
+    def prime(self, notes: Iterable[RobotsNote]) -> None:
+        """Take robots.txt files another worker fetched, unless ours is fresher."""
+        now = time.monotonic()
+        for note in notes:
+            fresh = self.config.ttl - note.age
+            if fresh <= 0 or self.cached(note.origin + "/") is not None:
+                continue
+            fetched = now - note.age
+            if note.allow_all:
+                entry = RobotsRules("allow_all", now + fresh, fetched=fetched)
+            else:
+                try:
+                    parser = Protego.parse(note.text)
+                except Exception:
+                    continue  # then this worker fetches it itself
+                entry = RobotsRules(
+                    "rules", now + fresh, parser=parser, text=note.text, fetched=fetched
+                )
+            self._entries[note.origin] = entry
+            self.primed += 1
+        while len(self._entries) > self.config.max_hosts:
+            self._entries.popitem(last=False)
+
+    def cached(self, url: str) -> RobotsRules | None:
+        entry = self._entries.get(origin_of(url))
+        if entry is None or entry.expires <= time.monotonic():
+            return None
+        return entry
+
+    async def rules(
+        self, url: str, pace: Pace | None = None, use_proxy: bool = True
+    ) -> RobotsRules:
+        """The rules for url's origin; fetched (after `pace()`) if not cached."""
+        origin = origin_of(url)
+        entry = self._entries.get(origin)
+        if entry is not None and entry.expires > time.monotonic():
+            self._entries.move_to_end(origin)
+            return entry
+        pending = self._pending.get(origin)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        future: asyncio.Future[RobotsRules] = asyncio.get_running_loop().create_future()
+        self._pending[origin] = future
+        try:
+            if pace is not None:
+                await pace()
+            entry = await self._fetch(origin, use_proxy)
+        except asyncio.CancelledError:
+            future.cancel()  # only at shutdown; the lanes waiting on it stop too
+            raise
+        except Exception as exc:  # a bug here must not stop the bag
+            log.exception("robots_internal_error", origin=origin)
+            detail = f"internal: {type(exc).__name__}: {exc}"
+            entry = RobotsRules("failed", time.monotonic() + self.config.error_ttl, error=detail)
+        finally:
+            self._pending.pop(origin, None)
+        future.set_result(entry)
+        self._entries[origin] = entry
+        if len(self._entries) > self.config.max_hosts:
+            self._entries.popitem(last=False)
+        return entry
+
+    async def _fetch(self, origin: str, use_proxy: bool) -> RobotsRules:
+        cfg = self.config
+        now = time.monotonic()
+        self.fetches += 1
+        try:
+            outcome = await self._fetcher.fetch(
+                f"{origin}/robots.txt",
+                max_redirects=cfg.max_redirects,
+                max_bytes=cfg.max_bytes,
+                truncate=True,
+                use_proxy=use_proxy,
+            )
+        except FetchError as exc:
+            if exc.kind in _UNAVAILABLE:
+                return RobotsRules("allow_all", now + cfg.ttl)
+            log.info("robots_failed", origin=origin, error=str(exc))
+            return RobotsRules("failed", now + cfg.error_ttl, error=f"{exc.kind}: {exc.detail}")
+        status = outcome.status
+        if status == 429 or status >= 500:
+            log.info("robots_unreachable", origin=origin, status=status)
+            return RobotsRules("unreachable", now + cfg.error_ttl)
+        if not 200 <= status < 300:
+            return RobotsRules("allow_all", now + cfg.ttl, fetched=now)
+        try:
+            text = outcome.body.decode("utf-8", errors="replace")
+            parser = Protego.parse(text)
+        except Exception as exc:  # a file Protego cannot read imposes no rule
+            log.info("robots_unparsable", origin=origin, error=f"{type(exc).__name__}: {exc}")
+            return RobotsRules("allow_all", now + cfg.ttl)
+        return RobotsRules("rules", now + cfg.ttl, parser=parser, text=text, fetched=now)

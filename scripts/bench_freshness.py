@@ -255,6 +255,20 @@ def unchanged_revisits(run: Run, settings: Settings) -> dict[str, Any]:
     return out
 
 
+def by_tier(run: Run, settings: Settings, truth: judge.Truth) -> dict[str, Any]:
+    """Freshness and requests per true rate: where each policy spends its budget."""
+    entries = [e for e in run.living.entries() if e.t >= settings.warmup]
+    fetches = judge.fetches_from_log(run.living.entries())
+    tiers: dict[str, Any] = {}
+    for rate in sorted({p.rate for p in run.living.pages}, reverse=True):
+        pages = {p.index for p in run.living.pages if p.rate == rate}
+        fresh = judge.staleness(truth, fetches, settings.warmup, settings.virtual, pages)
+        name = f"1/{round(1 / rate)}" if rate else "0"
+        requests = sum(e.page in pages for e in entries)
+        tiers[name] = {"pages": len(pages), "requests": requests, "freshness": fresh.freshness}
+    return tiers
+
+
 def measure(run: Run, settings: Settings) -> dict[str, Any]:
     truth = run.living.truth(settings.virtual)
     verdict = judge.judge(
@@ -272,6 +286,7 @@ def measure(run: Run, settings: Settings) -> dict[str, Any]:
         "missed": verdict.changes.missed,
         "false": verdict.changes.false,
         **unchanged_revisits(run, settings),
+        "tiers": by_tier(run, settings, truth),
     }
 
 

@@ -10,7 +10,11 @@ times), served over loopback by a real server in a thread, in virtual time
             check: changed or not by a noise-free signature of the content,
             plus Last-Modified when the answer has it) and allocate.py's
             allocation of B among the domain's pages, re-run every --replan
-            seconds from the estimates; due times from schedule.next_due;
+            seconds from the estimates (ChangeStats.planning_rate: half a change
+            over the quiet time for a page never seen to change); due times
+            from schedule.next_due;
+- adaptive-mle: the same with the bare estimate ChangeStats.rate() (0 for a
+            page never seen to change), as before planning_rate existed;
 - oracle:   allocate.py's allocation from the TRUE rates, computed once.
 
 A domain gets one fetch per politeness slot (every `delay` virtual seconds):
@@ -48,19 +52,23 @@ from nadird.testing.judge import Report
 from nadird.testing.living import EPOCH, LivingWeb, ManualClock
 from nadird.testing.web import LoopbackResolver, SyntheticWeb, run_in_thread
 
-POLICIES = ("fixed", "adaptive", "oracle")
+POLICIES = ("fixed", "adaptive", "adaptive-mle", "oracle")
 GOOD_VALIDATORS = ("both", "etag", "last-modified")
 # What an extraction rule would keep of each kind of page: its content, not
 # the CSRF token, the ad, the generation time or the session link around it.
-CONTENT = "//h1 | //*[@class='price'] | //article | //*[@class='headline'] | //ul[@class='items']"
+CONTENT = "h1, .price, article, .headline, ul.items"
 
 
 def signature(body: bytes) -> bytes:
     """A hash of the page's extracted content (noise-free, as a change detector needs)."""
     tree = lxml.html.fromstring(body)
-    parts = [" ".join(node.text_content().split()) for node in tree.xpath(CONTENT)]
-    links = [str(href) for href in tree.xpath("//ul[@class='items']//a/@href")]
-    return hashlib.blake2b("\0".join(parts + links).encode(), digest_size=16).digest()
+    parts = [
+        lxml.html.tostring(node, method="text", encoding="unicode")
+        for node in tree.cssselect(CONTENT)
+    ]
+    parts += [str(link.get("href")) for link in tree.cssselect("ul.items a")]
+    text = "\0".join(" ".join(part.split()) for part in parts)
+    return hashlib.blake2b(text.encode(), digest_size=16).digest()
 
 
 @dataclass
@@ -136,7 +144,7 @@ class Planner:
 
     def replan(self, domain: Domain, copies: Sequence[Copy]) -> None:
         """Adaptive: share the budget left by pages not yet estimated among the others."""
-        if self.policy != "adaptive":
+        if not self.policy.startswith("adaptive"):
             return
         schedule = self.adaptive[domain.pages[0]]
         known: list[int] = []
@@ -144,7 +152,10 @@ class Planner:
         unknown = 0
         for page in domain.pages:
             state = copies[page].state
-            rate = state.stats.rate() if state is not None else None
+            rate = None
+            if state is not None:
+                stats = state.stats
+                rate = stats.rate() if self.policy == "adaptive-mle" else stats.planning_rate()
             if rate is None:
                 unknown += 1
             else:
@@ -356,7 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "settings": {**vars(args), "warmup": warmup},
         "python": platform.python_version(),
         "aiohttp": aiohttp.__version__,
-        "wall_seconds": round(time.monotonic() - started, 1),
+        "wall_seconds": round(time.monotonic() - started, 2),
         "reference": reference,
         "results": results,
     }

@@ -15,7 +15,8 @@ SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "bench_freshness.p
 @pytest.mark.slow
 def test_a_small_run_spends_the_budget_and_reports_no_false_change() -> None:
     # One domain of 50 pages, a slot every 72 s: 100 slots in two virtual hours.
-    args = ["--pages", "50", "--virtual", "7200", "--warmup", "0"]
+    args = ["--pages", "50", "--virtual", "7200", "--warmup", "0", "--policies"]
+    args.append("fixed,adaptive,adaptive-mle,oracle")
     done = subprocess.run(
         [sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=60
     )

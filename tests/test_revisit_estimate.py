@@ -138,3 +138,17 @@ def test_state_is_five_numbers_and_ignores_nonsense_intervals() -> None:
     stats = stats.observe(HOUR, False)
     assert stats.rate() == 0.0
     assert len(tuple(stats)) == 5 and all(isinstance(v, float) for v in stats)
+
+
+def test_planning_rate_is_half_a_change_over_the_quiet_time() -> None:
+    assert ChangeStats().planning_rate() is None
+    quiet = ChangeStats()
+    for _ in range(4):
+        quiet = quiet.observe(HOUR, False, memory=None)
+    assert quiet.rate() == 0.0
+    # 4 quiet hours plus the half-interval pseudo-observation: 0.5 / 4.5 h.
+    assert quiet.planning_rate() == pytest.approx(0.5 / (4.5 * HOUR))
+    longer = quiet.observe(4 * HOUR, False, memory=None)
+    assert 0 < (longer.planning_rate() or 0) < (quiet.planning_rate() or 0)  # falls with time
+    changed = quiet.observe(HOUR, True)
+    assert changed.planning_rate() == changed.rate() > 0  # a seen change: the estimate itself

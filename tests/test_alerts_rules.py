@@ -64,7 +64,7 @@ def test_blocked_counts_in_a_row_per_domain_and_resolves_when_it_answers() -> No
 
 
 def page(url: str, status: int) -> PageResult:
-    return PageResult(url=url, fp=b"x", status=status, final_url=url, fetched_at=0.0, depth=0)
+    return PageResult(url=url, fp=bytes(16), status=status, final_url=url, fetched_at=0.0, depth=0)
 
 
 def test_block_streaks_end_with_any_other_answer() -> None:

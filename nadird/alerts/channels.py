@@ -62,7 +62,7 @@ class Sender:
         self._queue: asyncio.Queue[Event] = asyncio.Queue(config.queue_size)
         self._sent_at: deque[float] = deque()
         self._task: asyncio.Task[None] | None = None
-        self._busy = False
+        self._current: Event | None = None  # taken from the queue, not yet sent or failed
 
     def offer(self, event: Event) -> bool:
         try:
@@ -82,7 +82,7 @@ class Sender:
 
     @property
     def idle(self) -> bool:
-        return self._queue.empty() and not self._busy
+        return self._queue.empty() and self._current is None
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=f"alerts-{self.name}")
@@ -92,7 +92,7 @@ class Sender:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-        left = self._queue.qsize()
+        left = self._queue.qsize() + (self._current is not None)
         if left:
             self._counters["alerts_dropped"] += left
             log.error("alerts_not_sent", channel=self.name, count=left, why="master stopping")
@@ -102,13 +102,10 @@ class Sender:
 
     async def _run(self) -> None:
         while True:
-            event = await self._queue.get()
-            self._busy = True
-            try:
-                await self._keep_rate()
-                await self._send(event)
-            finally:
-                self._busy = False
+            self._current = await self._queue.get()
+            await self._keep_rate()
+            await self._send(self._current)
+            self._current = None
 
     async def _keep_rate(self) -> None:
         """At most rate_per_minute deliveries in any 60 seconds."""

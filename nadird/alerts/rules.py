@@ -26,7 +26,7 @@ class Snapshot:
     """What the rules see of the master at one instant."""
 
     now: float  # monotonic seconds
-    queued: int  # URLs queued or in a lease
+    queued: int  # URLs queued, in a lease or not
     stored: int  # records written this run
     complete: bool
     dead_letters: int  # URLs dead-lettered since start

@@ -84,7 +84,7 @@ def snapshot(view: MasterView, now: float, with_domains: bool) -> Snapshot:
     )
     return Snapshot(
         now=now,
-        queued=int(status["queued"]) + int(status["leases"]),
+        queued=int(status["queued"]),  # leased URLs stay queued until stored
         stored=view.store_progress().written,
         complete=bool(status["complete"]),
         dead_letters=view.counts().stats["dead_letters"],

@@ -167,13 +167,18 @@ def test_a_missing_secret_names_the_key(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("mode", ["fail", "hang"])
 async def test_a_failing_receiver_is_retried_then_counted_as_failed(
-    receiver: AlertReceiver, mode: Mode
+    receiver: AlertReceiver,
+    mode: Mode,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     receiver.mode = mode
+    monkeypatch.setenv("ND_TEST_TOKEN", SECRET)
     counters: Counter[str] = Counter()
     channel = {
         "type": "webhook",
-        "url": receiver.url(),
+        "url": receiver.url("/hook?token={secret}"),
+        "secret_env": "ND_TEST_TOKEN",
         "retries": 2,
         "retry_delay": 0.01,
         "timeout": 0.3,
@@ -183,6 +188,8 @@ async def test_a_failing_receiver_is_retried_then_counted_as_failed(
     assert receiver.attempts == 3 and receiver.received == []
     assert counters == Counter({"alerts_retries": 2, "alerts_failed": 1})
     assert time.monotonic() - started < 3
+    out = capsys.readouterr().out
+    assert "alert_failed" in out and SECRET not in out
 
 
 async def test_the_queue_is_bounded_and_what_does_not_fit_is_counted(

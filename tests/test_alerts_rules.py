@@ -3,6 +3,7 @@ events out. No server, no sleeping."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -69,10 +70,7 @@ def page(url: str, status: int) -> PageResult:
 
 def test_block_streaks_end_with_any_other_answer() -> None:
     streaks = BlockStreaks()
-    pages = [
-        page(f"http://a.test/{i}", s)
-        for i, s in enumerate([403, 429, 503, 429])
-    ]
+    pages = [page(f"http://a.test/{i}", s) for i, s in enumerate([403, 429, 503, 429])]
     streaks.pages("a.test", pages)
     streaks.hit("a.test")  # a URL handed back throttled
     assert streaks.streaks == {"a.test": 5}
@@ -219,3 +217,20 @@ def test_a_good_alert_config_loads() -> None:
     config = config_from_dict(alerts_config(), "m.yaml")
     [stall] = config.alerts.rules
     assert stall.after_s == 300 and stall.repeat_s == 1800
+
+
+def test_the_readme_example_loads() -> None:
+    import yaml
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    block = readme.split("## Alerts", 1)[1].split("```yaml", 1)[1].split("```", 1)[0]
+    config = config_from_dict(yaml.safe_load(block), "README.md")
+    assert [r.type for r in config.alerts.rules] == [
+        "stall",
+        "blocked",
+        "worker_gone",
+        "error_rate",
+        "dead_letters",
+        "job_finished",
+    ]
+    assert set(config.alerts.channels) == {"ops", "robot", "mail"}

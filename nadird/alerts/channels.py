@@ -53,9 +53,15 @@ class Sender:
     """One channel's queue and the task emptying it."""
 
     def __init__(
-        self, name: str, config: ChannelConfig, deliver: Deliver, counters: Counter[str]
+        self,
+        name: str,
+        config: ChannelConfig,
+        deliver: Deliver,
+        counters: Counter[str],
+        secrets: tuple[str, ...] = (),
     ) -> None:
         self.name = name
+        self._secrets = [s for s in secrets if s]  # scrubbed from every error logged
         self.config = config
         self._deliver = deliver
         self._counters = counters
@@ -100,6 +106,11 @@ class Sender:
     async def close(self) -> None:
         await self._deliver.close()
 
+    def _scrub(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text[:200]
+
     async def _run(self) -> None:
         while True:
             self._current = await self._queue.get()
@@ -125,7 +136,7 @@ class Sender:
             try:
                 await asyncio.wait_for(self._deliver(event), config.timeout)
             except Exception as exc:  # any failure of one delivery: try again
-                why = "timed out" if isinstance(exc, TimeoutError) else str(exc)[:200]
+                why = self._scrub("timed out" if isinstance(exc, TimeoutError) else str(exc))
                 if attempt == config.retries:
                     self._counters["alerts_failed"] += 1
                     log.error(

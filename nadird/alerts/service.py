@@ -62,13 +62,13 @@ def build_senders(
     for name, config in alerts.channels.items():
         key = f"alerts.channels.{name}"
         secret = read_secret(source, f"{key}.secret", config.secret_file, config.secret_env)
+        sign = read_secret(source, f"{key}.sign", config.sign_file, config.sign_env)
         deliver: HttpDeliver | AppriseDeliver
         if config.type == "apprise":
             deliver = _apprise(source, key, config, secret)
         else:
-            sign = read_secret(source, f"{key}.sign", config.sign_file, config.sign_env)
             deliver = HttpDeliver(config, secret, sign, master)
-        senders[name] = Sender(name, config, deliver, counters)
+        senders[name] = Sender(name, config, deliver, counters, (secret or "", sign or ""))
     return senders
 
 

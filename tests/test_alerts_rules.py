@@ -234,3 +234,10 @@ def test_the_readme_example_loads() -> None:
         "job_finished",
     ]
     assert set(config.alerts.channels) == {"ops", "robot", "mail"}
+
+
+def test_alert_changes_wait_for_a_restart() -> None:
+    from nadird.master.role import LIVE
+    from nadird.reload import needs_restart
+
+    assert needs_restart("alerts.rules", LIVE) and needs_restart("alerts.channels.hook.url", LIVE)

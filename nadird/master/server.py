@@ -18,7 +18,7 @@ import zmq.asyncio
 
 from nadird.alerts.service import Alerts
 from nadird.config import Config
-from nadird.errors import BindError, InvalidURL, ProtocolError, StateError
+from nadird.errors import BindError, ConfigError, InvalidURL, ProtocolError, StateError
 from nadird.logs import get_logger
 from nadird.master import status
 from nadird.master.api import ApiServer
@@ -105,7 +105,11 @@ class Master(MasterReads):
         self.stored = status.StoredTotal(store)
         self.core.metrics.watch(self._metrics_state)
         # Reads secrets and checks Apprise URLs now: a wrong one stops the start (exit 2).
-        self.alerts = Alerts(config.alerts, source, config.node, self.core.stats)
+        try:
+            self.alerts = Alerts(config.alerts, source, config.node, self.core.stats)
+        except ConfigError:
+            self.state.close()
+            raise
 
     # ---------------------------------------------------------- life cycle
     async def start(self) -> None:

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import yaml
 
+from nadird.config.alerts import AlertsConfig, check_alerts
 from nadird.config.checks import non_finite
 from nadird.config.fetch import (
     DEFAULT_STORE_HEADERS,
@@ -40,6 +41,7 @@ from nadird.typecheck import Mismatch, build
 __all__ = [
     "DEFAULT_STORE_HEADERS",
     "DEFAULT_STRIP_PARAMS",
+    "AlertsConfig",
     "ApiConfig",
     "BloomConfig",
     "Config",
@@ -89,6 +91,7 @@ class Config:
     store: StoreConfig = field(default_factory=StoreConfig)
     api: ApiConfig = field(default_factory=ApiConfig)
     security: SecurityConfig = field(default_factory=SecurityConfig)
+    alerts: AlertsConfig = field(default_factory=AlertsConfig)
     jobs: dict[str, Job] = field(default_factory=lambda: {"default": Job()})
     seeds: list[str | Seed] = field(default_factory=list)
 
@@ -115,6 +118,9 @@ def _check_references(config: Config, source: str) -> None:
     for i, seed in enumerate(config.seed_list()):
         if seed.job not in config.jobs:
             raise ConfigError(source, f"seeds[{i}].job", f"unknown job {seed.job!r}")
+    wrong = check_alerts(config.alerts, set(config.jobs))
+    if wrong is not None:
+        raise ConfigError(source, *wrong)
 
 
 def config_from_dict(data: Any, source: str) -> Config:

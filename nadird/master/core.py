@@ -24,6 +24,7 @@ from nadird.master.leasing.lease_mark import LeaseMark, headroom_of, recovery_ho
 from nadird.master.leasing.leases import Lease, LeaseTable
 from nadird.master.leasing.nodes import Node, NodeRegistry
 from nadird.master.leasing.robots_notes import RobotsNotes
+from nadird.master.results.blocking import BlockStreaks
 from nadird.master.results.records import error_kind, record_from_result
 from nadird.master.results.retries import backoff, describe, is_transient
 from nadird.master.service import trace
@@ -68,6 +69,7 @@ class MasterCore:
         self.refused: Counter[str] = Counter()  # results dropped, by acceptance.REASONS key
         self.statuses: Counter[int] = Counter()  # fetched pages by final HTTP status
         self.invalid: Counter[tuple[str, str]] = Counter()  # invalid items by (job, field)
+        self.blocks = BlockStreaks()  # 403/429/503 in a row, by domain (alerts)
         self.store_trace = trace.StoreTrace()
         self.paused: set[str] = set()
         self._drop_log = PerKeyLimit()
@@ -183,6 +185,7 @@ class MasterCore:
         job = self.admission.jobs.get(row.job)
         attempts = row.attempts + 1
         error = "http: throttled (429/503)"
+        self.blocks.hit(lease.domain)
         if job is None or attempts > job.max_retries:
             self.frontier.dead(row, error, attempts)
             self.stats["dead_letters"] += 1
@@ -268,6 +271,8 @@ class MasterCore:
             for name in invalid_fields(page.data):
                 self.invalid[held.job, name] += 1
             self.stats["pages_error" if page.error else "pages_ok"] += 1
+        if lease is not None:
+            self.blocks.pages(lease.domain, msg.pages)
         for domain, pages in late.items():
             self.domain_results[domain] += len(pages)
             self.frontier.late(domain, pages)

@@ -41,6 +41,10 @@ COUNTERS = {
         "nadird_handler_errors",
         "Messages or ticks a master loop failed on with an unexpected error (it started again)",
     ),
+    "alerts_sent": ("nadird_alerts_sent", "Alerts a channel took"),
+    "alerts_failed": ("nadird_alerts_failed", "Alerts given up after their last try"),
+    "alerts_retries": ("nadird_alerts_retries", "Alert deliveries tried again"),
+    "alerts_dropped": ("nadird_alerts_dropped", "Alerts dropped: channel queue full, or at stop"),
 }
 
 

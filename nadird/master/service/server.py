@@ -16,8 +16,9 @@ from typing import Any
 import zmq
 import zmq.asyncio
 
+from nadird.alerts.service import Alerts
 from nadird.config import Config
-from nadird.errors import BindError, InvalidURL, ProtocolError, StateError
+from nadird.errors import BindError, ConfigError, InvalidURL, ProtocolError, StateError
 from nadird.logs import get_logger
 from nadird.master.core import MasterCore, Outgoing
 from nadird.master.frontier.db import FrontierDB
@@ -103,6 +104,12 @@ class Master(MasterReads):
         self._behind = False
         self.stored = status.StoredTotal(store)
         self.core.metrics.watch(self._metrics_state)
+        # Reads secrets and checks Apprise URLs now: a wrong one stops the start (exit 2).
+        try:
+            self.alerts = Alerts(config.alerts, source, config.node, self.core.stats)
+        except ConfigError:
+            self.state.close()
+            raise
 
     # ---------------------------------------------------------- life cycle
     async def start(self) -> None:
@@ -130,6 +137,7 @@ class Master(MasterReads):
         self.admit_seeds([(s.url, s.job) for s in self.config.seed_list()])
         self.writer.start()
         self.stored.start()
+        self.alerts.start()
         # Guarded: a loop that fails on one message or tick is counted,
         # logged and started again (see loops.py).
         self.loops.start("control", self._control_loop)
@@ -154,6 +162,7 @@ class Master(MasterReads):
         self.core.record_clean_stop(time.monotonic())
         await self.writer.close()
         await self.stored.stop()
+        await self.alerts.stop()
         if self._commit_timer is not None:
             self._commit_timer.cancel()
             self._commit_timer = None
@@ -389,6 +398,14 @@ class Master(MasterReads):
             self.state.retry()
             self._wake.set()
             self._check_complete()
+            self._alerts_tick(now)
+
+    def _alerts_tick(self, now: float) -> None:
+        try:
+            self.alerts.tick(self, now)
+        except Exception:  # an alert bug must never stop the crawl
+            self.core.stats["handler_errors"] += 1
+            log.exception("alerts_failed")
 
     def _check_complete(self) -> None:
         if self.done.is_set() or not self.is_complete():

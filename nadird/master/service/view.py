@@ -105,6 +105,12 @@ class MasterView(Protocol):
     def metrics_text(self) -> bytes:
         """The Prometheus exposition."""
 
+    def blocked_streaks(self) -> dict[str, int]:
+        """Domains whose last answers were 403/429/503: how many in a row."""
+
+    def domain_pages(self) -> dict[str, tuple[int, int]]:
+        """(pages answered, errors) by domain since start."""
+
     # Actions.
     def admit_seeds(
         self, seeds: list[tuple[str, str]], invalid: list[tuple[int, str]] | None = None
@@ -170,6 +176,13 @@ class MasterReads:
 
     def metrics_text(self) -> bytes:
         return self.core.metrics.exposition()
+
+    def blocked_streaks(self) -> dict[str, int]:
+        return dict(self.core.blocks.streaks)
+
+    def domain_pages(self) -> dict[str, tuple[int, int]]:
+        core = self.core
+        return {d: (n, core.domain_errors[d]) for d, n in core.domain_results.items()}
 
     def pause_job(self, job: str) -> None:
         self.core.pause(job)

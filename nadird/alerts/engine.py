@@ -1,0 +1,112 @@
+"""Turns what the rules find into alerts: new, repeated, resolved.
+
+An alert is one rule firing for one subject. It is sent when it starts,
+again at most once per the rule's `repeat` while it lasts, and a resolved
+notice is sent when it stops (except for moments such as `job_finished`).
+Pure: a snapshot in, events out; the clock is the snapshot's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from nadird.alerts.rules import EVENTS_ONLY, WATCHERS, Firing, Snapshot, Watcher
+from nadird.config.alerts import RuleConfig
+
+State = Literal["firing", "resolved"]
+
+
+@dataclass(frozen=True)
+class Event:
+    rule: RuleConfig
+    index: int  # the rule's place in alerts.rules
+    subject: str  # "crawl", a domain, a worker
+    state: State
+    value: float
+    threshold: float
+    since: float  # monotonic time the alert started
+    at: float  # monotonic time of this event
+    repeat: int = 0  # 0 for the first notice, then 1, 2...
+    details: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass
+class _Active:
+    since: float
+    last_sent: float
+    last: Firing
+    sent: int = 1
+    suppressed: int = 0
+
+
+class AlertEngine:
+    def __init__(self, rules: list[RuleConfig]) -> None:
+        self.rules = rules
+        self._watchers: list[Watcher] = [WATCHERS[r.type](r) for r in rules]
+        self._active: dict[tuple[int, str], _Active] = {}
+        self.suppressed = 0  # repeats held back by `repeat`, all rules
+
+    def active(self) -> list[tuple[int, str]]:
+        return sorted(self._active)
+
+    def evaluate(self, snap: Snapshot) -> list[Event]:
+        events: list[Event] = []
+        for index, watcher in enumerate(self._watchers):
+            firing = watcher.check(snap)
+            events.extend(self._fired(index, firing, snap.now))
+            events.extend(self._cleared(index, firing, snap.now))
+        return events
+
+    def _fired(self, index: int, firing: dict[str, Firing], now: float) -> list[Event]:
+        rule = self.rules[index]
+        out = []
+        for subject, found in firing.items():
+            active = self._active.get((index, subject))
+            if active is None:
+                self._active[(index, subject)] = _Active(now, now, found)
+                out.append(self._event(index, subject, "firing", found, now, now, 0))
+                continue
+            active.last = found
+            if now - active.last_sent < rule.repeat_s:
+                active.suppressed += 1
+                self.suppressed += 1
+                continue
+            active.last_sent = now
+            out.append(self._event(index, subject, "firing", found, active.since, now, active.sent))
+            active.sent += 1
+        return out
+
+    def _cleared(self, index: int, firing: dict[str, Firing], now: float) -> list[Event]:
+        gone = [key for key in self._active if key[0] == index and key[1] not in firing]
+        out = []
+        for key in gone:
+            active = self._active.pop(key)
+            if self.rules[index].type not in EVENTS_ONLY:
+                last, since = active.last, active.since
+                out.append(self._event(index, key[1], "resolved", last, since, now, 0))
+        return out
+
+    def _event(
+        self,
+        index: int,
+        subject: str,
+        state: State,
+        found: Firing,
+        since: float,
+        now: float,
+        repeat: int,
+    ) -> Event:
+        return Event(
+            self.rules[index],
+            index,
+            subject,
+            state,
+            found.value,
+            found.threshold,
+            since,
+            now,
+            repeat,
+            found.details,
+        )

@@ -1,0 +1,156 @@
+"""The master's `alerts` section: channels (where alerts go) and rules (when).
+
+Durations (`repeat`, `after`, `window`) are written as in the revisit
+section (90s, 5m, 1h30m, or plain seconds). Secrets never appear in the file:
+a channel reads its token or signing key from `secret_file` / `secret_env`
+(and `sign_file` / `sign_env` for DingTalk's signing key) when the master
+starts. A URL may hold the placeholder `{secret}` where the token goes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+from urllib.parse import urlsplit
+
+from nadird.config.checks import positive
+from nadird.revisit.durations import parse_duration
+
+ChannelType = Literal["webhook", "dingtalk", "apprise"]
+RuleType = Literal["stall", "blocked", "worker_gone", "error_rate", "dead_letters", "job_finished"]
+Severity = Literal["info", "warning", "critical"]
+# The answers that mean "this site is refusing us" (forbidden, too many
+# requests, unavailable) when they come back in a row.
+BLOCKING_STATUSES = (403, 429, 503)
+
+
+def _seconds(name: str, value: str | float) -> float:
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class ChannelConfig:
+    type: ChannelType
+    # webhook / dingtalk: an http(s) URL; apprise: an Apprise URL
+    # (json://, mailto://, tgram://, slack://, wecombot://, feishu://...).
+    url: str
+    secret_file: str | None = None
+    secret_env: str | None = None
+    sign_file: str | None = None  # dingtalk: the robot's signing key ("SEC...")
+    sign_env: str | None = None
+    language: Literal["en", "zh"] = "en"
+    queue_size: int = 100  # alerts waiting to be sent; past it they are dropped (counted)
+    retries: int = 3  # tries after the first, with doubling back-off
+    retry_delay: float = 1.0
+    timeout: float = 10.0  # seconds for one delivery
+    rate_per_minute: int = 20  # at most this many deliveries a minute
+
+    def __post_init__(self) -> None:
+        positive(self, "queue_size", "retry_delay", "timeout", "rate_per_minute")
+        if self.retries < 0:
+            raise ValueError("retries must be >= 0")
+        for a, b in (("secret_file", "secret_env"), ("sign_file", "sign_env")):
+            if getattr(self, a) and getattr(self, b):
+                raise ValueError(f"set at most one of {a} and {b}")
+        if "{secret}" in self.url and not (self.secret_file or self.secret_env):
+            raise ValueError("url has {secret} but neither secret_file nor secret_env is set")
+        if self.type != "dingtalk" and (self.sign_file or self.sign_env):
+            raise ValueError("sign_file / sign_env apply to type dingtalk only")
+        if self.type != "apprise":
+            check_http_url(self.url.replace("{secret}", "x"))
+
+    @property
+    def has_secret(self) -> bool:
+        return bool(self.secret_file or self.secret_env)
+
+
+def check_http_url(url: str) -> None:
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
+    except ValueError as exc:
+        raise ValueError(f"url does not parse: {exc}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("url must be an http:// or https:// URL with a host")
+
+
+@dataclass(frozen=True)
+class RuleConfig:
+    type: RuleType
+    channels: list[str]
+    severity: Severity = "warning"
+    # Not more than one alert per this for the same rule and subject.
+    repeat: str | float = "30m"
+    # stall: no page stored for this long; worker_gone: silent or gone this long.
+    after: str | float | None = None
+    minutes: float | None = None  # the same as `after`, in minutes
+    # blocked: this many blocking answers in a row; dead_letters: this many new
+    # dead letters within `window`; error_rate: at least this many pages in `window`.
+    count: int | None = None
+    threshold: float = 0.5  # error_rate: errors / pages above this
+    window: str | float = "10m"
+    statuses: list[int] = field(default_factory=lambda: list(BLOCKING_STATUSES))
+    job: str | None = None  # named in the text (and checked against `jobs`)
+    domain: str | None = None  # blocked / error_rate: only this domain
+
+    def __post_init__(self) -> None:
+        if not self.channels:
+            raise ValueError("channels must name at least one channel")
+        if self.after is not None and self.minutes is not None:
+            raise ValueError("set at most one of after and minutes")
+        if self.minutes is not None and self.minutes <= 0:
+            raise ValueError("minutes must be > 0")
+        if self.count is not None and self.count < 1:
+            raise ValueError("count must be >= 1")
+        if not 0 <= self.threshold <= 1:
+            raise ValueError("threshold must be between 0 and 1")
+        _seconds("repeat", self.repeat)
+        _seconds("window", self.window)
+        if self.after is not None:
+            _seconds("after", self.after)
+
+    @property
+    def repeat_s(self) -> float:
+        return _seconds("repeat", self.repeat)
+
+    @property
+    def window_s(self) -> float:
+        return _seconds("window", self.window)
+
+    @property
+    def after_s(self) -> float:
+        """stall: 5 minutes unless set; worker_gone: at once unless set."""
+        if self.minutes is not None:
+            return self.minutes * 60.0
+        if self.after is not None:
+            return _seconds("after", self.after)
+        return 300.0 if self.type == "stall" else 0.0
+
+    def count_or(self, default: int) -> int:
+        return default if self.count is None else self.count
+
+
+@dataclass(frozen=True)
+class AlertsConfig:
+    channels: dict[str, ChannelConfig] = field(default_factory=dict)
+    rules: list[RuleConfig] = field(default_factory=list)
+    # At stop, how long queued alerts (a `job_finished` one) may still take.
+    drain_timeout: float = 2.0
+
+    def __post_init__(self) -> None:
+        positive(self, "drain_timeout")
+
+
+def check_alerts(alerts: AlertsConfig, jobs: set[str]) -> tuple[str, str] | None:
+    """The first rule naming an unknown channel or job: (key, what is wrong)."""
+    for i, rule in enumerate(alerts.rules):
+        for j, name in enumerate(rule.channels):
+            if name not in alerts.channels:
+                known = ", ".join(sorted(alerts.channels)) or "none defined"
+                return f"alerts.rules[{i}].channels[{j}]", f"unknown channel {name!r} ({known})"
+        if rule.job is not None and rule.job not in jobs:
+            return f"alerts.rules[{i}].job", f"unknown job {rule.job!r}"
+    return None

@@ -13,6 +13,7 @@ from nadird.testing.checks import (
     assert_exact_store,
     assert_one_worker_per_domain,
     expected_set,
+    master_cli,
     page_requests,
     start_crawl,
 )
@@ -70,21 +71,32 @@ def test_garbage_on_the_sockets_is_dropped_and_counted(cluster: Cluster) -> None
     import zmq
 
     graph = SiteGraph(hosts=3, pages=40)
+    bad = [b"", b"\xc1", b"\x93\x01\x02\x03", b"\x81\xa1v\x01", b"\x82\xa1v\x01\xa1k\xa3bag"]
     with run_in_thread(graph, latency=0.002):
-        master = start_crawl(cluster, graph, workers=1)
+        # No worker yet: the crawl cannot end before the garbage is handled.
+        master = start_crawl(cluster, graph, workers=0)
         ctx = zmq.Context()
         dealer = ctx.socket(zmq.DEALER)
         push = ctx.socket(zmq.PUSH)
         dealer.connect(cluster.control)
         push.connect(cluster.results)
-        bad = [b"", b"\xc1", b"\x93\x01\x02\x03", b"\x81\xa1v\x01", b"\x82\xa1v\x01\xa1k\xa3bag"]
         for frame in bad:
             dealer.send(frame)
             push.send(frame)
         dealer.send_multipart([b"a", b"b"])
+        expected = 2 * len(bad) + 1
+
+        def all_dropped() -> bool:
+            try:
+                return bool(master_cli(cluster, "status").get("dropped_messages") == expected)
+            except AssertionError:  # the API is not up yet
+                return False
+
+        assert wait_until(all_dropped, 60, interval=0.5)
         for sock in (dealer, push):
             sock.close(linger=2000)
         ctx.term()
+        cluster.start("worker", "w1", cluster.worker_config(1))
         assert cluster.wait(master, 120) == 0
     assert_exact_store(cluster, graph)
     stats = next(e for e in cluster.procs[0].logs() if e["event"] == "master_stopped")

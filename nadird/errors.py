@@ -7,6 +7,8 @@ is recorded against one URL and the crawl goes on.
 
 from __future__ import annotations
 
+import enum
+
 
 class NadirdError(Exception):
     """Base of every error nadird raises on purpose."""
@@ -34,13 +36,65 @@ class ProtocolError(NadirdError):
     """A message on a socket that does not decode or does not validate."""
 
 
-class FetchError(NadirdError):
-    """A fetch that produced no usable response (DNS, connect, timeout, policy)."""
+class ErrorKind(enum.StrEnum):
+    """What went wrong with a page, as the worker records it (PageResult and
+    the stored record's `error_kind`). A `str` enum: the wire, the stores and
+    the export hold the plain name, e.g. "timeout"."""
 
-    def __init__(self, kind: str, detail: str) -> None:
+    TIMEOUT = "timeout"
+    CONNECT = "connect"
+    DNS = "dns"
+    HTTP_ERROR = "http_error"  # the connection broke mid-answer, a malformed response
+    PROXY = "proxy"
+    BLOCKED_ADDRESS = "blocked_address"
+    INVALID_URL = "invalid_url"
+    TOO_LARGE = "too_large"
+    TOO_MANY_REDIRECTS = "too_many_redirects"
+    REDIRECT_LOOP = "redirect_loop"
+    CONTENT_ENCODING = "content_encoding"
+    ROBOTS = "robots"
+    PARSE = "parse"
+    RENDER = "render"
+    RENDER_TIMEOUT = "render_timeout"
+    RENDER_UNAVAILABLE = "render_unavailable"
+    INTERNAL = "internal"  # a bug in the worker, caught so that the bag goes on
+    # A stored error whose text names no kind this nadird knows (read, never made).
+    UNKNOWN = "unknown"
+
+    @property
+    def transient(self) -> bool:
+        """May go away by itself, so the master tries the URL again; any other
+        kind (a policy refusal, an oversize body, a loop, robots.txt) is
+        recorded as the page's result at once."""
+        return self in _TRANSIENT
+
+    @classmethod
+    def of_message(cls, message: str) -> ErrorKind:
+        """The kind an error text written as "kind: detail" names (records
+        stored before the kind had a field of its own)."""
+        try:
+            return cls(message.split(":", 1)[0])
+        except ValueError:
+            return cls.UNKNOWN
+
+
+_TRANSIENT = frozenset({ErrorKind.TIMEOUT, ErrorKind.CONNECT, ErrorKind.DNS, ErrorKind.HTTP_ERROR})
+
+
+class FetchError(NadirdError):
+    """A page that produced no usable result: DNS, connect, timeout, policy,
+    and the later steps (parse, render). The one way the worker builds an
+    error: `kind` and `detail` become the result's `error_kind` and `error`."""
+
+    def __init__(self, kind: ErrorKind, detail: str) -> None:
         self.kind = kind
         self.detail = detail
-        super().__init__(f"{kind}: {detail}")
+        super().__init__(self.message)
+
+    @property
+    def message(self) -> str:
+        """The human-readable form kept in the record's `error`: "kind: detail"."""
+        return f"{self.kind}: {self.detail}"
 
 
 class StoreError(NadirdError):

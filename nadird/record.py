@@ -32,6 +32,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from nadird.errors import ErrorKind
+
 FACT = "nadird.fact"
 
 
@@ -107,6 +109,16 @@ def default_of(f: dataclasses.Field[Any]) -> Any:
     raise LookupError(f"{f.name} has no default")
 
 
+def stored_kind(name: str) -> ErrorKind:
+    """A stored record's `error_kind` from the name a store or a spooled batch
+    holds. Stored data is never refused: a name this nadird does not know
+    reads as `unknown` (the wire, by contrast, refuses it)."""
+    try:
+        return ErrorKind(name)
+    except ValueError:
+        return ErrorKind.UNKNOWN
+
+
 @dataclass
 class PageFetch:
     """Which URL was fetched, and how that went."""
@@ -149,5 +161,10 @@ class PageContent:
     rendered: bool = field(default=False, metadata=fact(Cell.BOOL, since=3))
     # Response headers named in fetch.store_headers, lower-case.
     headers: dict[str, str] = field(default_factory=dict, metadata=fact(Cell.JSON, since=4))
+    # What kind of error `error` is (errors.ErrorKind). Not exported: the
+    # export's `error` already reads "kind: detail", as it always has.
+    error_kind: ErrorKind | None = field(
+        default=None, metadata=fact(Cell.TEXT, export=False, since=5)
+    )
     # The extracted fields; kept last (see the module docstring).
     data: dict[str, Any] = field(default_factory=dict, metadata=fact(Cell.JSON, mongo=Mongo.ITEM))

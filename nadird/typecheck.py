@@ -9,6 +9,7 @@ walker serves both, so the two can never disagree on what a type means.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import types
 import typing
 from functools import cache
@@ -69,6 +70,15 @@ def _convert_scalar(value: Any, tp: type, path: str) -> Any:
     raise Mismatch(path, f"expected {tp.__name__}, got {type(value).__name__} {value!r:.60}")
 
 
+def _convert_enum(value: Any, tp: type[enum.Enum], path: str) -> Any:
+    """A member from its value: a name outside the enum is refused, not kept."""
+    for member in tp:
+        if type(value) is type(member.value) and value == member.value:
+            return member
+    choices = ", ".join(repr(m.value) for m in tp)
+    raise Mismatch(path, f"expected one of {choices}, got {value!r:.60}")
+
+
 def convert(value: Any, tp: Any, path: str = "") -> Any:
     """Check `value` against type `tp`, building dataclasses from mappings."""
     origin = get_origin(tp)
@@ -96,6 +106,8 @@ def convert(value: Any, tp: Any, path: str = "") -> Any:
         return value
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return build(tp, value, path)
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return _convert_enum(value, tp, path)
     if isinstance(tp, type):
         return _convert_scalar(value, tp, path)
     raise Mismatch(path, f"unsupported type {tp!r}")

@@ -7,7 +7,7 @@ import zlib
 
 import pytest
 
-from nadird.errors import FetchError
+from nadird.errors import ErrorKind, FetchError
 from nadird.worker.fetch import decoding
 from nadird.worker.fetch.decoding import STEP, decoder_for, gunzip_limited
 
@@ -25,7 +25,7 @@ def decode_all(coding: str, data: bytes, limit: int) -> bytes:
             assert len(piece) <= STEP
             size += len(piece)
             if size > limit:
-                raise FetchError("too_large", "limit")
+                raise FetchError(ErrorKind.TOO_LARGE, "limit")
             out.append(piece)
     out.extend(decoder.finish())
     return b"".join(out)
@@ -76,7 +76,7 @@ def test_a_bomb_stops_at_the_limit_piece_by_piece(coding: str) -> None:
                 assert len(piece) <= 2 * STEP
                 produced += len(piece)
                 if produced > 1024 * 1024:
-                    raise FetchError("too_large", "stop")
+                    raise FetchError(ErrorKind.TOO_LARGE, "stop")
     assert produced <= 1024 * 1024 + 2 * STEP
 
 

@@ -25,7 +25,7 @@ from nadird.master.leasing.leases import Lease, LeaseTable
 from nadird.master.leasing.nodes import Node, NodeRegistry
 from nadird.master.leasing.robots_notes import RobotsNotes
 from nadird.master.results.blocking import BlockStreaks
-from nadird.master.results.records import error_kind, record_from_result
+from nadird.master.results.records import record_from_result
 from nadird.master.results.retries import backoff, describe, is_transient
 from nadird.master.service import trace
 from nadird.master.service.metrics import MasterMetrics
@@ -299,9 +299,9 @@ class MasterCore:
             self.statuses[page.status] += 1
         if page.body:
             self.stats["bytes"] += len(page.body)
-        kind = error_kind(page)
+        kind = page.error_kind
         if kind is not None:
-            self.errors[kind] += 1
+            self.errors[kind.value] += 1
             self.domain_errors[domain_of(page.url)] += 1
 
     def _failed(self, page: PageResult, row: Row | None, lease: Lease | None) -> None:

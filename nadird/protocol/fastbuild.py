@@ -15,6 +15,7 @@ what passes here is exactly what `build` would return; error messages are
 from __future__ import annotations
 
 import dataclasses
+import enum
 import types
 import typing
 from collections.abc import Callable
@@ -98,6 +99,23 @@ def _exact_list(tp: type) -> Builder:
     return check
 
 
+def _enum(tp: type[enum.Enum]) -> Builder:
+    members = {member.value: member for member in tp}
+    kind = {type(value) for value in members}
+
+    def check(value: Any) -> Any:
+        # Only a value of the members' type (a str, not an int equal to one):
+        # anything else, an unknown name too, is left to build() to refuse.
+        if type(value) not in kind:
+            raise _SLOW
+        member = members.get(value)
+        if member is None:
+            raise _SLOW
+        return member
+
+    return check
+
+
 def _list(inner: Builder) -> Builder:
     def check(value: Any) -> Any:
         if type(value) is not list:
@@ -148,6 +166,8 @@ def builder(tp: Any) -> Builder:
         return _dict(builder(key), builder(val))
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _dataclass(tp)
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return _enum(tp)
     raise NotImplementedError(f"type {tp!r}")
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, get_args
 
+from nadird.errors import ErrorKind
 from nadird.record import PageContent, PageFetch
 
 FP_LEN = 16
@@ -235,6 +236,12 @@ class PageResult(PageContent, PageFetch):
         _same_length(links=self.links, link_fps=self.link_fps)
         _check_fps("link_fps", self.link_fps)
         _check_urls("links", [self.url, self.final_url, *self.links])
+        if self.error is None and self.error_kind is not None:
+            raise ValueError("error_kind without an error")
+        if self.error_kind is None and self.error is not None:
+            # An older worker's result: the kind is the text's "kind:" part.
+            # A kind this master does not know never gets here: decode refuses it.
+            object.__setattr__(self, "error_kind", ErrorKind.of_message(self.error))
 
 
 @dataclass(frozen=True, slots=True)

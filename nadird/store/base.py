@@ -13,7 +13,17 @@ from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from typing import Any, Protocol
 
-from nadird.record import Cell, PageContent, PageFetch, RecordJob, fact, fact_of, facts
+from nadird.errors import ErrorKind
+from nadird.record import (
+    Cell,
+    PageContent,
+    PageFetch,
+    RecordJob,
+    stored_kind,
+    fact,
+    fact_of,
+    facts,
+)
 
 
 @dataclass(slots=True)
@@ -22,6 +32,12 @@ class PageRecord(PageContent, RecordJob, PageFetch):
     worker node that fetched it."""
 
     node: str | None = field(default=None, metadata=fact(Cell.TEXT, export=False))
+
+    def __post_init__(self) -> None:
+        # Stores and spooled batches give the kind back as its name.
+        kind = self.error_kind
+        if kind is not None and type(kind) is not ErrorKind:
+            self.error_kind = stored_kind(kind)
 
     def export_dict(self) -> dict[str, Any]:
         """The JSON shape shared by `nadird export` and `nadird crawl --out`."""

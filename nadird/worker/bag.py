@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from nadird.errors import FetchError
+from nadird.errors import ErrorKind, FetchError
 from nadird.logs import get_logger
 from nadird.protocol.messages import PageResult
 from nadird.urls import fingerprint, origin_of
@@ -31,7 +31,7 @@ __all__ = ["BagRun", "Pacer", "RobotsGate", "SitemapHook", "crawl_bag"]
 
 log = get_logger()
 
-ROBOTS_DISALLOWED = "robots: disallowed"
+ROBOTS_DISALLOWED = FetchError(ErrorKind.ROBOTS, "disallowed")
 FENCE_POLL = 0.05
 
 
@@ -94,7 +94,7 @@ class RobotsGate:
         """Refuse a redirect to a URL robots.txt disallows (any host)."""
         rules = self.cache.cached(url) or await self.cache.rules(url, None, self._use_proxy)
         if rules.verdict in ("rules", "unreachable") and not rules.allows(url, self.token):
-            raise FetchError("robots", f"disallowed (redirect to {url[:200]})")
+            raise FetchError(ErrorKind.ROBOTS, f"disallowed (redirect to {url[:200]})")
 
 
 class SitemapHook:
@@ -149,8 +149,10 @@ async def crawl_bag(
                 run.pacer.hold(robots.cache.config.error_ttl)
                 run.stop()
                 return
-            if rules.verdict == "failed":
-                emit(error_result(task, started, f"{rules.error} (robots.txt)"))
+            if rules.failure is not None:  # verdict "failed": the page gets robots.txt's error
+                failure = rules.failure
+                failed = FetchError(failure.kind, f"{failure.detail} (robots.txt)")
+                emit(error_result(task, started, failed))
                 return
             if not rules.allows(task.url, robots.token):
                 emit(error_result(task, started, ROBOTS_DISALLOWED))

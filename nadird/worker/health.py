@@ -18,7 +18,6 @@ from typing import Any
 
 from nadird import systemd
 from nadird.logs import get_logger
-from nadird.master.results.records import error_kind
 from nadird.master.service.metrics import status_classes
 from nadird.protocol.messages import PageResult
 
@@ -120,9 +119,9 @@ class WorkStats:
         self.pages += 1
         if page.status:
             self.statuses[page.status] += 1
-        kind = error_kind(page)
+        kind = page.error_kind
         if kind is not None:
-            self.errors[kind] += 1
+            self.errors[kind.value] += 1
 
 
 def health(node: str, link: MasterLink, stats: WorkStats, bags: int) -> dict[str, Any]:

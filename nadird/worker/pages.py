@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from lxml.html import HtmlElement
 
 from nadird.config import FetchConfig
-from nadird.errors import FetchError
+from nadird.errors import ErrorKind, FetchError
 from nadird.items.processors import Context
 from nadird.items.schema import apply_rules, compile_rules
 from nadird.jobs import Job
@@ -48,7 +48,7 @@ MAX_HEADER_CHARS = 1024
 # What tells the adaptive delay that the server is struggling: timeouts,
 # refused connections and gateway errors. Not a 500: a broken page on a
 # healthy site is no reason to slow the whole site down.
-_STRAIN_ERRORS = frozenset({"timeout", "connect"})
+_STRAIN_ERRORS = frozenset({ErrorKind.TIMEOUT, ErrorKind.CONNECT})
 _STRAIN_STATUSES = frozenset({502, 504})
 
 
@@ -99,7 +99,7 @@ class PageProcessor:
                 task.url, use_proxy=self._job.proxies, hop_check=self._hop_check
             )
         except FetchError as exc:
-            result = error_result(task, started, f"{exc.kind}: {exc.detail}")
+            result = error_result(task, started, exc)
             return Processed(result, strained=exc.kind in _STRAIN_ERRORS)
         if outcome.status in THROTTLE_CODES:
             return Processed(
@@ -117,7 +117,8 @@ class PageProcessor:
                 )
         except Exception as exc:  # a bad page must never stop the bag
             log.exception("page_failed", url=task.url)
-            result = error_result(task, started, f"internal: {type(exc).__name__}: {exc}")
+            failed = FetchError(ErrorKind.INTERNAL, f"{type(exc).__name__}: {exc}")
+            result = error_result(task, started, failed)
         strained = outcome.status in _STRAIN_STATUSES
         return Processed(result, outcome.status, None, outcome.elapsed, strained)
 
@@ -126,13 +127,14 @@ class PageProcessor:
     ) -> PageResult:
         data: dict[str, object] = {}
         links: list[str] = []
-        error = canonical = None
+        error: FetchError | None = None
+        canonical = None
         directives = self._directives(None, outcome)
         keep_body = not directives.noindex
         if outcome.content_type in self._html_types and outcome.status < 400:
             doc = parse_html(outcome.body, outcome.final_url, outcome.charset)
             if doc is None:
-                error = "parse: document could not be parsed"
+                error = FetchError(ErrorKind.PARSE, "document could not be parsed")
             else:
                 directives = self._directives(doc, outcome)
                 canonical = self._canonical(doc, task, outcome)
@@ -162,7 +164,8 @@ class PageProcessor:
             data=data,
             checksum=content_checksum(outcome.body),
             body=outcome.body[:cap] if cap and keep_body else None,
-            error=error,
+            error=None if error is None else error.message,
+            error_kind=None if error is None else error.kind,
             redirects=outcome.redirects,
             links=links,
             link_fps=[fingerprint(u) for u in links],
@@ -204,7 +207,8 @@ class PageProcessor:
         return job.links.follow and (job.max_depth is None or depth < job.max_depth)
 
 
-def error_result(task: PageTask, started: float, error: str) -> PageResult:
+def error_result(task: PageTask, started: float, error: FetchError) -> PageResult:
+    """The result of a page that failed: status 0, the error's kind and text."""
     return PageResult(
         url=task.url,
         fp=task.fp,
@@ -212,6 +216,7 @@ def error_result(task: PageTask, started: float, error: str) -> PageResult:
         status=0,
         fetched_at=started,
         depth=task.depth,
-        error=error[:1000],
+        error=error.message[:1000],
+        error_kind=error.kind,
         row=task.row,
     )

@@ -31,16 +31,10 @@ def record_from_result(page: PageResult, job: str, node: str) -> PageRecord:
     return PageRecord(*(*values[:_JOB_AT], job, *values[_JOB_AT:], node))
 
 
-def error_kind(page: PageResult) -> str | None:
-    """`timeout`, `connect`, `robots`...; None for a page without an error.
+def status_class(status: int) -> str:
+    """`2xx`, `3xx`, `4xx`, `5xx` (a status out of range is `other`).
 
     A 404 is no error: the server answered, the page is fetched and stored,
-    and its status is counted by class (status_class) like every other."""
-    if page.error is not None:
-        return page.error.split(":", 1)[0]
-    return None
-
-
-def status_class(status: int) -> str:
-    """`2xx`, `3xx`, `4xx`, `5xx` (a status out of range is `other`)."""
+    and its status is counted by class like every other; a page's error is
+    counted by its `error_kind`."""
     return f"{status // 100}xx" if 100 <= status < 600 else "other"

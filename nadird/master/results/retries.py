@@ -6,16 +6,14 @@ import random
 
 from nadird.protocol.messages import PageResult
 
-# Error kinds (the part of PageResult.error before the colon) that may go away
-# by themselves. Policy refusals, oversize bodies, redirect loops and robots
-# exclusions will not, so they are recorded as results instead.
-TRANSIENT_KINDS = frozenset({"timeout", "connect", "dns", "http_error"})
+# Which error kinds may go away by themselves is the kind's own property
+# (ErrorKind.transient); these are the answers worth another try.
 TRANSIENT_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
 
 
 def is_transient(page: PageResult) -> bool:
-    if page.error is not None:
-        return page.error.split(":", 1)[0] in TRANSIENT_KINDS
+    if page.error_kind is not None:
+        return page.error_kind.transient
     return page.status in TRANSIENT_STATUSES or 520 <= page.status <= 599
 
 

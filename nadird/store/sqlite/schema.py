@@ -18,7 +18,7 @@ from collections.abc import Callable
 from operator import attrgetter
 from typing import Any
 
-from nadird.errors import StoreError
+from nadird.errors import ErrorKind, StoreError
 from nadird.record import Cell, default_of, facts, has_default
 from nadird.store.base import PageRecord
 
@@ -153,6 +153,7 @@ def migrate(conn: sqlite3.Connection, path: str) -> None:
         _version(conn, path)  # again, under the lock: another process may have done it
         for definition in _missing(conn):
             conn.execute(f"ALTER TABLE pages ADD COLUMN {definition}")
+            _backfill(conn, definition.split(" ", 1)[0])
         conn.execute(
             "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
         )
@@ -161,6 +162,21 @@ def migrate(conn: sqlite3.Connection, path: str) -> None:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
+
+
+def _backfill(conn: sqlite3.Connection, column: str) -> None:
+    """Fill a column just added to an older table from what its rows hold."""
+    if column == "error_kind":
+        # Rows stored before the kind had a column name it in the text,
+        # "kind: detail"; the same reading as for an older worker's results.
+        conn.create_function("nadird_error_kind", 1, _kind_of_text, deterministic=True)
+        conn.execute(
+            "UPDATE pages SET error_kind = nadird_error_kind(error) WHERE error IS NOT NULL"
+        )
+
+
+def _kind_of_text(error: str) -> str:
+    return ErrorKind.of_message(error).value
 
 
 def _version(conn: sqlite3.Connection, path: str) -> int:

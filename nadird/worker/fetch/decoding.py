@@ -14,7 +14,7 @@ import zlib
 from collections.abc import Iterator
 from typing import Any, Protocol
 
-from nadird.errors import FetchError
+from nadird.errors import ErrorKind, FetchError
 
 STEP = 64 * 1024
 # A gzip body may be several members back to back; a bomb may be millions.
@@ -76,7 +76,7 @@ class ZlibDecoder:
         try:
             yield from self._drain(data)
         except zlib.error as exc:
-            raise FetchError("content_encoding", f"bad compressed body: {exc}") from None
+            raise FetchError(ErrorKind.CONTENT_ENCODING, f"bad compressed body: {exc}") from None
 
     def _drain(self, data: bytes) -> Iterator[bytes]:
         while True:
@@ -90,7 +90,9 @@ class ZlibDecoder:
                     return
                 self._members += 1
                 if self._members > MAX_GZIP_MEMBERS:
-                    raise FetchError("content_encoding", f"over {MAX_GZIP_MEMBERS} gzip members")
+                    raise FetchError(
+                        ErrorKind.CONTENT_ENCODING, f"over {MAX_GZIP_MEMBERS} gzip members"
+                    )
                 self._obj = zlib.decompressobj(31)
                 data = rest
                 continue
@@ -105,7 +107,7 @@ class ZlibDecoder:
         try:
             yield from self._drain(b"")
         except zlib.error as exc:
-            raise FetchError("content_encoding", f"bad compressed body: {exc}") from None
+            raise FetchError(ErrorKind.CONTENT_ENCODING, f"bad compressed body: {exc}") from None
 
 
 class BrotliDecoder:
@@ -125,7 +127,7 @@ class BrotliDecoder:
                     break
                 yield out
         except _brotli.error as exc:
-            raise FetchError("content_encoding", f"bad brotli body: {exc}") from None
+            raise FetchError(ErrorKind.CONTENT_ENCODING, f"bad brotli body: {exc}") from None
 
     def finish(self) -> Iterator[bytes]:
         return iter(())
@@ -142,7 +144,7 @@ def decoder_for(content_encoding: str | None) -> Decoder:
         return ZlibDecoder(gzip=False)
     if coding == "br" and HAVE_BROTLI:
         return BrotliDecoder()
-    raise FetchError("content_encoding", f"unsupported Content-Encoding {coding[:40]!r}")
+    raise FetchError(ErrorKind.CONTENT_ENCODING, f"unsupported Content-Encoding {coding[:40]!r}")
 
 
 def gunzip_limited(data: bytes, limit: int) -> bytes:
@@ -153,6 +155,6 @@ def gunzip_limited(data: bytes, limit: int) -> bytes:
     for piece in itertools.chain(decoder.feed(data), decoder.finish()):
         size += len(piece)
         if size > limit:
-            raise FetchError("too_large", f"decompressed document exceeds {limit} bytes")
+            raise FetchError(ErrorKind.TOO_LARGE, f"decompressed document exceeds {limit} bytes")
         out.append(piece)
     return b"".join(out)

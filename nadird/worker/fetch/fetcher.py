@@ -1,6 +1,6 @@
 """HTTP fetching: one shared aiohttp session, bounded bodies, checked redirects.
 
-Every failure becomes a FetchError with a short `kind` (dns, connect, timeout,
+Every failure becomes a FetchError with an ErrorKind (dns, connect, timeout,
 blocked_address, too_many_redirects, redirect_loop, too_large,
 content_encoding, proxy, http_error, invalid_url) so the result can be
 counted by kind; nothing here raises anything else for a bad site.
@@ -25,7 +25,7 @@ import aiohttp
 from yarl import URL
 
 from nadird.config import FetchConfig
-from nadird.errors import ConfigError, FetchError, InvalidURL
+from nadird.errors import ConfigError, ErrorKind, FetchError, InvalidURL
 from nadird.urls import canonicalize
 from nadird.worker.fetch.addresses import AddressPolicy
 from nadird.worker.fetch.decoding import accept_encoding, decoder_for
@@ -37,7 +37,7 @@ REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
 # Response headers the worker acts on (politeness, robots directives).
 KEPT_HEADERS = ("retry-after", "x-robots-tag")
 # Failures that say something about the proxy rather than the site.
-_PROXY_FAILURES = frozenset({"proxy"})
+_PROXY_FAILURES = frozenset({ErrorKind.PROXY})
 
 # Called with each redirect target before it is fetched; raises FetchError to refuse it.
 HopCheck = Callable[[str], Awaitable[None]]
@@ -183,10 +183,12 @@ class Fetcher:
             target = _redirect_target(current, location)
             redirects.append(str(current))
             if len(redirects) > limit:
-                raise FetchError("too_many_redirects", f"more than {limit} from {url[:200]}")
+                raise FetchError(
+                    ErrorKind.TOO_MANY_REDIRECTS, f"more than {limit} from {url[:200]}"
+                )
             key = _loop_key(str(target))
             if key in seen:
-                raise FetchError("redirect_loop", f"{str(target)[:200]} seen twice")
+                raise FetchError(ErrorKind.REDIRECT_LOOP, f"{str(target)[:200]} seen twice")
             seen.add(key)
             if hop_check is not None:
                 await hop_check(key)
@@ -218,7 +220,7 @@ class Fetcher:
         except ValueError:
             return  # a name: the policy resolver checks what it resolves to
         if not self.policy.permits(host.strip("[]")):
-            raise FetchError("blocked_address", f"{host} is a refused address")
+            raise FetchError(ErrorKind.BLOCKED_ADDRESS, f"{host} is a refused address")
 
     async def _read_limited(
         self, resp: aiohttp.ClientResponse, max_bytes: int | None, truncate: bool
@@ -227,7 +229,7 @@ class Fetcher:
         limit = self.config.max_decoded_bytes if max_bytes is None else max_bytes
         declared = resp.content_length
         if declared is not None and declared > wire_limit and not truncate:
-            raise FetchError("too_large", f"Content-Length {declared} exceeds {wire_limit}")
+            raise FetchError(ErrorKind.TOO_LARGE, f"Content-Length {declared} exceeds {wire_limit}")
         decoder = decoder_for(resp.headers.get("Content-Encoding"))
         body = _Bounded(limit)
         wire = 0
@@ -236,7 +238,7 @@ class Fetcher:
             if wire > wire_limit:
                 if truncate:
                     return body.joined(), True
-                raise FetchError("too_large", f"body exceeds {wire_limit} bytes")
+                raise FetchError(ErrorKind.TOO_LARGE, f"body exceeds {wire_limit} bytes")
             if body.take(decoder.feed(chunk), truncate):
                 return body.joined(), True
         if body.take(decoder.finish(), truncate):
@@ -256,10 +258,10 @@ def _redirect_target(current: URL, location: str) -> URL:
         target = current.join(URL(location.strip())).with_fragment(None)
     except ValueError as exc:
         raise FetchError(
-            "invalid_url", f"bad redirect Location {location[:200]!r}: {exc}"
+            ErrorKind.INVALID_URL, f"bad redirect Location {location[:200]!r}: {exc}"
         ) from None
     if target.scheme not in ("http", "https") or not target.host:
-        raise FetchError("invalid_url", f"redirect to {str(target)[:200]!r}")
+        raise FetchError(ErrorKind.INVALID_URL, f"redirect to {str(target)[:200]!r}")
     return target
 
 
@@ -268,7 +270,7 @@ def _loop_key(url: str) -> str:
     try:
         return canonicalize(url)
     except InvalidURL as exc:
-        raise FetchError("invalid_url", str(exc)) from None
+        raise FetchError(ErrorKind.INVALID_URL, str(exc)) from None
 
 
 def _blocked(exc: BaseException) -> AddressBlocked | None:
@@ -287,24 +289,24 @@ def classify(exc: BaseException) -> FetchError:
     """Map a client exception to a FetchError kind."""
     blocked = _blocked(exc)
     if blocked is not None:
-        return FetchError("blocked_address", str(blocked))
+        return FetchError(ErrorKind.BLOCKED_ADDRESS, str(blocked))
     if isinstance(exc, aiohttp.TooManyRedirects):
-        return FetchError("too_many_redirects", str(exc.request_info.real_url))
+        return FetchError(ErrorKind.TOO_MANY_REDIRECTS, str(exc.request_info.real_url))
     if isinstance(exc, aiohttp.ClientProxyConnectionError | aiohttp.ClientHttpProxyError):
-        return FetchError("proxy", f"{type(exc).__name__}: {exc}")
+        return FetchError(ErrorKind.PROXY, f"{type(exc).__name__}: {exc}")
     if type(exc).__module__.startswith(("python_socks", "aiohttp_socks")):
-        return FetchError("proxy", f"{type(exc).__name__}: {exc}")
+        return FetchError(ErrorKind.PROXY, f"{type(exc).__name__}: {exc}")
     if isinstance(exc, aiohttp.ClientConnectorDNSError):
-        return FetchError("dns", str(exc))
+        return FetchError(ErrorKind.DNS, str(exc))
     if isinstance(exc, aiohttp.ClientConnectorError):
-        return FetchError("connect", str(exc))
+        return FetchError(ErrorKind.CONNECT, str(exc))
     if isinstance(exc, asyncio.TimeoutError | aiohttp.ServerTimeoutError):
-        return FetchError("timeout", str(exc) or "timed out")
+        return FetchError(ErrorKind.TIMEOUT, str(exc) or "timed out")
     if isinstance(exc, aiohttp.InvalidURL | ValueError):
-        return FetchError("invalid_url", str(exc))
+        return FetchError(ErrorKind.INVALID_URL, str(exc))
     if isinstance(exc, aiohttp.ClientError):
-        return FetchError("http_error", f"{type(exc).__name__}: {exc}")
-    return FetchError("internal", f"{type(exc).__name__}: {exc}")
+        return FetchError(ErrorKind.HTTP_ERROR, f"{type(exc).__name__}: {exc}")
+    return FetchError(ErrorKind.INTERNAL, f"{type(exc).__name__}: {exc}")
 
 
 class _Bounded:
@@ -321,7 +323,9 @@ class _Bounded:
             self.size += len(piece)
             if self.size > self.limit:
                 if not truncate:
-                    raise FetchError("too_large", f"decoded body exceeds {self.limit} bytes")
+                    raise FetchError(
+                        ErrorKind.TOO_LARGE, f"decoded body exceeds {self.limit} bytes"
+                    )
                 self.chunks.append(piece[: len(piece) - (self.size - self.limit)])
                 return True
             self.chunks.append(piece)

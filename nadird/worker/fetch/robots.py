@@ -30,7 +30,7 @@ from typing import Literal
 from protego import Protego
 
 from nadird.config import RobotsConfig
-from nadird.errors import FetchError
+from nadird.errors import ErrorKind, FetchError
 from nadird.logs import get_logger
 from nadird.protocol.messages import RobotsNote
 from nadird.urls import origin_of
@@ -40,7 +40,14 @@ log = get_logger()
 
 Verdict = Literal["rules", "allow_all", "unreachable", "failed"]
 # A fetch error that says the robots file is unavailable, not that the host is down.
-_UNAVAILABLE = frozenset({"too_many_redirects", "redirect_loop", "too_large", "content_encoding"})
+_UNAVAILABLE = frozenset(
+    {
+        ErrorKind.TOO_MANY_REDIRECTS,
+        ErrorKind.REDIRECT_LOOP,
+        ErrorKind.TOO_LARGE,
+        ErrorKind.CONTENT_ENCODING,
+    }
+)
 
 Pace = Callable[[], Awaitable[None]]
 
@@ -50,9 +57,14 @@ class RobotsRules:
     verdict: Verdict
     expires: float  # time.monotonic()
     parser: Protego | None = None
-    error: str | None = None  # for "failed": the fetch error, 'kind: detail'
+    failure: FetchError | None = None  # for "failed": why robots.txt could not be read
     text: str = ""  # the file, for "rules": what is shared with other workers
     fetched: float = 0.0  # time.monotonic() of the fetch
+
+    @property
+    def error(self) -> str | None:
+        """The failure as the page records it, "kind: detail"."""
+        return None if self.failure is None else self.failure.message
 
     def allows(self, url: str, token: str) -> bool:
         if self.verdict == "rules" and self.parser is not None:
@@ -149,8 +161,8 @@ class RobotsCache:
             raise
         except Exception as exc:  # a bug here must not stop the bag
             log.exception("robots_internal_error", origin=origin)
-            detail = f"internal: {type(exc).__name__}: {exc}"
-            entry = RobotsRules("failed", time.monotonic() + self.config.error_ttl, error=detail)
+            error = FetchError(ErrorKind.INTERNAL, f"{type(exc).__name__}: {exc}")
+            entry = RobotsRules("failed", time.monotonic() + self.config.error_ttl, failure=error)
         finally:
             self._pending.pop(origin, None)
         future.set_result(entry)
@@ -175,7 +187,9 @@ class RobotsCache:
             if exc.kind in _UNAVAILABLE:
                 return RobotsRules("allow_all", now + cfg.ttl)
             log.info("robots_failed", origin=origin, error=str(exc))
-            return RobotsRules("failed", now + cfg.error_ttl, error=f"{exc.kind}: {exc.detail}")
+            # A copy without the traceback: the entry stays cached for error_ttl.
+            error = FetchError(exc.kind, exc.detail)
+            return RobotsRules("failed", now + cfg.error_ttl, failure=error)
         status = outcome.status
         if status == 429 or status >= 500:
             log.info("robots_unreachable", origin=origin, status=status)

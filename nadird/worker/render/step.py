@@ -13,7 +13,7 @@ is empty) that the rules extracted as nothing (None, "" or []). A field not
 extracted on purpose (noindex page, a page deferring to its canonical URL)
 is not missing, so such pages are never rendered.
 
-Errors are recorded like fetch errors (status 0, "kind: detail") and are not
+Errors are recorded like fetch errors (status 0, an ErrorKind) and are not
 retried by the master: `render_timeout` (the wait condition was not met in
 `render_max_wait`), `render` (the browser failed, or crashed twice on the
 page), `render_unavailable` (this worker has no browser), `too_large` (the
@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from nadird.config import Config, FetchConfig
-from nadird.errors import ConfigError
+from nadird.errors import ConfigError, ErrorKind, FetchError
 from nadird.jobs import JAVASCRIPT, Job
 from nadird.logs import get_logger
 from nadird.protocol.messages import PageResult
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 log = get_logger()
 
 Build = Callable[[FetchOutcome], PageResult]
-Fail = Callable[[str], PageResult]
+Fail = Callable[[FetchError], PageResult]
 
 
 def new_renderer(config: Config) -> Renderer | None:
@@ -110,16 +110,17 @@ class RenderStep:
             if plain.error is not None or not missing_fields(self._job, plain.data):
                 return plain
         if self._renderer is None:
-            return fail("render_unavailable: no browser on this worker (capability javascript)")
+            why = "no browser on this worker (capability javascript)"
+            return fail(FetchError(ErrorKind.RENDER_UNAVAILABLE, why))
         try:
             rendered = await self._render(outcome)
         except RenderTimeout as exc:
-            return fail(f"render_timeout: {exc}")
+            return fail(FetchError(ErrorKind.RENDER_TIMEOUT, str(exc)))
         except RenderFailed as exc:
-            return fail(f"render: {exc}")
+            return fail(FetchError(ErrorKind.RENDER, str(exc)))
         limit = self._fetch.max_decoded_bytes
         if len(rendered) > limit:
-            return fail(f"too_large: rendered page exceeds {limit} bytes")
+            return fail(FetchError(ErrorKind.TOO_LARGE, f"rendered page exceeds {limit} bytes"))
         page = build(dataclasses.replace(outcome, body=rendered, charset="utf-8"))
         return dataclasses.replace(page, rendered=True)
 

@@ -39,7 +39,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from nadird.config import RenderConfig
-from nadird.errors import FetchError, InvalidURL
+from nadird.errors import ErrorKind, FetchError, InvalidURL
 from nadird.jobs import Job
 from nadird.logs import get_logger
 from nadird.urls import canonicalize, domain_of
@@ -53,11 +53,11 @@ Pace = Callable[[], Awaitable[None]]
 
 # The network error a page sees for a failed fetch, by FetchError kind.
 _ABORT_CODES = {
-    "timeout": "timedout",
-    "dns": "namenotresolved",
-    "connect": "connectionfailed",
-    "blocked_address": "addressunreachable",
-    "robots": "blockedbyclient",
+    ErrorKind.TIMEOUT: "timedout",
+    ErrorKind.DNS: "namenotresolved",
+    ErrorKind.CONNECT: "connectionfailed",
+    ErrorKind.BLOCKED_ADDRESS: "addressunreachable",
+    ErrorKind.ROBOTS: "blockedbyclient",
 }
 
 

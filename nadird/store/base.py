@@ -19,10 +19,10 @@ from nadird.record import (
     PageContent,
     PageFetch,
     RecordJob,
-    stored_kind,
     fact,
     fact_of,
     facts,
+    stored_kind,
 )
 
 

@@ -41,6 +41,8 @@ def _join(path: str, key: str) -> str:
 def _describe(tp: Any) -> str:
     if tp is type(None):
         return "null"
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return "one of " + ", ".join(repr(m.value) for m in tp)
     if isinstance(tp, type):
         return "mapping" if dataclasses.is_dataclass(tp) else tp.__name__
     return str(tp).replace("typing.", "")
@@ -75,8 +77,7 @@ def _convert_enum(value: Any, tp: type[enum.Enum], path: str) -> Any:
     for member in tp:
         if type(value) is type(member.value) and value == member.value:
             return member
-    choices = ", ".join(repr(m.value) for m in tp)
-    raise Mismatch(path, f"expected one of {choices}, got {value!r:.60}")
+    raise Mismatch(path, f"expected {_describe(tp)}, got {value!r:.60}")
 
 
 def convert(value: Any, tp: Any, path: str = "") -> Any:

@@ -23,6 +23,7 @@ from typing import Any
 
 import bson
 
+from nadird.errors import ErrorKind
 from nadird.record import Cell, Mongo, default_of, facts, has_default
 from nadird.store.base import PageRecord
 from nadird.store.textfp import text_fingerprint
@@ -170,7 +171,12 @@ def record_from_document(page: Document, item: Document | None) -> PageRecord:
             elif is_time:
                 value = _timestamp(value)
         values.append(value)
-    return PageRecord(*values)
+    record = PageRecord(*values)
+    if record.error is not None and "error_kind" not in page:
+        # A document written before the kind was a field: its error text
+        # names it, "kind: detail" (SQLite rows get it in their migration).
+        record.error_kind = ErrorKind.of_message(record.error)
+    return record
 
 
 def _timestamp(moment: dt.datetime) -> float:

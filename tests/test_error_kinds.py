@@ -176,7 +176,8 @@ def test_an_older_workers_result_gets_the_kind_its_text_names() -> None:
 
 def test_both_decoders_give_the_member() -> None:
     fast = builder(ErrorKind)
-    assert fast("render_timeout") is convert("render_timeout", ErrorKind) is ErrorKind.RENDER_TIMEOUT
+    member = ErrorKind.RENDER_TIMEOUT
+    assert fast("render_timeout") is convert("render_timeout", ErrorKind) is member
     with pytest.raises(Mismatch, match="expected one of"):
         convert("nope", ErrorKind, "k")
 

@@ -8,6 +8,7 @@ import ast
 import dataclasses
 import datetime as dt
 import sqlite3
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from nadird.master.retries import is_transient
 from nadird.protocol.codec import decode, encode
 from nadird.protocol.fastbuild import builder
 from nadird.protocol.messages import PageResult, Results
-from nadird.store import mongo_docs
+from nadird.store import mongo_docs, spool
 from nadird.store.base import PageRecord
 from nadird.store.sqlite import SqliteStore
 from nadird.store.sqlite_schema import SCHEMA_VERSION
@@ -238,3 +239,16 @@ def test_an_older_mongo_document_gets_the_kind_its_text_names() -> None:
     assert mongo_docs.page_record(older, None).error_kind is ErrorKind.DNS
     doc["error_kind"] = None  # written by this nadird without a kind: left as it is
     assert mongo_docs.page_record(doc, None).error_kind is None
+
+
+def test_an_older_spooled_batch_gets_the_kind_its_text_names() -> None:
+    older = record(1, "connect: refused")
+    written = dataclasses.replace(record(2, "connect: refused"), error_kind=None)
+    payload = spool.pack_records([older, written])
+    rows = msgpack.unpackb(zlib.decompress(payload))
+    del rows["records"][0]["error_kind"]  # as a spool of schema 4 held it
+    repacked = zlib.compress(msgpack.packb(rows, use_bin_type=True))
+
+    back = spool.unpack_records(repacked)
+
+    assert [r.error_kind for r in back] == [ErrorKind.CONNECT, None]

@@ -44,6 +44,15 @@ class PageRecord(PageContent, RecordJob, PageFetch):
         return dict(zip(EXPORTED, _exported(self), strict=True))
 
 
+def kind_from_text(record: PageRecord) -> PageRecord:
+    """A record stored before `error_kind` was a field (a MongoDB document, a
+    spooled batch), given the kind its error text names, "kind: detail".
+    SQLite rows get theirs in the schema migration."""
+    if record.error is not None and record.error_kind is None:
+        record.error_kind = ErrorKind.of_message(record.error)
+    return record
+
+
 # Every record field must say how it is stored: a field without a Fact would
 # silently be left out of SQLite and MongoDB.
 _undeclared = [f.name for f in fields(PageRecord) if fact_of(f) is None]

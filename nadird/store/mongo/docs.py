@@ -23,9 +23,8 @@ from typing import Any
 
 import bson
 
-from nadird.errors import ErrorKind
 from nadird.record import Cell, Mongo, default_of, facts, has_default
-from nadird.store.base import PageRecord
+from nadird.store.base import PageRecord, kind_from_text
 from nadird.store.textfp import text_fingerprint
 
 PAGES = "pages"
@@ -172,11 +171,7 @@ def record_from_document(page: Document, item: Document | None) -> PageRecord:
                 value = _timestamp(value)
         values.append(value)
     record = PageRecord(*values)
-    if record.error is not None and "error_kind" not in page:
-        # A document written before the kind was a field: its error text
-        # names it, "kind: detail" (SQLite rows get it in their migration).
-        record.error_kind = ErrorKind.of_message(record.error)
-    return record
+    return record if "error_kind" in page else kind_from_text(record)
 
 
 def _timestamp(moment: dt.datetime) -> float:

@@ -29,7 +29,7 @@ from typing import Any
 import msgpack
 
 from nadird.errors import StoreError
-from nadird.store.base import FIELD_NAMES, PageRecord
+from nadird.store.base import FIELD_NAMES, PageRecord, kind_from_text
 from nadird.store.db_thread import DbThread
 
 PAYLOAD_VERSION = 1
@@ -96,7 +96,10 @@ def unpack_records(payload: bytes) -> list[PageRecord]:
     data: Any = msgpack.unpackb(zlib.decompress(payload), raw=False)
     if not isinstance(data, dict) or data.get("v") != PAYLOAD_VERSION:
         raise StoreError(f"spool batch of unknown format (version {data.get('v')!r})")
-    return [PageRecord(**row) for row in data["records"]]
+    return [
+        PageRecord(**row) if "error_kind" in row else kind_from_text(PageRecord(**row))
+        for row in data["records"]
+    ]
 
 
 def _dead_payload(record: PageRecord) -> bytes:

@@ -66,7 +66,7 @@ class ErrorKind(enum.StrEnum):
         """May go away by itself, so the master tries the URL again; any other
         kind (a policy refusal, an oversize body, a loop, robots.txt) is
         recorded as the page's result at once."""
-        return self in _TRANSIENT
+        return _TRANSIENT[self]
 
     @classmethod
     def of_message(cls, message: str) -> ErrorKind:
@@ -78,7 +78,30 @@ class ErrorKind(enum.StrEnum):
             return cls.UNKNOWN
 
 
-_TRANSIENT = frozenset({ErrorKind.TIMEOUT, ErrorKind.CONNECT, ErrorKind.DNS, ErrorKind.HTTP_ERROR})
+# The kind table: retried (True), or recorded as the page's result (False).
+# Every kind is placed here, so a kind added to the enum needs a decision.
+_TRANSIENT: dict[ErrorKind, bool] = {
+    ErrorKind.TIMEOUT: True,
+    ErrorKind.CONNECT: True,
+    ErrorKind.DNS: True,
+    ErrorKind.HTTP_ERROR: True,
+    ErrorKind.PROXY: False,
+    ErrorKind.BLOCKED_ADDRESS: False,
+    ErrorKind.INVALID_URL: False,
+    ErrorKind.TOO_LARGE: False,
+    ErrorKind.TOO_MANY_REDIRECTS: False,
+    ErrorKind.REDIRECT_LOOP: False,
+    ErrorKind.CONTENT_ENCODING: False,
+    ErrorKind.ROBOTS: False,
+    ErrorKind.PARSE: False,
+    ErrorKind.RENDER: False,
+    ErrorKind.RENDER_TIMEOUT: False,
+    ErrorKind.RENDER_UNAVAILABLE: False,
+    ErrorKind.INTERNAL: False,
+    ErrorKind.UNKNOWN: False,
+}
+if set(_TRANSIENT) != set(ErrorKind):
+    raise TypeError(f"error kinds without a retry decision: {set(ErrorKind) - set(_TRANSIENT)}")
 
 
 class FetchError(NadirdError):

@@ -12,7 +12,7 @@ import msgpack
 import pytest
 from mongo_helpers import record
 
-from nadird.errors import StoreError
+from nadird.errors import ErrorKind, StoreError
 from nadird.store.base import PageRecord
 from nadird.store.mongo.spool import DeadRecord, Spool, pack_records, unpack_records
 
@@ -116,6 +116,7 @@ def test_every_record_field_survives_the_spool() -> None:
         canonical="http://a.test/z",
         rendered=True,
         headers={"etag": '"v1"'},
+        error_kind=ErrorKind.INTERNAL,
     )
     for f in dataclasses.fields(PageRecord):  # none left at its default
         assert getattr(full, f.name) != getattr(

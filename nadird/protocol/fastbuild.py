@@ -107,10 +107,10 @@ def _enum(tp: type[enum.Enum]) -> Builder:
         # Only a value of the members' type (a str, not an int equal to one):
         # anything else, an unknown name too, is left to build() to refuse.
         if type(value) not in kind:
-            raise _SLOW
+            raise Slow
         member = members.get(value)
         if member is None:
-            raise _SLOW
+            raise Slow
         return member
 
     return check

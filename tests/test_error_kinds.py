@@ -233,12 +233,12 @@ def test_an_older_mongo_document_gets_the_kind_its_text_names() -> None:
     written = dataclasses.replace(record(1, "dns: no such host"), error_kind=ErrorKind.DNS)
     doc = mongo_docs.prepare(written, 1024, 1 << 20, now).page
     assert doc["error_kind"] == "dns"
-    assert mongo_docs.page_record(doc, None).error_kind is ErrorKind.DNS
+    assert mongo_docs.record_from_document(doc, None).error_kind is ErrorKind.DNS
 
     older = {k: v for k, v in doc.items() if k != "error_kind"}
-    assert mongo_docs.page_record(older, None).error_kind is ErrorKind.DNS
+    assert mongo_docs.record_from_document(older, None).error_kind is ErrorKind.DNS
     doc["error_kind"] = None  # written by this nadird without a kind: left as it is
-    assert mongo_docs.page_record(doc, None).error_kind is None
+    assert mongo_docs.record_from_document(doc, None).error_kind is None
 
 
 def test_an_older_spooled_batch_gets_the_kind_its_text_names() -> None:

@@ -17,14 +17,15 @@ import pytest
 
 import nadird.worker
 from nadird.errors import ErrorKind, FetchError, ProtocolError
-from nadird.master.retries import is_transient
+from nadird.master.results.retries import is_transient
 from nadird.protocol.codec import decode, encode
 from nadird.protocol.fastbuild import builder
 from nadird.protocol.messages import PageResult, Results
-from nadird.store import mongo_docs, spool
 from nadird.store.base import PageRecord
-from nadird.store.sqlite import SqliteStore
-from nadird.store.sqlite_schema import SCHEMA_VERSION
+from nadird.store.mongo import docs as mongo_docs
+from nadird.store.mongo import spool
+from nadird.store.sqlite.schema import SCHEMA_VERSION
+from nadird.store.sqlite.store import SqliteStore
 from nadird.typecheck import Mismatch, convert
 from nadird.urls import fingerprint
 
@@ -85,7 +86,7 @@ def _fetch_error_kinds(path: Path) -> list[tuple[str, int, ast.expr]]:
 
 def test_every_kind_the_worker_builds_is_a_member_and_every_member_is_built() -> None:
     built: set[str] = set()
-    for path in sorted(WORKER.glob("*.py")):
+    for path in sorted(WORKER.rglob("*.py")):
         for name, line, arg in _fetch_error_kinds(path):
             where = f"{name}:{line}"
             if isinstance(arg, ast.Attribute) and arg.attr == "kind":
@@ -99,7 +100,7 @@ def test_every_kind_the_worker_builds_is_a_member_and_every_member_is_built() ->
 
 
 def test_the_worker_writes_no_error_text_by_hand() -> None:
-    for path in sorted(WORKER.glob("*.py")):
+    for path in sorted(WORKER.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "PageResult"):

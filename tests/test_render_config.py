@@ -10,7 +10,7 @@ import pytest
 
 from nadird.config import Config, FetchConfig, config_from_dict
 from nadird.crawl import CrawlOptions, crawl_config
-from nadird.errors import ConfigError
+from nadird.errors import ConfigError, FetchError
 from nadird.jobs import JAVASCRIPT, Job
 from nadird.protocol.messages import PageResult
 from nadird.urls import fingerprint
@@ -120,9 +120,11 @@ def test_a_render_job_on_a_worker_without_browser_is_an_error() -> None:
     def build(outcome: FetchOutcome) -> PageResult:
         raise AssertionError("a page that must render is never built unrendered")
 
-    def fail(error: str) -> PageResult:
+    def fail(error: FetchError) -> PageResult:
         url = "http://a.test/"
-        return PageResult(url, fingerprint(url), url, 0, 0.0, 0, error=error)
+        return PageResult(
+            url, fingerprint(url), url, 0, 0.0, 0, error=error.message, error_kind=error.kind
+        )
 
     result = asyncio.run(step.result(_outcome(), build, fail))
     assert result.error is not None and result.error.startswith("render_unavailable:")

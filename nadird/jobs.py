@@ -10,8 +10,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from nadird.items.schema import FIELD_TYPES, compile_rules
 from nadird.errors import ConfigError
+from nadird.items.schema import FIELD_TYPES, compile_rules
 from nadird.revisit.parse import parse_revisit
 from nadird.revisit.policy import RevisitPolicy
 

@@ -20,6 +20,7 @@ from nadird import __version__
 from nadird.argtypes import (
     comma_list,
     host_ip,
+    moment,
     non_negative_float,
     non_negative_int,
     out_file,
@@ -259,6 +260,14 @@ def _add_tools(sub: argparse._SubParsersAction[CommandParser]) -> None:
     )
     export.add_argument(
         "--fields", type=comma_list, metavar="A,B,C", help="csv: these columns, in this order"
+    )
+    export.add_argument(
+        "--changes",
+        action="store_true",
+        help="the history of revisited pages: one JSON line per change, old and new values",
+    )
+    export.add_argument(
+        "--since", type=moment, metavar="TIME", help="--changes: from TIME (ISO 8601, or 6h ago)"
     )
 
 

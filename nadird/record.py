@@ -150,7 +150,7 @@ class PageContent:
     # Response headers named in fetch.store_headers, lower-case.
     headers: dict[str, str] = field(default_factory=dict, metadata=fact(Cell.JSON, since=4))
     # What a revisit compares: a digest of the extracted fields, else of the
-    # main text (worker/signature.py); None when the job does not revisit.
+    # main text (worker/parse/signature.py); None when the job does not revisit.
     signature: str | None = field(default=None, metadata=fact(Cell.TEXT, export=False, since=5))
     # The extracted fields; kept last (see the module docstring).
     data: dict[str, Any] = field(default_factory=dict, metadata=fact(Cell.JSON, mongo=Mongo.ITEM))

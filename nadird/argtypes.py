@@ -47,6 +47,16 @@ def non_negative_float(text: str) -> float:
     return value
 
 
+def duration(text: str) -> float:
+    """A duration like 90s, 10m, 6h (plain numbers are seconds), > 0."""
+    from nadird.revisit.durations import parse_duration
+
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def moment(text: str) -> float:
     """A point in time: ISO 8601 (2026-12-01T10:00:00Z; UTC without a zone),
     epoch seconds, or a duration ago (6h: six hours before now)."""

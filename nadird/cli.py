@@ -19,6 +19,7 @@ from typing import NoReturn
 from nadird import __version__
 from nadird.argtypes import (
     comma_list,
+    duration,
     host_ip,
     moment,
     non_negative_float,
@@ -197,6 +198,18 @@ def _add_crawl(sub: argparse._SubParsersAction[CommandParser]) -> None:
         "--render",
         action="store_true",
         help="render pages with JavaScript in headless Chromium (workers get a browser)",
+    )
+    crawl.add_argument(
+        "--revisit",
+        type=duration,
+        metavar="EVERY",
+        help="fetch every page this crawl stores again every EVERY (e.g. 10m): never complete",
+    )
+    crawl.add_argument(
+        "--for",
+        type=duration,
+        metavar="DURATION",
+        help="stop after DURATION (e.g. 1h) and print the summary (exit status 0)",
     )
 
 

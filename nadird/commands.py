@@ -84,6 +84,8 @@ def _crawl(args: argparse.Namespace) -> int:
         state_dir=args.state_dir,
         render=args.render,
         log_level=args.log_level,
+        revisit=args.revisit,
+        run_for=getattr(args, "for"),
     )
     return run_async(run_crawl(opts, base, console))
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -177,3 +178,48 @@ def test_master_killed_during_revisits_loses_none_and_doubles_no_version(
     with sqlite3.connect(cluster.workdir / "state" / "frontier.db") as db:
         rows = db.execute("SELECT url, queued, next_due FROM revisits").fetchall()
     assert len(rows) == 3 and all(due is not None for _, _, due in rows)
+
+
+def test_crawl_command_revisits_every_page_for_a_while(tmp_path: Path) -> None:
+    pages = ChangingPages(validators=False)
+    _shop(pages)
+    with run_in_thread() as web:
+        web.add_route(PREFIX, pages.handle)
+        started = time.monotonic()
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "nadird",
+                "crawl",
+                _site(web) + PREFIX,
+                "--resolve",
+                "*.test=127.0.0.1",
+                "--allow-private",
+                "--delay",
+                "0",
+                "--workers",
+                "1",
+                "--store",
+                f"sqlite:///{tmp_path / 'crawl.db'}",
+                "--revisit",
+                "1s",
+                "--for",
+                "5s",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,
+        )
+        took = time.monotonic() - started
+        counts = _fetches(web)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert summary["event"] == "crawl_summary" and summary["timed_out"] is True
+    assert summary["complete"] is False and summary["pages"] == 3
+    assert took < 60
+    # About five fetches a page in five seconds: each page every second.
+    for path in [PREFIX, *PAGES]:
+        assert 3 <= counts[path] <= 7, (path, counts)
+    assert summary["revisits"]["checks"] >= 6

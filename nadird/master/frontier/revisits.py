@@ -17,6 +17,8 @@ over the following ticks instead of queueing it at once.
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
@@ -72,6 +74,7 @@ class Revisits:
         self.not_modified = 0
         self.queued = 0  # due URLs put back into the queue
         self._samples: deque[tuple[float, int]] = deque()
+        self._due = (0, 0)  # (due, overdue) when last counted
 
     @property
     def active(self) -> bool:
@@ -205,9 +208,12 @@ class Revisits:
 
     def status(self) -> dict[str, Any]:
         now = self._wall()
+        # Closed: the last status line of a stopped master keeps the last counts.
+        with contextlib.suppress(sqlite3.ProgrammingError):
+            self._due = (self.table.count_due(now), self.table.count_due(now - OVERDUE_AFTER))
         return {
-            "revisit_due": self.table.count_due(now),
-            "revisit_overdue": self.table.count_due(now - OVERDUE_AFTER),
+            "revisit_due": self._due[0],
+            "revisit_overdue": self._due[1],
             "revisit_checks": self.checks,
             "revisit_changes": self.changes,
             "revisit_not_modified": self.not_modified,

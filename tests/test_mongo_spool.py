@@ -116,6 +116,7 @@ def test_every_record_field_survives_the_spool() -> None:
         canonical="http://a.test/z",
         rendered=True,
         headers={"etag": '"v1"'},
+        signature="f:0123",
     )
     for f in dataclasses.fields(PageRecord):  # none left at its default
         assert getattr(full, f.name) != getattr(

@@ -14,8 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
+from test_api import api, request
 
 from nadird.testing.changing import PREFIX, ChangingPages
+from nadird.testing.checks import master_cli as cli
 from nadird.testing.cluster import Cluster, wait_until
 from nadird.testing.web import SyntheticWeb, run_in_thread
 
@@ -96,8 +99,21 @@ def test_fixed_revisits_304s_keep_the_record_and_a_price_change_is_exported(
         assert wait_until(lambda: min(_fetches(web)[p] for p in PAGES) >= 7, 30)
         elapsed = time.time() - started
         counts = _fetches(web)
+        status = cli(cluster, "status")
+        url, token = api(cluster)
+        _, text = request(url, "/metrics", token)
         _stop(cluster, master)
         site = _site(web)
+    # The master never calls a revisiting crawl complete, and says what is due.
+    assert status["complete"] is False and status["revisit_checks"] >= 15
+    # Every check a 304 but the one that saw the new price.
+    assert status["revisit_changes"] == 1
+    assert status["revisit_not_modified"] == status["revisit_checks"] - 1
+    assert status["revisit_overdue"] == 0 and status["revisit_due"] <= 3
+    metrics = {f.name: f for f in text_string_to_metric_families(text.decode())}
+    assert metrics["nadird_revisit_checks"].samples[0].value >= 15
+    assert metrics["nadird_revisit_checks_per_second"].samples[0].value > 0
+    assert "nadird_revisit_overdue" in metrics
     # Not more often than the interval allows (a burst would show here).
     for path in [PREFIX, *PAGES]:
         assert counts[path] <= elapsed / 1.0 + 2, (path, counts[path], elapsed)

@@ -274,12 +274,7 @@ class MasterCore:
                 self.frontier.acked(page.fp)
             else:
                 late.setdefault(domain_of(page.url), []).append((page.fp, page.row))
-            if self.revisits.on_page(page, held.job):
-                records.append(record_from_result(page, held.job, held.holder.node))
-                for name in invalid_fields(page.data):
-                    self.invalid[held.job, name] += 1
-            else:
-                unchanged.append(page.fp)
+            self._record(page, held.job, held.holder.node, records, unchanged)
             self.stats["pages_error" if page.error else "pages_ok"] += 1
         if lease is not None:
             self.blocks.pages(lease.domain, msg.pages)
@@ -299,6 +294,23 @@ class MasterCore:
         if debug:
             self.store_trace.results(records, msg.lease, lease.domain if lease else None)
         return records
+
+    def _record(
+        self,
+        page: PageResult,
+        job: str,
+        node: str,
+        records: list[PageRecord],
+        unchanged: list[bytes],
+    ) -> None:
+        """The page's record for the store; a 304 of a known URL has none (the
+        stored page stays as it is) and is settled at once."""
+        if not self.revisits.on_page(page, job):
+            unchanged.append(page.fp)
+            return
+        records.append(record_from_result(page, job, node))
+        for name in invalid_fields(page.data):
+            self.invalid[job, name] += 1
 
     def late_window(self) -> float:
         """How long after a lease ended its holder's results are still taken."""

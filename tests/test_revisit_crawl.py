@@ -20,6 +20,7 @@ from test_api import api, request
 from nadird.testing.changing import PREFIX, ChangingPages
 from nadird.testing.checks import master_cli as cli
 from nadird.testing.cluster import Cluster, wait_until
+from nadird.testing.living import LivingWeb, ScaledClock
 from nadird.testing.web import SyntheticWeb, run_in_thread
 
 pytestmark = pytest.mark.slow
@@ -239,3 +240,47 @@ def test_crawl_command_revisits_every_page_for_a_while(tmp_path: Path) -> None:
     for path in [PREFIX, *PAGES]:
         assert 3 <= counts[path] <= 7, (path, counts)
     assert summary["revisits"]["checks"] >= 6
+
+
+def test_on_the_living_web_every_version_served_is_one_version_stored(cluster: Cluster) -> None:
+    """Poisson-changing pages with noise on every answer (an ad, a generated
+    date, a session link) and validators right, wrong or missing: the text
+    signature without the noise stores exactly the versions the server served,
+    whatever its validators say."""
+    with run_in_thread() as web:
+        living = LivingWeb(
+            pages=10,
+            seed=3,
+            clock=ScaledClock(60),
+            pages_per_host=10,
+            rates=(1 / 60, 1 / 600),
+            noise_share=1.0,
+        ).install(web)
+        job = {
+            "revisit": {"every": "1s"},
+            "signature_ignore": [".ad", "footer"],
+            "links": {"scope": "same-domain", "deny": ["/cart"]},
+        }
+        config = cluster.master_config(
+            jobs={"shop": job}, seeds=[{"url": u, "job": "shop"} for u in living.seeds()]
+        )
+        master = cluster.start("master", "master", config)
+        worker = cluster.start("worker", "w1", cluster.worker_config(1))
+        assert wait_until(lambda: len(living.entries()) >= 60, 60)
+        worker.kill(signal.SIGTERM)  # its results in flight are sent, then it leaves
+        cluster.wait(worker, 30)
+        time.sleep(1.0)  # the store writer flushes every 0.1 s
+        _stop(cluster, master)
+        entries = living.entries()
+        urls = {page.index: living.url(page) for page in living.pages}
+    served: dict[str, int] = Counter()
+    last: dict[int, int] = {}
+    for entry in entries:
+        if last.get(entry.page) != entry.version:
+            served[urls[entry.page]] += 1
+        last[entry.page] = entry.version
+    stored = Counter(url for url, _ in _versions(cluster))
+    homes = {url: stored.pop(url) for url in list(stored) if url.endswith(f".test:{web.port}/")}
+    assert list(homes.values()) == [1]  # the home page never changes
+    assert sum(served.values()) > len(served)  # pages did change while crawled
+    assert stored == served

@@ -410,7 +410,7 @@ def _print_summary(
         "out": out,
         "signal": finish.signal.name if finish.signal is not None else None,
     }
-    if master.core.revisits.active:
+    if master.core.revisits.scanning:
         revisits = master.core.revisits
         summary["timed_out"] = finish.timed_out
         summary["revisits"] = {

@@ -56,6 +56,7 @@ def _fetch(revisits: Revisits, page: PageResult) -> bool:
 def test_fetches_are_scheduled_and_changes_counted(tmp_path: Path) -> None:
     wall = Wall()
     revisits, _ = _revisits(tmp_path / "f.db", wall, revisit={"every": "1h"})
+    assert revisits.active  # a master with this job is never complete
     url = "http://shop.test/a"
     assert _fetch(revisits, _page(url, signature="s1", etag='"v1"'))
     entry = revisits.table.get(fingerprint(url))
@@ -113,6 +114,8 @@ def test_rows_are_written_only_when_settled(tmp_path: Path) -> None:
 def test_expire_makes_a_rediscovered_url_due(tmp_path: Path) -> None:
     wall = Wall()
     revisits, _ = _revisits(tmp_path / "f.db", wall, expire="30d")
+    # Without a schedule the crawl may still complete; rediscovery is watched.
+    assert revisits.scanning and not revisits.active
     old, recent = _page("http://shop.test/old"), _page("http://shop.test/recent")
     _fetch(revisits, old)
     wall.now += 20 * DAY

@@ -100,7 +100,7 @@ class MasterCore:
             "seen": self.seen.added,
             "overflow": self.frontier.overflowed,
             **{k: v for k, v in sorted(self.stats.items())},
-            **(self.revisits.status() if self.revisits.active else {}),
+            **(self.revisits.status() if self.revisits.scanning else {}),
         }
 
     def has_work(self) -> bool:
@@ -361,7 +361,7 @@ class MasterCore:
 
     def revisit_tick(self) -> int:
         """Queue the revisits that are due (a bounded number per tick)."""
-        return self.revisits.scan() if self.revisits.active else 0
+        return self.revisits.scan() if self.revisits.scanning else 0
 
     # ---------------------------------------------------------- dispatch
     def dispatch(self, now: float) -> Outgoing:

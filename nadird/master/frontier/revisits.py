@@ -78,7 +78,17 @@ class Revisits:
 
     @property
     def active(self) -> bool:
-        """Whether any job revisits: then the crawl is never complete."""
+        """Whether a job revisits on a schedule: then the crawl is never
+        complete (`expire` alone acts only when links are found again)."""
+        for job in self.jobs.values():
+            policy = job.revisit_policy()
+            if policy is not None and (policy.default is not None or policy.rules):
+                return True
+        return False
+
+    @property
+    def scanning(self) -> bool:
+        """Whether any job revisits at all (on a schedule or by `expire`)."""
         return any(job.revisits for job in self.jobs.values())
 
     def _policy_job(self, name: str) -> Job | None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from mongo_helpers import make_store, record, sync_db
 
 from nadird.store.base import PageRecord, Store
-from nadird.store.sqlite import SqliteStore
+from nadird.store.sqlite.store import SqliteStore
 
 
 def _version(price: int, at: float, signature: str) -> PageRecord:

@@ -6,15 +6,15 @@ from pathlib import Path
 
 import lxml.html
 import pytest
-from nadird.master.frontier_db import FrontierDB
-from nadird.master.revisits import MAX_PER_SCAN, Revisits
-from nadird.worker.signature import fields_signature, text_signature
 
 from nadird.config import config_from_dict
-from nadird.master.frontier import Frontier
+from nadird.master.frontier.db import FrontierDB
+from nadird.master.frontier.queues import Frontier
+from nadird.master.frontier.revisits import MAX_PER_SCAN, Revisits
 from nadird.protocol.messages import Bag, PageResult
 from nadird.store.history import Version, diffs
 from nadird.urls import fingerprint
+from nadird.worker.parse.signature import fields_signature, text_signature
 
 DAY = 86400.0
 

@@ -47,6 +47,42 @@ def non_negative_float(text: str) -> float:
     return value
 
 
+def duration(text: str) -> float:
+    """A duration like 90s, 10m, 6h (plain numbers are seconds), > 0."""
+    from nadird.revisit.durations import parse_duration
+
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def moment(text: str) -> float:
+    """A point in time: ISO 8601 (2026-12-01T10:00:00Z; UTC without a zone),
+    epoch seconds, or a duration ago (6h: six hours before now)."""
+    import time
+    from datetime import UTC, datetime
+
+    from nadird.revisit.durations import parse_duration
+
+    try:
+        return (
+            float(text)
+            if text.replace(".", "", 1).isdigit()
+            else time.time() - parse_duration(text)
+        )
+    except ValueError:
+        pass
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a time (2026-12-01T10:00:00Z, epoch seconds, or 6h for six hours ago), "
+            f"got {text!r}"
+        ) from None
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
+
+
 def comma_list(text: str) -> list[str]:
     """`a,b,c` as ["a", "b", "c"]; blanks around names are ignored."""
     names = [name.strip() for name in text.split(",")]

@@ -19,7 +19,9 @@ from typing import NoReturn
 from nadird import __version__
 from nadird.argtypes import (
     comma_list,
+    duration,
     host_ip,
+    moment,
     non_negative_float,
     non_negative_int,
     out_file,
@@ -197,6 +199,18 @@ def _add_crawl(sub: argparse._SubParsersAction[CommandParser]) -> None:
         action="store_true",
         help="render pages with JavaScript in headless Chromium (workers get a browser)",
     )
+    crawl.add_argument(
+        "--revisit",
+        type=duration,
+        metavar="EVERY",
+        help="fetch every page this crawl stores again every EVERY (e.g. 10m): never complete",
+    )
+    crawl.add_argument(
+        "--for",
+        type=duration,
+        metavar="DURATION",
+        help="stop after DURATION (e.g. 1h) and print the summary (exit status 0)",
+    )
 
 
 def _add_parse(sub: argparse._SubParsersAction[CommandParser]) -> None:
@@ -259,6 +273,14 @@ def _add_tools(sub: argparse._SubParsersAction[CommandParser]) -> None:
     )
     export.add_argument(
         "--fields", type=comma_list, metavar="A,B,C", help="csv: these columns, in this order"
+    )
+    export.add_argument(
+        "--changes",
+        action="store_true",
+        help="the history of revisited pages: one JSON line per change, old and new values",
+    )
+    export.add_argument(
+        "--since", type=moment, metavar="TIME", help="--changes: from TIME (ISO 8601, or 6h ago)"
     )
 
 

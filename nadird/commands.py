@@ -84,6 +84,8 @@ def _crawl(args: argparse.Namespace) -> int:
         state_dir=args.state_dir,
         render=args.render,
         log_level=args.log_level,
+        revisit=args.revisit,
+        run_for=getattr(args, "for"),
     )
     return run_async(run_crawl(opts, base, console))
 
@@ -139,6 +141,10 @@ def _export(args: argparse.Namespace) -> int:
     from nadird.store.export import UnknownField, export_to
     from nadird.store.open import open_store
 
+    if args.since is not None and not args.changes:
+        raise ConfigError("(command line)", "--since", "only with --changes")
+    if args.changes:
+        return _export_changes(args)
     if args.format == "jsonl" and (args.fields or args.encoding != "utf-8"):
         option = "--fields" if args.fields else "--encoding"
         raise ConfigError("(command line)", option, "csv only (JSON lines are always UTF-8)")
@@ -160,6 +166,30 @@ def _export(args: argparse.Namespace) -> int:
 
     rows = asyncio.run(go())
     print(f"exported {rows} records", file=sys.stderr)
+    return EXIT_OK
+
+
+def _export_changes(args: argparse.Namespace) -> int:
+    from nadird.store.export import export_changes
+    from nadird.store.open import open_store
+
+    if args.format != "jsonl" or args.fields:
+        raise ConfigError(
+            "(command line)", "--changes", "JSON lines only (no --format csv, --fields)"
+        )
+    config = _config(args)
+    _log_to_stderr(args, "export", config)
+    store = open_store(args.store or config.store.uri, config.store)
+
+    async def go() -> int:
+        await store.open()
+        try:
+            return await export_changes(store, args.out, args.job, args.since)
+        finally:
+            await store.close()
+
+    rows = asyncio.run(go())
+    print(f"exported {rows} changes", file=sys.stderr)
     return EXIT_OK
 
 

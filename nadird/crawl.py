@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import math
 import signal
 import sys
 import tempfile
@@ -65,6 +66,8 @@ class CrawlOptions:
     state_dir: str | None = None
     render: bool = False  # --render: the default job renders every HTML page
     log_level: LogLevel | None = None  # this process's and the workers'
+    revisit: float | None = None  # --revisit: seconds between fetches of each page
+    run_for: float | None = None  # --for: stop after this many seconds
 
 
 def crawl_config(opts: CrawlOptions, base: Config, state_dir: str) -> Config:
@@ -85,6 +88,7 @@ def crawl_config(opts: CrawlOptions, base: Config, state_dir: str) -> Config:
         domain_concurrency=opts.domain_concurrency or job.domain_concurrency,
         max_retries=opts.retries if opts.retries is not None else job.max_retries,
         render=True if opts.render else job.render,
+        revisit={"every": opts.revisit} if opts.revisit is not None else job.revisit,
     )
     jobs = {**base.jobs, "default": job}
     fetch = dataclasses.replace(
@@ -292,13 +296,14 @@ class Finish:
     complete: bool
     signal: signal.Signals | None
     failed: BaseException | None
+    timed_out: bool = False  # --for ran out: a planned end
 
     def exit_status(self) -> int:
         if self.failed is not None:
             return 1
         if self.signal is not None:
             return signal_exit_status(self.signal)
-        return 0 if self.complete else 1
+        return 0 if self.complete or self.timed_out else 1
 
 
 async def _wait_gone(master: Master, pool: WorkerPool, timeout: float) -> None:
@@ -312,7 +317,11 @@ async def _wait_gone(master: Master, pool: WorkerPool, timeout: float) -> None:
 
 
 async def _run_to_end(
-    config: Config, master: Master, pool: WorkerPool, console: Console | None
+    config: Config,
+    master: Master,
+    pool: WorkerPool,
+    console: Console | None,
+    run_for: float | None = None,
 ) -> Finish:
     signals = CrawlSignals(force=pool.kill)
     signals.install()
@@ -324,7 +333,12 @@ async def _run_to_end(
         asyncio.ensure_future(signals.stop.wait()),
         supervisor,
     }
+    # --for: a continuous crawl is never complete; it ends when its time is up.
+    timer = asyncio.ensure_future(asyncio.sleep(run_for if run_for is not None else math.inf))
+    waits.add(timer)
     await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+    timed_out = timer.done() and not master.done.is_set()
+    timer.cancel()
     failed = supervisor.exception() if supervisor.done() else None
     progress.cancel()
     with contextlib.suppress(asyncio.CancelledError):
@@ -340,7 +354,7 @@ async def _run_to_end(
     supervisor.cancel()
     with contextlib.suppress(asyncio.CancelledError, RuntimeError):
         await supervisor
-    return Finish(master.done.is_set(), signals.received, failed)
+    return Finish(master.done.is_set(), signals.received, failed, timed_out)
 
 
 async def run_crawl(opts: CrawlOptions, base: Config, console: Console | None = None) -> int:
@@ -362,7 +376,7 @@ async def run_crawl(opts: CrawlOptions, base: Config, console: Console | None = 
         raise
     files = [worker_config_file(config, master, i + 1, state_dir) for i in range(opts.workers)]
     pool = WorkerPool(files, console)
-    finish = await _run_to_end(config, master, pool, console)
+    finish = await _run_to_end(config, master, pool, console, opts.run_for)
     counts = await summarize(store, started_wall, opts.out)
     stored_total = await store.count()
     await store.close()
@@ -396,4 +410,12 @@ def _print_summary(
         "out": out,
         "signal": finish.signal.name if finish.signal is not None else None,
     }
+    if master.core.revisits.scanning:
+        revisits = master.core.revisits
+        summary["timed_out"] = finish.timed_out
+        summary["revisits"] = {
+            "checks": revisits.checks,
+            "changes": revisits.changes,
+            "not_modified": revisits.not_modified,
+        }
     print(json.dumps(summary), flush=True)

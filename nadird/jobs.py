@@ -10,7 +10,10 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from nadird.errors import ConfigError
 from nadird.items.schema import FIELD_TYPES, compile_rules
+from nadird.revisit.parse import parse_revisit
+from nadird.revisit.policy import RevisitPolicy
 
 Scope = Literal["same-domain", "allowed-domains", "any"]
 # URLs that usually list other pages: a directory-like path, a category, tag,
@@ -146,6 +149,14 @@ class Job:
     render_max_wait: float = 15.0  # seconds for all of it; then a render_timeout error
     render_block: list[str] = field(default_factory=lambda: ["image", "font", "media"])
     render_third_party: bool = False  # sub-requests outside the bag's domain
+    # Continuous crawling (nadird/revisit/policy.py has the shapes): when
+    # known URLs are fetched again, and after how long a URL found again by
+    # link discovery is due again. Parsed and checked when the config loads.
+    revisit: dict[str, Any] | None = None
+    expire: str | float | None = None
+    # CSS selectors of what may change without the page changing (clocks,
+    # ads, counters): removed before the page's text signature is taken.
+    signature_ignore: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         for i, pattern in enumerate(self.hub_patterns):
@@ -180,6 +191,20 @@ class Job:
                 raise ValueError(f"schema.{name}: no selector names this field (add it to fields)")
         compile_rules(self.schema)
 
+    def revisit_policy(self, key: str = "revisit", source: str = "(job)") -> RevisitPolicy | None:
+        """The job's revisit policy (None: crawled once); ConfigError names `key`."""
+        if "_policy" in self.__dict__:
+            cached: RevisitPolicy | None = self.__dict__["_policy"]
+            return cached
+        policy = revisit_policy_of(self.revisit, self.expire, key, source)
+        object.__setattr__(self, "_policy", policy)  # frozen: a cache, not a field
+        return policy
+
+    @property
+    def revisits(self) -> bool:
+        """Whether known URLs of this job are fetched again (by time or by discovery)."""
+        return self.revisit_policy() is not None
+
     def required_fields(self) -> list[str]:
         """The fields whose absence makes `render: auto` render a page."""
         return self.render_when_missing or list(self.fields)
@@ -211,3 +236,24 @@ def validate_job(job: Job) -> None:
 
     validate_fields(job.fields)
     validate_link_rules(job.links)
+
+
+def revisit_policy_of(
+    revisit: dict[str, Any] | None, expire: str | float | None, key: str, source: str
+) -> RevisitPolicy | None:
+    """The policy of a job's `revisit:` and `expire:` keys (`key` is the
+    revisit key's full name, e.g. jobs.shop.revisit)."""
+    if revisit is None and expire is None:
+        return None
+    data = dict(revisit or {})
+    if expire is not None:
+        if "expire" in data:
+            raise ConfigError(source, f"{key}.expire", "given twice (also as the job's expire:)")
+        data["expire"] = expire
+    if revisit is None:
+        key = key.rsplit(".", 1)[0] + ".expire" if "." in key else "expire"
+        try:
+            return parse_revisit(data, "", source)
+        except ConfigError as exc:
+            raise ConfigError(source, key, exc.expected) from None
+    return parse_revisit(data, key, source)

@@ -166,5 +166,8 @@ class PageContent:
     error_kind: ErrorKind | None = field(
         default=None, metadata=fact(Cell.TEXT, export=False, since=5)
     )
+    # What a revisit compares: a digest of the extracted fields, else of the
+    # main text (worker/parse/signature.py); None when the job does not revisit.
+    signature: str | None = field(default=None, metadata=fact(Cell.TEXT, export=False, since=6))
     # The extracted fields; kept last (see the module docstring).
     data: dict[str, Any] = field(default_factory=dict, metadata=fact(Cell.JSON, mongo=Mongo.ITEM))

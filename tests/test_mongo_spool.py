@@ -117,6 +117,7 @@ def test_every_record_field_survives_the_spool() -> None:
         rendered=True,
         headers={"etag": '"v1"'},
         error_kind=ErrorKind.INTERNAL,
+        signature="f:0123",
     )
     for f in dataclasses.fields(PageRecord):  # none left at its default
         assert getattr(full, f.name) != getattr(

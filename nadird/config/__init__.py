@@ -109,12 +109,25 @@ def _name_jobs(config: Config, source: str) -> Config:
     return dataclasses.replace(config, jobs=named)
 
 
+def check_css(selectors: list[str], key: str, source: str) -> None:
+    from cssselect import SelectorError
+    from lxml.cssselect import CSSSelector
+
+    for i, selector in enumerate(selectors):
+        try:
+            CSSSelector(selector)
+        except SelectorError as exc:
+            raise ConfigError(source, f"{key}[{i}]", f"expected a CSS selector ({exc})") from None
+
+
 def _check_references(config: Config, source: str) -> None:
     for name, job in config.jobs.items():
         try:
             validate_job(job)
         except ValueError as exc:
             raise ConfigError(source, f"jobs.{name}", str(exc)) from exc
+        job.revisit_policy(f"jobs.{name}.revisit", source)  # ConfigError naming the key
+        check_css(job.signature_ignore, f"jobs.{name}.signature_ignore", source)
     for i, seed in enumerate(config.seed_list()):
         if seed.job not in config.jobs:
             raise ConfigError(source, f"seeds[{i}].job", f"unknown job {seed.job!r}")

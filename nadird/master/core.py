@@ -18,6 +18,7 @@ from nadird.logs import PerKeyLimit, gate, get_logger
 from nadird.master.frontier.admission import Admission, LinkBatch
 from nadird.master.frontier.db import FrontierDB, Row
 from nadird.master.frontier.queues import Caps, Frontier
+from nadird.master.frontier.revisits import Revisits
 from nadird.master.frontier.seen import SeenSet
 from nadird.master.leasing.acceptance import REASONS, refusal
 from nadird.master.leasing.lease_mark import LeaseMark, headroom_of, recovery_hold
@@ -62,6 +63,8 @@ class MasterCore:
         self.nodes = NodeRegistry()
         self.seen = seen
         self.admission = Admission(seen, self.frontier, dict(config.jobs))
+        # Shares the jobs mapping with admission (reloads and deletions too).
+        self.revisits = Revisits(db.revisits, self.frontier, self.admission.jobs)
         self.stats: Counter[str] = Counter()
         self.errors: Counter[str] = Counter()  # failed attempts by kind (not HTTP statuses)
         self.domain_errors: Counter[str] = Counter()
@@ -84,7 +87,7 @@ class MasterCore:
 
     def apply_config(self, new: Config) -> None:
         self.config = new
-        self.admission.jobs = dict(new.jobs)
+        self.admission.jobs = self.revisits.jobs = dict(new.jobs)
         master = new.master
         self.frontier.caps = Caps(master.max_queued_per_domain, master.max_queued)
 
@@ -97,10 +100,12 @@ class MasterCore:
             "seen": self.seen.added,
             "overflow": self.frontier.overflowed,
             **{k: v for k, v in sorted(self.stats.items())},
+            **(self.revisits.status() if self.revisits.scanning else {}),
         }
 
     def has_work(self) -> bool:
-        return self.frontier.queued > 0 or len(self.leases) > 0
+        """Anything queued or leased; always, while a job revisits."""
+        return self.frontier.queued > 0 or len(self.leases) > 0 or self.revisits.active
 
     # ----------------------------------------------------------- control
     def drop(self, reason: str, peer: str) -> None:
@@ -188,6 +193,7 @@ class MasterCore:
         self.blocks.hit(lease.domain)
         if job is None or attempts > job.max_retries:
             self.frontier.dead(row, error, attempts)
+            self.revisits.dead(row)
             self.stats["dead_letters"] += 1
             trace.dead_letter(row, lease, attempts, error)
             return
@@ -255,6 +261,7 @@ class MasterCore:
         links: list[LinkBatch] = []
         late: dict[str, list[tuple[bytes, int]]] = {}
         debug = gate.debug  # once per message: no per-URL cost while debug is off
+        unchanged: list[bytes] = []  # 304s: settled without a store write
         for page in msg.pages:
             row = lease.pending.pop(page.fp, None) if lease is not None else None
             self._observe(page)
@@ -267,25 +274,43 @@ class MasterCore:
                 self.frontier.acked(page.fp)
             else:
                 late.setdefault(domain_of(page.url), []).append((page.fp, page.row))
-            records.append(record_from_result(page, held.job, held.holder.node))
-            for name in invalid_fields(page.data):
-                self.invalid[held.job, name] += 1
+            self._record(page, held.job, held.holder.node, records, unchanged)
             self.stats["pages_error" if page.error else "pages_ok"] += 1
         if lease is not None:
             self.blocks.pages(lease.domain, msg.pages)
         for domain, pages in late.items():
             self.domain_results[domain] += len(pages)
             self.frontier.late(domain, pages)
+        if unchanged:
+            self._settle(unchanged)
         if links:
             # One frontier transaction for the whole message, committed before
             # the records are handed to the store writer: no page can be
             # acknowledged (its URL forgotten) before the links it found.
             self.admission.admit_many(held.job, links)
+            self.revisits.found(held.job, [fp for batch in links for fp in batch[1]])
         if lease is not None:
             self._close_if_finished(lease, now)
         if debug:
             self.store_trace.results(records, msg.lease, lease.domain if lease else None)
         return records
+
+    def _record(
+        self,
+        page: PageResult,
+        job: str,
+        node: str,
+        records: list[PageRecord],
+        unchanged: list[bytes],
+    ) -> None:
+        """The page's record for the store; a 304 of a known URL has none (the
+        stored page stays as it is) and is settled at once."""
+        if not self.revisits.on_page(page, job):
+            unchanged.append(page.fp)
+            return
+        records.append(record_from_result(page, job, node))
+        for name in invalid_fields(page.data):
+            self.invalid[job, name] += 1
 
     def late_window(self) -> float:
         """How long after a lease ended its holder's results are still taken."""
@@ -313,6 +338,7 @@ class MasterCore:
         error = describe(page)
         if job is None or attempts > job.max_retries:
             self.frontier.dead(row, error, attempts)
+            self.revisits.dead(row)
             self.stats["dead_letters"] += 1
             trace.dead_letter(row, lease, attempts, error)
             return
@@ -324,8 +350,18 @@ class MasterCore:
             trace.retried(row, lease, attempts, delay, error)
 
     def on_durable(self, records: Sequence[PageRecord]) -> None:
-        self.frontier.durable(r.fp for r in records)
+        self._settle([r.fp for r in records])
         self.store_trace.durable(records, gate.debug)
+
+    def _settle(self, fps: list[bytes]) -> None:
+        """The URLs' queue rows leave; their revisit rows are written in the
+        same transaction."""
+        self.frontier.durable(fps)
+        self.revisits.settle(fps)
+
+    def revisit_tick(self) -> int:
+        """Queue the revisits that are due (a bounded number per tick)."""
+        return self.revisits.scan() if self.revisits.scanning else 0
 
     # ---------------------------------------------------------- dispatch
     def dispatch(self, now: float) -> Outgoing:
@@ -414,6 +450,7 @@ class MasterCore:
             depths=[r.depth for r in rows],
             rows=[r.id for r in rows],
             attempts=[r.attempts + 1 for r in rows],
+            validators=self.revisits.validators(lease.job, [r.fp for r in rows]),
             delay=job.delay if job.delay is not None else politeness.delay,
             domain_concurrency=job.domain_concurrency or politeness.domain_concurrency,
             ttl=self.config.master.lease_ttl,

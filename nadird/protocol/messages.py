@@ -36,6 +36,7 @@ MAX_PAGES = 1000
 MAX_NAME = 256
 MAX_SESSION = 64
 SESSION_BYTES = 16  # what the master hands out
+MAX_VALIDATOR = 1024  # an ETag or a Last-Modified date (the stored header cut)
 
 
 def _check_urls(name: str, urls: list[str]) -> None:
@@ -169,6 +170,9 @@ class Bag:
     rows: list[int] = field(default_factory=list)
     # Which try each URL is on (1 = first), for the worker's page log line.
     attempts: list[int] = field(default_factory=list)
+    # A revisit's validators from its last fetch, [ETag, Last-Modified] per
+    # URL ("" when absent), sent as If-None-Match / If-Modified-Since.
+    validators: list[list[str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         _same_length(urls=self.urls, fps=self.fps, depths=self.depths)
@@ -176,6 +180,10 @@ class Bag:
             _same_length(urls=self.urls, rows=self.rows)
         if self.attempts:
             _same_length(urls=self.urls, attempts=self.attempts)
+        if self.validators:
+            _same_length(urls=self.urls, validators=self.validators)
+            if any(len(v) != 2 or max(map(len, v)) > MAX_VALIDATOR for v in self.validators):
+                raise ValueError(f"validators: [etag, last-modified] of at most {MAX_VALIDATOR}")
         _check_fps("fps", self.fps)
         _check_urls("urls", self.urls)
 
@@ -230,6 +238,9 @@ class PageResult(PageContent, PageFetch):
     elapsed: float = 0.0  # seconds the fetch took (for the latency histogram)
     row: int = 0  # the URL's Bag.rows entry (0: unknown)
     size: int = 0  # body bytes received (before fetch.store_body_bytes cuts `body`)
+    # The response's validators, kept in the master's revisit schedule.
+    etag: str = ""
+    last_modified: str = ""
 
     def __post_init__(self) -> None:
         _check_fps("fp", [self.fp])

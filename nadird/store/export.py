@@ -20,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal, TextIO
 
+from nadird.errors import StoreError
 from nadird.record import Cell, facts
 from nadird.store.base import EXPORTED, PageRecord, Store
 
@@ -79,6 +80,23 @@ async def export_to(
         raise ValueError("fields choose CSV columns; JSON lines always hold every field")
     with open_output(path, encoding) as out:
         return await _export_jsonl(store, out, job)
+
+
+async def export_changes(
+    store: Store, path: str | None, job: str | None, since: float | None
+) -> int:
+    """JSON lines of the changes of revisited pages (store/history.py)."""
+    changes = getattr(store, "iter_changes", None)
+    if changes is None:
+        raise StoreError(f"{store!r} keeps no page history")
+    count = 0
+    with open_output(path, "utf-8") as out:
+        async for change in changes(job, since):
+            change["time"] = iso_utc(change["time"])
+            change["previous_time"] = iso_utc(change["previous_time"])
+            out.write(json.dumps(change, ensure_ascii=False) + "\n")
+            count += 1
+    return count
 
 
 @contextlib.contextmanager

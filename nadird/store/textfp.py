@@ -30,6 +30,12 @@ def main_text(body: bytes) -> str:
         root = lxml.html.document_fromstring(body)
     except (lxml.etree.ParserError, ValueError):
         return ""
+    return text_of(root)
+
+
+def text_of(root: lxml.html.HtmlElement) -> str:
+    """The normalized text of a parsed page's <body> (scripts and styles dropped
+    from the tree: a caller passes a tree it no longer needs)."""
     found = root.find("body")
     element = found if found is not None else root
     # Listed first: dropping nodes while iterating would skip their siblings.

@@ -279,9 +279,12 @@ class WorkerAgent:
             log.error("bag_rejected", lease=bag.lease, error=str(exc))
             job = None
         rows = bag.rows or [0] * len(bag.urls)
+        validators = bag.validators or [["", ""]] * len(bag.urls)
         tasks = deque(
-            PageTask(u, f, d, r)
-            for u, f, d, r in zip(bag.urls, bag.fps, bag.depths, rows, strict=True)
+            PageTask(u, f, d, r, etag, modified)
+            for u, f, d, r, (etag, modified) in zip(
+                bag.urls, bag.fps, bag.depths, rows, validators, strict=True
+            )
         )
         pacer = Pacer(bag.delay, self.domains.get(bag.domain), self.config.fetch.throttle)
         run = BagRun(tasks, bag.domain_concurrency, pacer, fenced=self._fenced)

@@ -35,6 +35,7 @@ from nadird.worker.follow.find import extract_links
 from nadird.worker.parse.directives import Directives, canonical_link, robots_directives
 from nadird.worker.parse.fields import extract_fields
 from nadird.worker.parse.parser import content_checksum, decode_html, parse_html
+from nadird.worker.parse.signature import signature
 
 if TYPE_CHECKING:
     from nadird.worker.render.step import RenderStep
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 log = get_logger()
 
 THROTTLE_CODES = frozenset({429, 503})
+NOT_MODIFIED = 304
 # A stored header value is cut here: ETags and dates are short, and a hostile
 # server must not fill the store (or the results message) through one.
 MAX_HEADER_CHARS = 1024
@@ -58,6 +60,17 @@ class PageTask:
     fp: bytes
     depth: int
     row: int = 0  # Bag.rows entry, echoed in the result
+    etag: str = ""  # the validators of a revisit (Bag.validators)
+    last_modified: str = ""
+
+    def conditional(self) -> dict[str, str]:
+        """The request headers that let the server answer 304 Not Modified."""
+        headers = {}
+        if self.etag:
+            headers["If-None-Match"] = self.etag
+        if self.last_modified:
+            headers["If-Modified-Since"] = self.last_modified
+        return headers
 
 
 @dataclass(slots=True)
@@ -96,7 +109,10 @@ class PageProcessor:
         started = time.time()
         try:
             outcome = await self._fetcher.fetch(
-                task.url, use_proxy=self._job.proxies, hop_check=self._hop_check
+                task.url,
+                use_proxy=self._job.proxies,
+                hop_check=self._hop_check,
+                conditional=task.conditional(),
             )
         except FetchError as exc:
             result = error_result(task, started, exc)
@@ -104,6 +120,10 @@ class PageProcessor:
         if outcome.status in THROTTLE_CODES:
             return Processed(
                 None, outcome.status, outcome.headers.get("retry-after"), outcome.elapsed
+            )
+        if outcome.status == NOT_MODIFIED:
+            return Processed(
+                not_modified(task, outcome, started), outcome.status, None, outcome.elapsed
             )
         try:
             size = len(outcome.body)
@@ -129,6 +149,7 @@ class PageProcessor:
         links: list[str] = []
         error: FetchError | None = None
         canonical = None
+        sig: str | None = None
         directives = self._directives(None, outcome)
         keep_body = not directives.noindex
         if outcome.content_type in self._html_types and outcome.status < 400:
@@ -152,6 +173,9 @@ class PageProcessor:
                         nofollow = self._fetch.robots.respect_nofollow
                         found = extract_links(doc, outcome.final_url, nofollow)
                         links = self._links.follow(found, outcome.final_url)
+                    if self._job.revisits:  # last: it may remove ignored elements
+                        job = self._job
+                        sig = signature(bool(job.fields), data, doc, job.signature_ignore)
         cap = self._fetch.store_body_bytes
         return PageResult(
             url=task.url,
@@ -176,6 +200,9 @@ class PageProcessor:
             # fetch itself, redirects included, without parsing.
             elapsed=outcome.elapsed,
             size=size,
+            signature=sig,
+            etag=outcome.headers.get("etag", "")[:MAX_HEADER_CHARS],
+            last_modified=outcome.headers.get("last-modified", "")[:MAX_HEADER_CHARS],
         )
 
     def _stored_headers(self, outcome: FetchOutcome) -> dict[str, str]:
@@ -205,6 +232,25 @@ class PageProcessor:
     def follows(self, depth: int) -> bool:
         job = self._job
         return job.links.follow and (job.max_depth is None or depth < job.max_depth)
+
+
+def not_modified(task: PageTask, outcome: FetchOutcome, started: float) -> PageResult:
+    """A 304: checked and unchanged. No body, fields or links: the master keeps
+    the stored record and the links of the last full fetch."""
+    headers = outcome.headers
+    return PageResult(
+        url=task.url,
+        fp=task.fp,
+        final_url=outcome.final_url,
+        status=NOT_MODIFIED,
+        fetched_at=started,
+        depth=task.depth,
+        row=task.row,
+        elapsed=outcome.elapsed,
+        # A 304 may send updated validators; the ones sent stay valid otherwise.
+        etag=headers.get("etag", task.etag)[:MAX_HEADER_CHARS],
+        last_modified=headers.get("last-modified", task.last_modified)[:MAX_HEADER_CHARS],
+    )
 
 
 def error_result(task: PageTask, started: float, error: FetchError) -> PageResult:

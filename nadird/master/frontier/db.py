@@ -33,6 +33,7 @@ from typing import TypeVar
 
 from nadird.errors import StateError
 from nadird.master.frontier.redo import RedoTransaction
+from nadird.master.frontier.revisit_db import RevisitTable
 from nadird.master.frontier.schema import prepare
 from nadird.master.service.health import StateHealth
 
@@ -105,6 +106,8 @@ class FrontierDB:
             raise StateError(f"{self.path}: unreadable frontier database ({exc})") from None
         # Every write goes through it: a failed commit keeps the writes (redo.py).
         self._tx = RedoTransaction(self._db, self.path.name, health)
+        # The revisit schedule shares the file and the transaction (revisit_db.py).
+        self.revisits = RevisitTable(self._db, self._tx)
 
     # ------------------------------------------------------ transactions
     def commit(self, retry_now: bool = False) -> bool:
@@ -249,6 +252,15 @@ class FrontierDB:
             "INSERT INTO overflow (url, fp, job, domain, priority, reason, dropped_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (row.url, row.fp, row.job, row.domain, row.priority, reason, time.time()),
+        )
+
+    def requeue(self, rows: Sequence[tuple[int, Row]]) -> None:
+        """Queue known URLs again (revisits): no admission log entry (the seen
+        set has them) and no job count (max_pages counts distinct URLs)."""
+        self._tx.write_many(
+            "INSERT INTO queue (domain_id, priority, fp, url, depth, job) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [(did, r.priority, r.fp, r.url, r.depth, r.job) for did, r in rows],
         )
 
     def job_rows(self, job: str) -> list[tuple[int, bytes, str]]:

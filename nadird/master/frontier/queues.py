@@ -316,6 +316,19 @@ class Frontier:
     def domain_sizes(self) -> list[tuple[str, int]]:
         return [(name, ds.rows) for name, ds in self._domains.items() if ds.rows]
 
+    def requeue(self, rows: Iterable[Row]) -> int:
+        """Queue known URLs again (due revisits), past the caps and the seen
+        set: they are few (a scan admits a bounded number) and known."""
+        placed = [(self.domain(row.domain), row) for row in rows]
+        if not placed:
+            return 0
+        self.db.requeue([(ds.id, row) for ds, row in placed])
+        for ds, _ in placed:
+            ds.rows += 1
+            self._queued += 1
+            self._schedule(ds)
+        return len(placed)
+
     def requeue_dead(self) -> int:
         """Move dead letters marked for retry back into the queue."""
         letters = self.db.dead_letters(requeued=True)

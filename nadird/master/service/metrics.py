@@ -156,8 +156,21 @@ class _StateCollector(Collector):
                 "1 while every master loop runs; 0 once one ended (the process is stopping)",
                 "loops_healthy",
             ),
+            ("nadird_revisit_due", "Known URLs whose revisit is due", "revisit_due"),
+            ("nadird_revisit_overdue", "Revisits due for over a minute", "revisit_overdue"),
+            (
+                "nadird_revisit_checks_per_second",
+                "Revisits fetched per second (last minute)",
+                "revisit_checks_per_second",
+            ),
         ):
             yield GaugeMetricFamily(name, text, value=state.get(key, 0))
+        for name, text, key in (
+            ("nadird_revisit_checks", "Known URLs fetched again", "revisit_checks"),
+            ("nadird_revisit_changes", "Revisits whose signature changed", "revisit_changes"),
+            ("nadird_revisit_not_modified", "Revisits answered 304", "revisit_not_modified"),
+        ):
+            yield CounterMetricFamily(name, text, value=state.get(key, 0))
         workers = GaugeMetricFamily("nadird_workers", "Workers by status", labels=["status"])
         for status, count in sorted(state["workers_by_status"].items()):
             workers.add_metric([status], count)

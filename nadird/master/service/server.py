@@ -389,6 +389,7 @@ class Master(MasterReads):
             now = time.monotonic()
             self._rate.append((now, self.writer.written))
             self.core.expire(now)
+            self.core.revisit_tick()
             if now - self._last_dead_poll >= master.dead_letter_poll:
                 self._last_dead_poll = now
                 if self.core.frontier.requeue_dead():

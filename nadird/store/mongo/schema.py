@@ -19,6 +19,7 @@ from pymongo import ASCENDING, DESCENDING, IndexModel
 from pymongo.asynchronous.database import AsyncDatabase
 
 from nadird.store.mongo.docs import ITEMS, PAGES
+from nadird.store.mongo.history import CHANGES, change_indexes
 
 TTL_INDEX = "fetched_at_ttl"
 _DAY = 86_400
@@ -51,6 +52,7 @@ async def ensure_indexes(
 ) -> None:
     await db[PAGES].create_indexes(page_indexes(unique=not sharded))
     await db[ITEMS].create_indexes(item_indexes())
+    await db[CHANGES].create_indexes(change_indexes())
     await _ensure_ttl(db, retention_days)
 
 

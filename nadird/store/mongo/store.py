@@ -34,6 +34,7 @@ from nadird.config import StoreConfig
 from nadird.errors import StoreError
 from nadird.logs import get_logger
 from nadird.store.base import PageRecord
+from nadird.store.history import diffs
 from nadird.store.mongo.batch import BatchOutcome, last_per_fingerprint, write_pages
 from nadird.store.mongo.connect import (
     Secrets,
@@ -54,6 +55,7 @@ from nadird.store.mongo.docs import (
     prepare,
     record_from_document,
 )
+from nadird.store.mongo.history import CHANGES, append_mongo, read_mongo
 from nadird.store.mongo.schema import ensure_indexes
 from nadird.store.mongo.spool import DeadRecord, Spool, SpoolLocked
 from nadird.store.uri import describe_store_uri, split_uri
@@ -85,6 +87,7 @@ class MongoStore:
         self._client: AsyncMongoClient[Document] | None = None
         self._pages: Collection | None = None
         self._items: Collection | None = None
+        self._changes: Collection | None = None  # page history (mongo/history.py)
         self._spool = Spool(self.config.spool_path, self._parts.target)
         self._doc_limit = BSON_LIMIT
         self._write_lock = asyncio.Lock()
@@ -181,6 +184,15 @@ class MongoStore:
         except PyMongoError as exc:
             raise StoreError(f"{self!r}: count failed: {one_line(str(exc))}") from exc
 
+    async def iter_changes(
+        self, job: str | None = None, since: float | None = None
+    ) -> AsyncIterator[dict[str, Any]]:
+        """The field changes of revisited pages (history.diffs)."""
+        if self._changes is None:
+            raise StoreError(f"{self!r}: store is not open")
+        for change in diffs(await read_mongo(self._changes, job), since):
+            yield change
+
     async def iter_records(self, job: str | None = None) -> AsyncIterator[PageRecord]:
         await self._wait_drained()
         last: bytes | None = None
@@ -240,6 +252,7 @@ class MongoStore:
             log.info("mongo_write_concern", note=note)
         self._pages = db.get_collection(PAGES, write_concern=concern)
         self._items = db.get_collection(ITEMS, write_concern=concern)
+        self._changes = db.get_collection(CHANGES, write_concern=concern)
         try:
             await ensure_indexes(db, self.config.raw_retention_days, sharded)
         except PyMongoError as exc:
@@ -277,6 +290,9 @@ class MongoStore:
                 outcome = _merge(outcome, again)
         self.stored += outcome.stored
         self.duplicates += outcome.duplicates
+        if self._changes is not None:  # after the pages, before the batch is durable
+            failed = {id(p) for p in outcome.retry} | {id(p) for p, _ in outcome.dead}
+            await append_mongo(self._changes, [p.record for p in prepared if id(p) not in failed])
         dead += [DeadRecord(p.record, error) for p, error in outcome.dead]
         for letter in dead:
             log.error(

@@ -10,10 +10,13 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 from nadird.errors import StoreError
 from nadird.store.base import PageRecord
 from nadird.store.db_thread import DbThread
+from nadird.store.history import SQLITE_SCHEMA as HISTORY_SCHEMA
+from nadird.store.history import append_sqlite, diffs, read_sqlite
 from nadird.store.sqlite.schema import NAMES, from_row, migrate, to_row
 
 # Rows fetched per executor round trip by iter_records: big enough to amortise
@@ -90,11 +93,22 @@ class SqliteStore:
             # the same file fails here rather than halfway through the batch.
             conn.execute("BEGIN IMMEDIATE")
             conn.executemany(_UPSERT, rows)
+            append_sqlite(conn, records)  # the pages' versions, in the same transaction
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise StoreError(f"{self.path}: write of {len(rows)} records failed: {exc}") from exc
+
+    async def iter_changes(
+        self, job: str | None = None, since: float | None = None
+    ) -> AsyncIterator[dict[str, Any]]:
+        """The field changes of revisited pages (history.diffs), oldest first per URL."""
+        for change in await self._db.run(self._changes_sync, job, since):
+            yield change
+
+    def _changes_sync(self, job: str | None, since: float | None) -> list[dict[str, Any]]:
+        return list(diffs(read_sqlite(self._db.conn(), job), since))
 
     def _count_sync(self, job: str | None) -> int:
         conn = self._db.conn()
@@ -140,3 +154,4 @@ def _prepare(conn: sqlite3.Connection, path: str) -> None:
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     migrate(conn, path)
+    conn.executescript(HISTORY_SCHEMA)

@@ -18,7 +18,7 @@ import asyncio
 import ipaddress
 import itertools
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import aiohttp
@@ -35,7 +35,7 @@ from nadird.worker.fetch.resolver import AddressBlocked, PolicyResolver
 READ_CHUNK = 64 * 1024
 REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
 # Response headers the worker acts on (politeness, robots directives).
-KEPT_HEADERS = ("retry-after", "x-robots-tag")
+KEPT_HEADERS = ("retry-after", "x-robots-tag", "etag", "last-modified")
 # Failures that say something about the proxy rather than the site.
 _PROXY_FAILURES = frozenset({ErrorKind.PROXY})
 
@@ -127,16 +127,19 @@ class Fetcher:
         truncate: bool = False,
         use_proxy: bool = True,
         hop_check: HopCheck | None = None,
+        conditional: Mapping[str, str] | None = None,
     ) -> FetchOutcome:
         """GET url. `max_bytes` caps the decoded body (default max_decoded_bytes);
-        with `truncate` a longer body is cut there instead of failing."""
+        with `truncate` a longer body is cut there instead of failing.
+        `conditional` are request headers (If-None-Match...) for the URL
+        itself, not for the redirect targets: validators belong to one URL."""
         assert self._session is not None, "Fetcher.start() not called"
         proxy = self.proxies.pick() if use_proxy else None
         started = time.monotonic()
         try:
             async with asyncio.timeout(self.config.total_timeout):
                 outcome = await self._follow(
-                    url, proxy, max_redirects, max_bytes, truncate, hop_check
+                    url, proxy, max_redirects, max_bytes, truncate, hop_check, conditional
                 )
         except Exception as exc:
             error = exc if isinstance(exc, FetchError) else classify(exc)
@@ -158,6 +161,7 @@ class Fetcher:
         max_bytes: int | None,
         truncate: bool,
         hop_check: HopCheck | None,
+        conditional: Mapping[str, str] | None = None,
     ) -> FetchOutcome:
         limit = self.config.max_redirects if max_redirects is None else max_redirects
         # encoded=True: the URL is already canonical; re-quoting could change it.
@@ -166,7 +170,8 @@ class Fetcher:
         redirects: list[str] = []
         while True:
             await self._guard(current, proxy)
-            async with self._get(current, proxy) as resp:
+            extra = conditional if not redirects else None
+            async with self._get(current, proxy, extra) as resp:
                 location = resp.headers.get("Location") if resp.status in REDIRECT_CODES else None
                 if location is None or limit == 0:
                     body, truncated = await self._read_limited(resp, max_bytes, truncate)
@@ -194,7 +199,9 @@ class Fetcher:
                 await hop_check(key)
             current = target
 
-    def _get(self, url: URL, proxy: Proxy | None) -> aiohttp.client._RequestContextManager:
+    def _get(
+        self, url: URL, proxy: Proxy | None, extra: Mapping[str, str] | None = None
+    ) -> aiohttp.client._RequestContextManager:
         assert self._session is not None
         session = self._session
         kwargs: dict[str, object] = {}
@@ -203,8 +210,11 @@ class Fetcher:
                 session = self._socks[proxy.url]
             else:
                 kwargs["proxy"] = proxy.url
+        headers = dict(extra or {})
         if self._agents is not None:
-            kwargs["headers"] = {"User-Agent": next(self._agents)}
+            headers["User-Agent"] = next(self._agents)
+        if headers:
+            kwargs["headers"] = headers
         return session.get(url, allow_redirects=False, **kwargs)  # type: ignore[arg-type]
 
     async def _guard(self, url: URL, proxy: Proxy | None) -> None:

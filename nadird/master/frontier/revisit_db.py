@@ -1,0 +1,173 @@
+"""The revisit schedule on disk: one row per known URL of a revisiting job.
+
+A table of frontier.db, written through the frontier's redo transaction, so
+a schedule change commits with the frontier bookkeeping it belongs to (a
+URL's queue row leaves in the transaction that records its fetch here; a due
+URL's queue row arrives in the one that marks it queued): a crash neither
+loses a revisit nor runs one twice. Times are wall-clock epoch seconds, as
+stored times must be. The due scan walks the index on next_due up to "now",
+so its cost follows what is due, not what is known.
+
+Columns: fp (key), url, job, domain, depth; next_due (NULL: only link
+discovery after `expire` makes it due) and queued (1 while its queue row
+exists); interval, last_fetch, last_change; checks and changes (plain
+counts), stats (the estimator's decayed ChangeStats as JSON); the
+validators etag and last_modified; signature (worker/parse/signature.py).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from nadird.master.frontier.redo import RedoTransaction
+from nadird.revisit.estimate import ChangeStats
+
+CHUNK = 500
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS revisits (
+    fp BLOB PRIMARY KEY,
+    url TEXT NOT NULL,
+    job TEXT NOT NULL,
+    domain TEXT NOT NULL,
+    depth INTEGER NOT NULL,
+    next_due REAL,
+    queued INTEGER NOT NULL DEFAULT 0,
+    interval REAL NOT NULL DEFAULT 0,
+    last_fetch REAL NOT NULL,
+    last_change REAL,
+    checks INTEGER NOT NULL DEFAULT 0,
+    changes INTEGER NOT NULL DEFAULT 0,
+    stats TEXT NOT NULL,
+    etag TEXT NOT NULL DEFAULT '',
+    last_modified TEXT NOT NULL DEFAULT '',
+    signature TEXT
+);
+CREATE INDEX IF NOT EXISTS revisits_due ON revisits (next_due);
+"""
+_COLUMNS = (
+    "fp, url, job, domain, depth, next_due, queued, interval, last_fetch, last_change, "
+    "checks, changes, stats, etag, last_modified, signature"
+)
+
+
+@dataclass(slots=True)
+class Entry:
+    fp: bytes
+    url: str
+    job: str
+    domain: str
+    depth: int
+    next_due: float | None
+    queued: bool
+    interval: float
+    last_fetch: float
+    last_change: float | None
+    checks: int
+    changes: int
+    stats: ChangeStats
+    etag: str
+    last_modified: str
+    signature: str | None
+
+    def to_row(self) -> tuple[object, ...]:
+        return (
+            self.fp,
+            self.url,
+            self.job,
+            self.domain,
+            self.depth,
+            self.next_due,
+            int(self.queued),
+            self.interval,
+            self.last_fetch,
+            self.last_change,
+            self.checks,
+            self.changes,
+            json.dumps(list(self.stats)),
+            self.etag,
+            self.last_modified,
+            self.signature,
+        )
+
+
+def _entry(row: Any) -> Entry:  # a row of _COLUMNS
+    fp, url, job, domain, depth, due, queued, interval, last, change, checks, changes = row[:12]
+    stats, etag, modified, signature = row[12:]
+    return Entry(
+        fp,
+        str(url),
+        str(job),
+        str(domain),
+        int(depth),
+        None if due is None else float(due),
+        bool(queued),
+        float(interval),
+        float(last),
+        None if change is None else float(change),
+        int(checks),
+        int(changes),
+        ChangeStats(*json.loads(str(stats))),
+        str(etag),
+        str(modified),
+        None if signature is None else str(signature),
+    )
+
+
+class RevisitTable:
+    def __init__(self, db: sqlite3.Connection, tx: RedoTransaction) -> None:
+        self._db = db
+        self._tx = tx
+        db.executescript(_SCHEMA)
+
+    def get_many(self, fps: Sequence[bytes]) -> dict[bytes, Entry]:
+        found: dict[bytes, Entry] = {}
+        for at in range(0, len(fps), CHUNK):
+            chunk = fps[at : at + CHUNK]
+            marks = ",".join("?" * len(chunk))
+            cur = self._db.execute(f"SELECT {_COLUMNS} FROM revisits WHERE fp IN ({marks})", chunk)
+            found.update((e.fp, e) for e in map(_entry, cur))
+        return found
+
+    def get(self, fp: bytes) -> Entry | None:
+        return self.get_many([fp]).get(fp)
+
+    def put_many(self, entries: Iterable[Entry]) -> None:
+        rows: list[Sequence[Any]] = [e.to_row() for e in entries]
+        if rows:
+            marks = ",".join("?" * len(rows[0]))
+            self._tx.write_many(
+                f"INSERT OR REPLACE INTO revisits ({_COLUMNS}) VALUES ({marks})", rows
+            )
+
+    def due(self, now: float, limit: int) -> list[Entry]:
+        """Up to `limit` rows due at `now` and not queued yet, the most overdue first."""
+        cur = self._db.execute(
+            f"SELECT {_COLUMNS} FROM revisits WHERE next_due <= ? AND queued = 0 "
+            "ORDER BY next_due LIMIT ?",
+            (now, limit),
+        )
+        return [_entry(row) for row in cur]
+
+    def mark_queued(self, fps: Sequence[bytes]) -> None:
+        self._tx.write_many("UPDATE revisits SET queued = 1 WHERE fp = ?", [(fp,) for fp in fps])
+
+    def set_due(self, items: Sequence[tuple[bytes, float | None]]) -> None:
+        """Make rows due at a time (None: by discovery only) and not queued."""
+        self._tx.write_many(
+            "UPDATE revisits SET next_due = ?, queued = 0 WHERE fp = ?",
+            [(when, fp) for fp, when in items],
+        )
+
+    def count_due(self, before: float) -> int:
+        """Rows due before `before`, queued or not (an index range: O(due))."""
+        row = self._db.execute(
+            "SELECT count(*) FROM revisits WHERE next_due <= ?", (before,)
+        ).fetchone()
+        return int(row[0])
+
+    def known(self) -> int:
+        return int(self._db.execute("SELECT count(*) FROM revisits").fetchone()[0])

@@ -1,0 +1,232 @@
+"""Continuous crawling on the master: when known URLs are fetched again.
+
+Two questions, two structures: "is this URL new?" stays the Bloom seen set;
+"when is this known URL due?" is the schedule (revisit_db.py). A due URL is
+put back into the ordinary queue, past the seen set, so a revisit goes
+through the same bags, leases, politeness and exactness as a first fetch.
+
+A fetch's schedule row is computed when its result arrives and written when
+its queue row leaves (`settle`, called with the frontier's `durable`): both
+in one frontier transaction. A 304 is checked and unchanged: no record goes
+to the store (it would overwrite the page with an empty one), its row is
+settled at once. Time: the scan runs on the master's monotonic ticks, but
+what is stored (due, last fetch) is wall-clock; a scan admits at most
+MAX_PER_SCAN URLs, so a clock jump (or a long downtime) spreads the backlog
+over the following ticks instead of queueing it at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from nadird.jobs import Job
+from nadird.master.frontier.admission import priority
+from nadird.master.frontier.db import Row
+from nadird.master.frontier.queues import Frontier
+from nadird.master.frontier.revisit_db import Entry, RevisitTable
+from nadird.protocol.messages import PageResult
+from nadird.revisit.schedule import UrlState, due_for, due_when_found, record_fetch
+from nadird.urls import domain_of
+
+NOT_MODIFIED = 304
+MAX_PER_SCAN = 1000  # URLs queued per scan (about one a second)
+DEAD_REST = 60.0  # seconds before a dead-lettered revisit is due again, at least
+OVERDUE_AFTER = 60.0  # a URL due longer than this is overdue
+RATE_WINDOW = 60.0  # seconds over which checks per second are measured
+
+Clock = Callable[[], float]
+
+
+def modified_epoch(header: str) -> float | None:
+    """A Last-Modified header as epoch seconds (None if absent or unreadable)."""
+    if not header:
+        return None
+    try:
+        return parsedate_to_datetime(header).timestamp()
+    except (TypeError, ValueError):
+        return None
+
+
+class Revisits:
+    def __init__(
+        self,
+        table: RevisitTable,
+        frontier: Frontier,
+        jobs: dict[str, Job],
+        wall: Clock = time.time,
+        clock: Clock = time.monotonic,
+    ) -> None:
+        self.table = table
+        self.frontier = frontier
+        self.jobs = jobs
+        self._wall = wall
+        self._clock = clock
+        # fp -> the row its fetch makes, written when the queue row leaves.
+        self._pending: dict[bytes, Entry] = {}
+        self.checks = 0  # fetches of known URLs (this run)
+        self.changes = 0
+        self.not_modified = 0
+        self.queued = 0  # due URLs put back into the queue
+        self._samples: deque[tuple[float, int]] = deque()
+        self._due = (0, 0)  # (due, overdue) when last counted
+
+    @property
+    def active(self) -> bool:
+        """Whether a job revisits on a schedule: then the crawl is never
+        complete (`expire` alone acts only when links are found again)."""
+        for job in self.jobs.values():
+            policy = job.revisit_policy()
+            if policy is not None and (policy.default is not None or policy.rules):
+                return True
+        return False
+
+    @property
+    def scanning(self) -> bool:
+        """Whether any job revisits at all (on a schedule or by `expire`)."""
+        return any(job.revisits for job in self.jobs.values())
+
+    def _policy_job(self, name: str) -> Job | None:
+        job = self.jobs.get(name)
+        return job if job is not None and job.revisits else None
+
+    # ------------------------------------------------------------ results
+    def on_page(self, page: PageResult, job_name: str) -> bool:
+        """Note a fetched page of `job_name`; False when the store must not
+        get its record (a 304 of a known URL)."""
+        job = self._policy_job(job_name)
+        policy = None if job is None else job.revisit_policy()
+        if policy is None:
+            return True
+        prev = self._pending.get(page.fp) or self.table.get(page.fp)
+        unchanged = page.status == NOT_MODIFIED and prev is not None
+        now = self._wall()
+        entry = self._next(page, job_name, prev, unchanged, now)
+        state = UrlState(entry.last_fetch, entry.interval, entry.stats)
+        entry.next_due = due_for(policy, page.url, state)
+        self._pending[page.fp] = entry
+        return not unchanged
+
+    def _next(
+        self, page: PageResult, job: str, prev: Entry | None, unchanged: bool, now: float
+    ) -> Entry:
+        keep = unchanged or page.signature is None
+        signature = (prev.signature if prev else None) if keep else page.signature
+        changed = prev is not None and signature != prev.signature
+        state = record_fetch(
+            None if prev is None else UrlState(prev.last_fetch, prev.interval, prev.stats),
+            now,
+            changed,
+            modified_epoch(page.last_modified),
+        )
+        if prev is not None:
+            self.checks += 1
+            self.changes += changed
+            self.not_modified += unchanged
+        return Entry(
+            fp=page.fp,
+            url=page.url,
+            job=job,
+            domain=prev.domain if prev else domain_of(page.url),
+            depth=page.depth,
+            next_due=None,
+            queued=False,
+            interval=state.last_interval,
+            last_fetch=now,
+            last_change=now if changed else (prev.last_change if prev else now),
+            checks=(prev.checks + 1) if prev else 0,
+            changes=(prev.changes + changed) if prev else 0,
+            stats=state.stats,
+            etag=page.etag or (prev.etag if prev and unchanged else ""),
+            last_modified=page.last_modified or (prev.last_modified if prev and unchanged else ""),
+            signature=signature,
+        )
+
+    def settle(self, fps: Iterable[bytes]) -> None:
+        """The URLs' queue rows leave in this transaction: write their rows."""
+        entries = [e for fp in fps if (e := self._pending.pop(fp, None)) is not None]
+        self.table.put_many(entries)
+
+    def dead(self, row: Row) -> None:
+        """A revisit whose retries ran out: due again later, not never."""
+        entry = self.table.get(row.fp)
+        if entry is not None:
+            rest = max(entry.interval, DEAD_REST)
+            self.table.set_due([(row.fp, self._wall() + rest)])
+
+    # ------------------------------------------------------------ due scan
+    def scan(self, limit: int = MAX_PER_SCAN) -> int:
+        """Queue the URLs that are due (at most `limit`); returns how many."""
+        rows: list[Row] = []
+        parked: list[tuple[bytes, float | None]] = []
+        for entry in self.table.due(self._wall(), limit):
+            job = self._policy_job(entry.job)
+            if job is None:  # the job was removed or stopped revisiting
+                parked.append((entry.fp, None))
+                continue
+            rank = priority(job, entry.depth, entry.url)
+            rows.append(Row(entry.url, entry.fp, entry.depth, entry.job, rank, entry.domain))
+        if parked:
+            self.table.set_due(parked)
+        if rows:
+            self.frontier.requeue(rows)
+            self.table.mark_queued([r.fp for r in rows])
+            self.queued += len(rows)
+        return len(rows)
+
+    def found(self, job_name: str, fps: Sequence[bytes]) -> int:
+        """Links found again: those fetched at least `expire` ago are due now."""
+        job = self._policy_job(job_name)
+        policy = None if job is None else job.revisit_policy()
+        if policy is None or policy.expire is None or not fps:
+            return 0
+        now = self._wall()
+        due = [
+            (fp, now)
+            for fp, entry in self.table.get_many(list(set(fps))).items()
+            if not entry.queued
+            and fp not in self._pending
+            and due_when_found(policy, UrlState(entry.last_fetch), now)
+        ]
+        self.table.set_due(due)
+        return len(due)
+
+    def validators(self, job_name: str, fps: Sequence[bytes]) -> list[list[str]]:
+        """[ETag, Last-Modified] per URL for a bag ([] when none has any)."""
+        if self._policy_job(job_name) is None:
+            return []
+        known = self.table.get_many(fps)
+        pairs = [
+            [e.etag, e.last_modified] if (e := known.get(fp)) is not None else ["", ""]
+            for fp in fps
+        ]
+        return pairs if any(a or b for a, b in pairs) else []
+
+    # -------------------------------------------------------------- status
+    def checks_per_second(self) -> float:
+        now = self._clock()
+        self._samples.append((now, self.checks))
+        while len(self._samples) > 1 and now - self._samples[0][0] > RATE_WINDOW:
+            self._samples.popleft()
+        then, before = self._samples[0]
+        return (self.checks - before) / (now - then) if now > then else 0.0
+
+    def status(self) -> dict[str, Any]:
+        now = self._wall()
+        # Closed: the last status line of a stopped master keeps the last counts.
+        with contextlib.suppress(sqlite3.ProgrammingError):
+            self._due = (self.table.count_due(now), self.table.count_due(now - OVERDUE_AFTER))
+        return {
+            "revisit_due": self._due[0],
+            "revisit_overdue": self._due[1],
+            "revisit_checks": self.checks,
+            "revisit_changes": self.changes,
+            "revisit_not_modified": self.not_modified,
+            "revisit_queued": self.queued,
+            "revisit_checks_per_second": round(self.checks_per_second(), 3),
+        }

@@ -1,0 +1,118 @@
+"""Page history: a version per change of a revisited page, and the diffs.
+
+A version is (url, job, time, the extracted data, signature). The store
+writer appends one with the page's record, in the same transaction, when the
+page's signature differs from its latest version (the first fetch is the
+first version). Comparing with what is stored, not with what the master
+remembers, makes the append idempotent: a page fetched again after a crash
+(its record stored, the master's bookkeeping lost) has the signature of its
+latest version and adds none.
+
+`nadird export --changes` pairs each version with the one before it and
+prints the fields whose values differ, old and new.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from nadird.store.base import PageRecord
+
+SQLITE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS changes (
+    id INTEGER PRIMARY KEY,
+    url TEXT NOT NULL,
+    job TEXT NOT NULL,
+    fetched_at REAL NOT NULL,
+    signature TEXT NOT NULL,
+    data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS changes_url ON changes (url, fetched_at);
+CREATE INDEX IF NOT EXISTS changes_time ON changes (fetched_at);
+"""
+_LATEST = (
+    "SELECT signature FROM changes WHERE url = ? AND job = ? "
+    "ORDER BY fetched_at DESC, id DESC LIMIT 1"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Version:
+    url: str
+    job: str
+    fetched_at: float
+    signature: str
+    data: dict[str, Any]
+
+
+def versions_of(records: Iterable[PageRecord]) -> Iterator[Version]:
+    """The records that may be versions: those with a signature (revisiting jobs)."""
+    for r in records:
+        if r.signature is not None:
+            yield Version(r.url, r.job, r.fetched_at, r.signature, r.data)
+
+
+def append_sqlite(conn: sqlite3.Connection, records: Iterable[PageRecord]) -> int:
+    """Inside the caller's transaction: a version per changed page; how many."""
+    added = 0
+    for v in versions_of(records):
+        latest = conn.execute(_LATEST, (v.url, v.job)).fetchone()
+        if latest is not None and latest[0] == v.signature:
+            continue
+        conn.execute(
+            "INSERT INTO changes (url, job, fetched_at, signature, data) VALUES (?, ?, ?, ?, ?)",
+            (v.url, v.job, v.fetched_at, v.signature, json.dumps(v.data, ensure_ascii=False)),
+        )
+        added += 1
+    return added
+
+
+def read_sqlite(conn: sqlite3.Connection, job: str | None) -> Iterator[Version]:
+    """Every version, by URL then time (what `diffs` needs)."""
+    sql = "SELECT url, job, fetched_at, signature, data FROM changes"
+    args: tuple[str, ...] = ()
+    if job is not None:
+        sql, args = sql + " WHERE job = ?", (job,)
+    for url, name, at, signature, data in conn.execute(sql + " ORDER BY url, fetched_at, id", args):
+        yield Version(url, name, at, signature, json.loads(data))
+
+
+def field_changes(old: dict[str, Any], new: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """{field: {"old": ..., "new": ...}} for each field whose value differs."""
+    names = list(old) + [name for name in new if name not in old]
+    return {
+        name: {"old": old.get(name), "new": new.get(name)}
+        for name in names
+        if old.get(name) != new.get(name)
+    }
+
+
+def diffs(versions: Iterable[Version], since: float | None = None) -> Iterator[dict[str, Any]]:
+    """One change per version after the first of its URL (and job), from
+    versions sorted by URL then time; `since` keeps the changes at or after it."""
+    previous: Version | None = None
+    for v in versions:
+        before = (
+            previous
+            if previous is not None
+            and (previous.url, previous.job)
+            == (
+                v.url,
+                v.job,
+            )
+            else None
+        )
+        previous = v
+        if before is None or (since is not None and v.fetched_at < since):
+            continue
+        yield {
+            "url": v.url,
+            "job": v.job,
+            "time": v.fetched_at,
+            "previous_time": before.fetched_at,
+            "changes": field_changes(before.data, v.data),
+        }

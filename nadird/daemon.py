@@ -139,11 +139,31 @@ async def _stop(role: Role, signals: SignalQueue, deadline: float) -> bool:
         again.cancel()
     error = stopping.exception()
     if isinstance(error, TimeoutError):
-        log.error("stop_deadline_passed", seconds=deadline)
-    elif error is not None:
+        # Not a clean stop: say where it was stuck, and exit non-zero.
+        log.error("stop_deadline_passed", seconds=deadline, waiting=_stuck_tasks())
+        return True
+    if error is not None:
         log.error("role_failed", error=f"{type(error).__name__}: {error}"[:500])
         return True
     return False
+
+
+def _stuck_tasks() -> list[str]:
+    """Each unfinished task and the await chain it is suspended in (for a
+    stop that hung): the innermost lines say what it waits for."""
+    stuck = []
+    for task in asyncio.all_tasks():
+        if task is asyncio.current_task():
+            continue
+        chain: list[str] = []
+        coro: Any = task.get_coro()
+        while coro is not None and len(chain) < 12:
+            frame = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None)
+            if frame is not None:
+                chain.append(f"{frame.f_code.co_name}:{frame.f_lineno}")
+            coro = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None)
+        stuck.append(f"{task.get_name()}: {' > '.join(chain) or '?'}")
+    return sorted(stuck)[:50]
 
 
 def _reload(role: Role, current: Config, path: str) -> Config:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hmac
 import json
 import os
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -152,31 +153,38 @@ class ApiServer:
         return job if job in self.master.jobs() else None
 
     async def pause(self, request: web.Request) -> web.Response:
-        await require_no_body(request)
-        job = self._job(request)
-        if job is None:
-            return _error(404, "unknown job")
-        self.master.pause_job(job)
-        log.info("job_paused", job=job)
-        return _json({"job": job, "paused": True})
+        return await self._on_job(request, self._pause)
 
     async def resume(self, request: web.Request) -> web.Response:
-        await require_no_body(request)
-        job = self._job(request)
-        if job is None:
-            return _error(404, "unknown job")
-        self.master.resume_job(job)
-        log.info("job_resumed", job=job)
-        return _json({"job": job, "paused": False})
+        return await self._on_job(request, self._resume)
 
     async def delete_job(self, request: web.Request) -> web.Response:
+        return await self._on_job(request, self._delete)
+
+    async def _on_job(
+        self, request: web.Request, action: Callable[[str], dict[str, Any]]
+    ) -> web.Response:
+        """A job control route: no body, a known job, then the action's answer."""
         await require_no_body(request)
         job = self._job(request)
         if job is None:
             return _error(404, "unknown job")
+        return _json({"job": job, **action(job)})
+
+    def _pause(self, job: str) -> dict[str, Any]:
+        self.master.pause_job(job)
+        log.info("job_paused", job=job)
+        return {"paused": True}
+
+    def _resume(self, job: str) -> dict[str, Any]:
+        self.master.resume_job(job)
+        log.info("job_resumed", job=job)
+        return {"paused": False}
+
+    def _delete(self, job: str) -> dict[str, Any]:
         dropped = self.master.delete_job(job)
         log.info("job_deleted", job=job, dropped=dropped)
-        return _json({"job": job, "deleted": True, "dropped_urls": dropped})
+        return {"deleted": True, "dropped_urls": dropped}
 
     async def openapi(self, _request: web.Request) -> web.Response:
         text = resources.files("nadird.master.service").joinpath("openapi.yaml").read_text("utf-8")

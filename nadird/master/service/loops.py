@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 
 from nadird.errors import NadirdError
-from nadird.logs import get_logger
+from nadird.logs import PerKeyLimit, get_logger
 
 log = get_logger()
 LOG_EVERY = 1.0  # seconds between two logged failures of one loop
@@ -39,7 +39,7 @@ class LoopGuard:
         self._on_broken = on_broken
         self.stopping = False
         self._tasks: list[asyncio.Task[None]] = []
-        self._logged: dict[str, tuple[float, int]] = {}
+        self._log_limit = PerKeyLimit(LOG_EVERY)
 
     @property
     def healthy(self) -> bool:
@@ -80,12 +80,9 @@ class LoopGuard:
 
     def _failed(self, name: str, exc: Exception) -> None:
         self.stats["handler_errors"] += 1
-        now = time.monotonic()
-        last, suppressed = self._logged.get(name, (0.0, 0))
-        if now - last < LOG_EVERY:
-            self._logged[name] = (last, suppressed + 1)
+        suppressed = self._log_limit.allow(name, time.monotonic())
+        if suppressed is None:
             return
-        self._logged[name] = (now, 0)
         log.error("master_loop_failed", loop=name, suppressed=suppressed, exc_info=exc)
 
     def _ended(self, task: asyncio.Task[None]) -> None:

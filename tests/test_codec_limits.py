@@ -122,3 +122,18 @@ def _results(pages: int) -> Results:
             for i in range(pages)
         ],
     )
+
+
+@pytest.mark.parametrize("field", ["etag", "last_modified", "signature"])
+def test_a_validator_no_bag_could_carry_back_is_refused(field: str) -> None:
+    """The revisit schedule keeps these and sends them back in bags, which
+    refuse more than MAX_VALIDATOR characters: a result may not store more."""
+    from nadird.protocol.messages import MAX_VALIDATOR
+
+    url = "http://a.test/"
+    fits = PageResult(url, b"0" * 16, url, 200, 1.0, 0, **{field: "v" * MAX_VALIDATOR})
+    frame = msgpack.unpackb(encode(Results("n", "l", 1, "j", [fits])), raw=False)
+    assert decode(msgpack.packb(frame)) is not None
+    frame["pages"][0][field] = "v" * (MAX_VALIDATOR + 1)
+    with pytest.raises(ProtocolError, match=field):
+        decode(msgpack.packb(frame))

@@ -247,6 +247,10 @@ class PageResult(PageContent, PageFetch):
         _same_length(links=self.links, link_fps=self.link_fps)
         _check_fps("link_fps", self.link_fps)
         _check_urls("links", [self.url, self.final_url, *self.links])
+        # Kept in the revisit schedule and sent back in bags (Bag checks the
+        # same bound): a longer one would make every later bag of the URL fail.
+        if max(len(self.etag), len(self.last_modified), len(self.signature or "")) > MAX_VALIDATOR:
+            raise ValueError(f"etag, last_modified, signature: at most {MAX_VALIDATOR} characters")
         if self.error is None and self.error_kind is not None:
             raise ValueError("error_kind without an error")
         if self.error_kind is None and self.error is not None:

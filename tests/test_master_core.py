@@ -12,7 +12,8 @@ from core_helpers import A_URLS, HEARTBEAT, T0, TTL, admit, bags, make_core, pag
 from core_helpers import results as results_of
 
 from nadird.jobs import Job
-from nadird.master.core import NO_WORKER_RETRY, MasterCore
+from nadird.master.core import MasterCore
+from nadird.master.leasing.dispatch import NO_WORKER_RETRY
 from nadird.protocol.messages import Bag, BagDone, Credit, Hello, Refused, Reset, Welcome
 from nadird.urls import fingerprint
 

@@ -21,6 +21,7 @@ from nadird.master.frontier.queues import Caps, Frontier
 from nadird.master.frontier.revisits import Revisits
 from nadird.master.frontier.seen import SeenSet
 from nadird.master.leasing.acceptance import REASONS, refusal
+from nadird.master.leasing.dispatch import Dispatching, Outgoing
 from nadird.master.leasing.lease_mark import LeaseMark, headroom_of, recovery_hold
 from nadird.master.leasing.leases import Lease, LeaseTable
 from nadird.master.leasing.nodes import Node, NodeRegistry
@@ -31,7 +32,6 @@ from nadird.master.results.retries import backoff, describe, is_transient
 from nadird.master.service import trace
 from nadird.master.service.metrics import MasterMetrics
 from nadird.protocol.messages import (
-    Bag,
     BagDone,
     Bye,
     Credit,
@@ -46,15 +46,12 @@ from nadird.protocol.messages import (
     Welcome,
 )
 from nadird.store.base import PageRecord
-from nadird.urls import domain_of, origin_of
+from nadird.urls import domain_of
 
 log = get_logger()
-# Seconds before a domain whose job no connected worker can run is tried again.
-NO_WORKER_RETRY = 2.0
-Outgoing = list[tuple[bytes, Message]]
 
 
-class MasterCore:
+class MasterCore(Dispatching):
     def __init__(self, config: Config, db: FrontierDB, seen: SeenSet) -> None:
         self.config = config
         master = config.master
@@ -363,42 +360,6 @@ class MasterCore:
         """Queue the revisits that are due (a bounded number per tick)."""
         return self.revisits.scan() if self.revisits.scanning else 0
 
-    # ---------------------------------------------------------- dispatch
-    def dispatch(self, now: float) -> Outgoing:
-        """Lease ready domains to workers with credit; one bag per credit.
-
-        A bag goes only to a worker of the job's group with every capability
-        the job requires; a domain no worker can take waits a little.
-        """
-        if now < self.hold_until:
-            return []
-        out: Outgoing = []
-        nodes = self.nodes.with_credits()
-        master = self.config.master
-        while nodes:
-            ds = self.frontier.pop_ready(now)
-            if ds is None:
-                break
-            rows = self.frontier.take(ds, master.bag_size, self.paused)
-            if not rows:
-                continue
-            node = self._pick(nodes, rows[0].job)
-            if node is None:
-                self.frontier.release(ds.name, now + NO_WORKER_RETRY, rows)
-                self.stats["no_capable_worker"] += 1
-                continue
-            lease = self.leases.grant(ds.name, node.holder(), rows, now, master.lease_ttl)
-            if gate.debug:
-                trace.leased(lease)
-            node.credits -= 1
-            if node.credits == 0:
-                nodes.remove(node)
-            out.append((node.identity, self._bag(lease)))
-            self.stats["bags_leased"] += 1
-        if out:
-            self.lease_mark.cover(now)
-        return out
-
     def record_clean_stop(self, now: float) -> None:
         """Live workers were told to drop their bags: only leases of silent
         ones may still be crawled when the next run starts."""
@@ -408,12 +369,6 @@ class MasterCore:
             if (node := self.nodes.get(lease.node)) is None or not self._alive(node, now)
         ]
         self.lease_mark.settle(max(silent, default=None), now)
-
-    def _pick(self, nodes: list[Node], job_name: str) -> Node | None:
-        job = self.admission.jobs.get(job_name)
-        group, requires = (job.group, job.requires) if job is not None else (None, [])
-        able = [n for n in nodes if n.can_run(group, requires)]
-        return max(able, key=lambda n: n.credits) if able else None
 
     # -------------------------------------------------------------- jobs
     def pause(self, job: str) -> None:
@@ -427,34 +382,3 @@ class MasterCore:
         self.admission.jobs.pop(job, None)
         self.paused.discard(job)
         return self.frontier.drop_job(job)
-
-    def next_dispatch_at(self) -> float | None:
-        if not self.nodes.with_credits():
-            return None
-        ready = self.frontier.next_ready_at()
-        if ready is None:
-            return None
-        return max(ready, self.hold_until)
-
-    def _bag(self, lease: Lease) -> Bag:
-        job = self.admission.jobs[lease.job]
-        politeness = self.config.politeness
-        rows = list(lease.pending.values())
-        return Bag(
-            lease=lease.id,
-            epoch=lease.epoch,
-            domain=lease.domain,
-            job=job.to_wire(),
-            urls=[r.url for r in rows],
-            fps=[r.fp for r in rows],
-            depths=[r.depth for r in rows],
-            rows=[r.id for r in rows],
-            attempts=[r.attempts + 1 for r in rows],
-            validators=self.revisits.validators(lease.job, [r.fp for r in rows]),
-            delay=job.delay if job.delay is not None else politeness.delay,
-            domain_concurrency=job.domain_concurrency or politeness.domain_concurrency,
-            ttl=self.config.master.lease_ttl,
-            robots=self.robots.for_origins({origin_of(r.url) for r in rows})
-            if self.robots is not None
-            else [],
-        )

@@ -26,15 +26,28 @@ Shape of one host `site-N.test`:
 from __future__ import annotations
 
 import html
-import posixpath
 import random
-import re
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from enum import Enum
 from typing import Literal
 from urllib.parse import urlsplit
+
+from nadird.testing.graph_pages import (
+    PAGE_PATH,
+    Form,
+    Link,
+    PageFacts,
+    Target,
+    filler_paragraphs,
+    h1_of,
+    href_of,
+    page_facts,
+    page_rng,
+    pdf_body,
+    product_name,
+    title_of,
+)
 
 OUTSIDE_HOST = "outside.test"
 ROBOTS_TXT = "User-agent: *\nDisallow: /private/\n"
@@ -58,44 +71,10 @@ _SPECIALS = {1: "outside", 3: "private", 4: "pdf", 6: "missing"}
 
 Kind = Literal["home", "page", "private", "pdf", "outside", "robots", "missing"]
 _HTML_KINDS: frozenset[Kind] = frozenset({"home", "page", "private", "outside"})
-_PAGE_PATH = re.compile(r"/p/(0|[1-9][0-9]*)")
 
 
-def _words(text: str) -> tuple[str, ...]:
-    # Word lists read better as prose than as a column of one-word literals.
-    return tuple(text.split())
-
-
-_ADJECTIVES = _words(
-    "Sturdy Bright Compact Vintage Modern Rustic Silent Swift Gentle Bold Classic Elegant "
-    "Handy Golden Crimson Polished Woven Frosted Quiet Daring"
-)
-_NOUNS = _words(
-    "Lamp Kettle Backpack Chair Teapot Lantern Notebook Blanket Clock Bicycle Compass Mug "
-    "Satchel Easel Radio Umbrella Stool Basket Camera Skillet"
-)
-_WORDS = _words(
-    "the a of and with for this that every our your made crafted designed built tested "
-    "durable light warm soft strong simple careful daily travel kitchen garden office home "
-    "season gift quality material finish colour shape size comfort value detail feature "
-    "customer review delivery warranty handle surface edge corner frame cover layer "
-    "morning evening weekend family friend workshop market city village river mountain"
-)
-
-
-class _Form(Enum):
-    """How one link is written in the HTML; all forms resolve to the same URL."""
-
-    ROOT = "root"  # /p/3
-    RELATIVE = "relative"  # 3, ../files/4.pdf, p/3: shortest path from the page's directory
-    DOTTED = "dotted"  # ../p/3, ./p/3: climbs to the root first
-    ABSOLUTE = "absolute"  # http://site-1.test:PORT/p/3
-    UPPER_HOST = "upper-host"  # http://SITE-1.TEST:PORT/p/3 (port 80 written out)
-    SCHEME_RELATIVE = "scheme-relative"  # //site-1.test:PORT/p/3
-
-
-_ANY_HOST_FORMS = (_Form.ABSOLUTE, _Form.UPPER_HOST, _Form.SCHEME_RELATIVE)
-_SAME_HOST_FORMS = (_Form.ROOT, _Form.RELATIVE, _Form.DOTTED, *_ANY_HOST_FORMS)
+_ANY_HOST_FORMS = (Form.ABSOLUTE, Form.UPPER_HOST, Form.SCHEME_RELATIVE)
+_SAME_HOST_FORMS = (Form.ROOT, Form.RELATIVE, Form.DOTTED, *_ANY_HOST_FORMS)
 
 
 @dataclass(frozen=True)
@@ -105,30 +84,6 @@ class Resource:
     status: int
     content_type: str
     body: bytes
-
-
-@dataclass(frozen=True)
-class _Target:
-    host: str
-    path: str
-
-
-@dataclass(frozen=True)
-class _Link:
-    target: _Target
-    form: _Form
-    fragment: str  # "" for none
-
-
-@dataclass(frozen=True)
-class _Page:
-    """The port-independent facts of one HTML page; rendering adds the port."""
-
-    name: str
-    price: str
-    sku: str
-    desc: str
-    links: tuple[_Link, ...]
 
 
 class SiteGraph:
@@ -164,7 +119,7 @@ class SiteGraph:
         self._node_of = {index: k + 1 for k, index in enumerate(self._linked)}
         # Children may not fill every slot: a special link needs one too.
         self._fanout = max(1, min(_TREE_FANOUT, links_per_page - 1))
-        self._filler_pool = _filler_paragraphs(seed) if filler_kb else []
+        self._filler_pool = filler_paragraphs(seed) if filler_kb else []
 
     @property
     def port(self) -> int:
@@ -256,8 +211,8 @@ class SiteGraph:
         if page is None:
             raise ValueError(f"not an HTML page: {url}")
         return {
-            "title": _title(page, host),
-            "h1": _h1(host, path),
+            "title": title_of(page, host),
+            "h1": h1_of(host, path),
             "price": page.price,
             "sku": page.sku,
         }
@@ -305,22 +260,22 @@ class SiteGraph:
         if kind == "robots":
             return Resource(200, TEXT_TYPE, ROBOTS_TXT.encode())
         if kind == "pdf":
-            return Resource(200, PDF_TYPE, _pdf_body(host.lower(), path))
+            return Resource(200, PDF_TYPE, pdf_body(host.lower(), path))
         return Resource(404, TEXT_TYPE, NOT_FOUND_BODY)
 
-    def _render(self, host: str, path: str, page: _Page) -> str:
+    def _render(self, host: str, path: str, page: PageFacts) -> str:
         items = "\n".join(
-            f'<li><a href="{html.escape(self._href(path, link))}">'
+            f'<li><a href="{html.escape(href_of(path, link, self.port))}">'
             f"{html.escape(self._anchor_text(link.target))}</a></li>"
             for link in page.links
         )
         return (
             "<!DOCTYPE html>\n"
             '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-            f"<title>{html.escape(_title(page, host))}</title>\n"
+            f"<title>{html.escape(title_of(page, host))}</title>\n"
             f'<meta name="sku" content="{html.escape(page.sku)}">\n'
             "</head>\n<body>\n"
-            f"<h1>{html.escape(_h1(host, path))}</h1>\n"
+            f"<h1>{html.escape(h1_of(host, path))}</h1>\n"
             f'<span class="price">{html.escape(page.price)}</span>\n'
             f'<div class="desc"><p>{html.escape(page.desc)}</p></div>\n'
             f'<ul class="links">\n{items}\n</ul>\n'
@@ -328,32 +283,10 @@ class SiteGraph:
             "</body>\n</html>\n"
         )
 
-    def _href(self, page_path: str, link: _Link) -> str:
-        target, form = link.target, link.form
-        if form is _Form.ROOT:
-            href = target.path
-        elif form is _Form.RELATIVE:
-            href = posixpath.relpath(target.path, posixpath.dirname(page_path))
-        elif form is _Form.DOTTED:
-            climb = "../" * (page_path.count("/") - 1) or "./"
-            href = climb + target.path.lstrip("/")
-        else:
-            href = self._absolute_href(target, form)
-        return f"{href}#{link.fragment}" if link.fragment else href
-
-    def _absolute_href(self, target: _Target, form: _Form) -> str:
-        host = target.host.upper() if form is _Form.UPPER_HOST else target.host
-        # Port 80 is written out only in the upper-case form, so that a
-        # default-port variant appears when the graph is served on port 80.
-        if self.port != 80 or form is _Form.UPPER_HOST:
-            host = f"{host}:{self.port}"
-        prefix = "//" if form is _Form.SCHEME_RELATIVE else "http://"
-        return f"{prefix}{host}{target.path}"
-
-    def _anchor_text(self, target: _Target) -> str:
+    def _anchor_text(self, target: Target) -> str:
         kind = self.kind(target.host, target.path)
         if kind in ("home", "page"):
-            return _name(_page_rng(self.seed, target.host, target.path))
+            return product_name(page_rng(self.seed, target.host, target.path))
         labels = {
             "outside": "Our partner",
             "private": "Members area",
@@ -377,73 +310,71 @@ class SiteGraph:
     # --------------------------------------------------------------- pages
 
     def _page_index(self, path: str) -> int | None:
-        match = _PAGE_PATH.fullmatch(path)
+        match = PAGE_PATH.fullmatch(path)
         if match is None or int(match[1]) >= self.pages - 1:
             return None
         return int(match[1])
 
-    def _html_page(self, host: str, path: str) -> _Page | None:
+    def _html_page(self, host: str, path: str) -> PageFacts | None:
         """Any HTML page; private and outside pages have no links."""
         kind = self.kind(host, path)
         if kind in ("private", "outside"):
-            return _page_facts(_page_rng(self.seed, host, path))
+            return page_facts(page_rng(self.seed, host, path))
         return self._site_page(host, path)
 
-    def _site_page(self, host: str, path: str) -> _Page | None:
+    def _site_page(self, host: str, path: str) -> PageFacts | None:
         """A home or /p/N page of a site host: the only pages that link."""
         kind = self.kind(host, path)
         if kind not in ("home", "page"):
             return None
-        rng = _page_rng(self.seed, host, path)
+        rng = page_rng(self.seed, host, path)
         # Facts are drawn before links, so that anchor text for a page (its
         # name, the first draw) can be had without computing its links.
-        facts = _page_facts(rng)
+        facts = page_facts(rng)
         return replace(facts, links=self._links(rng, host, path, self._page_index(path)))
 
     def _links(
         self, rng: random.Random, host: str, path: str, index: int | None
-    ) -> tuple[_Link, ...]:
+    ) -> tuple[Link, ...]:
         node = 0 if index is None else self._node_of.get(index)
         targets = [] if node is None else self._children(host, node)
         special = self._special(host, index)
         if special is not None and len(targets) < self.links_per_page:
             targets.append(special)
-        targets += self._random_targets(rng, _Target(host, path), targets)
+        targets += self._random_targets(rng, Target(host, path), targets)
         rng.shuffle(targets)
         return tuple(self._dress(rng, host, target) for target in targets)
 
-    def _children(self, host: str, node: int) -> list[_Target]:
+    def _children(self, host: str, node: int) -> list[Target]:
         first = node * self._fanout + 1
         last = min(first + self._fanout, len(self._linked) + 1)
-        return [_Target(host, self._node_path(child)) for child in range(first, last)]
+        return [Target(host, self._node_path(child)) for child in range(first, last)]
 
     def _node_path(self, node: int) -> str:
         return "/" if node == 0 else f"/p/{self._linked[node - 1]}"
 
-    def _special(self, host: str, index: int | None) -> _Target | None:
+    def _special(self, host: str, index: int | None) -> Target | None:
         kind = None if index is None else _SPECIALS.get(index % _SPECIAL_MODULUS)
         if kind == "outside":
-            return _Target(OUTSIDE_HOST, f"/ads/{host}/{index}")
+            return Target(OUTSIDE_HOST, f"/ads/{host}/{index}")
         if kind == "private":
-            return _Target(host, f"/private/{index}")
+            return Target(host, f"/private/{index}")
         if kind == "pdf":
-            return _Target(host, f"/files/{index}.pdf")
+            return Target(host, f"/files/{index}.pdf")
         if kind == "missing":
-            return _Target(host, f"/missing/{index}")
+            return Target(host, f"/missing/{index}")
         return None
 
-    def _random_targets(
-        self, rng: random.Random, own: _Target, taken: list[_Target]
-    ) -> list[_Target]:
+    def _random_targets(self, rng: random.Random, own: Target, taken: list[Target]) -> list[Target]:
         """Fill the free link slots with distinct linked pages, not the page itself."""
         wanted = self.links_per_page - len(taken)
         seen = {own, *taken}
-        found: list[_Target] = []
+        found: list[Target] = []
         # Tiny graphs may have fewer candidates than slots: give up, don't loop.
         for _ in range(wanted * 10):
             if len(found) >= wanted:
                 break
-            target = _Target(self._random_host(rng, own.host), self._random_node_path(rng))
+            target = Target(self._random_host(rng, own.host), self._random_node_path(rng))
             if target not in seen:
                 seen.add(target)
                 found.append(target)
@@ -458,12 +389,12 @@ class SiteGraph:
     def _random_node_path(self, rng: random.Random) -> str:
         return self._node_path(rng.randrange(len(self._linked) + 1))
 
-    def _dress(self, rng: random.Random, host: str, target: _Target) -> _Link:
+    def _dress(self, rng: random.Random, host: str, target: Target) -> Link:
         """Pick the written form of a link; other hosts need a host in the URL."""
         forms = _SAME_HOST_FORMS if target.host == host else _ANY_HOST_FORMS
         form = rng.choice(forms)
         fragment = f"sec-{rng.randrange(10)}" if rng.random() < _FRAGMENT_SHARE else ""
-        return _Link(target, form, fragment)
+        return Link(target, form, fragment)
 
 
 # ------------------------------------------------------------------ helpers
@@ -484,59 +415,3 @@ def _split(url: str) -> tuple[str, str]:
     if not parts.hostname:
         raise ValueError(f"not an absolute URL: {url!r}")
     return parts.hostname, parts.path or "/"
-
-
-def _page_rng(seed: int, host: str, path: str) -> random.Random:
-    """The one random stream of a page: /p/N is keyed by N, other pages by path."""
-    match = _PAGE_PATH.fullmatch(path)
-    key = match[1] if match else path
-    return random.Random(f"{seed}:{host}:{key}")
-
-
-def _name(rng: random.Random) -> str:
-    return f"{rng.choice(_ADJECTIVES)} {rng.choice(_NOUNS)}"
-
-
-def _page_facts(rng: random.Random) -> _Page:
-    """Everything but the links; the name must stay the first draw (see _anchor_text)."""
-    name = _name(rng)
-    cents = rng.randrange(100, 100_000)
-    return _Page(
-        name=name,
-        price=f"${cents // 100}.{cents % 100:02d}",
-        sku=f"SKU-{rng.randrange(16**8):08X}",
-        desc=" ".join(_sentence(rng) for _ in range(rng.randrange(2, 5))),
-        links=(),
-    )
-
-
-def _sentence(rng: random.Random) -> str:
-    words = [rng.choice(_WORDS) for _ in range(rng.randrange(8, 15))]
-    return " ".join(words).capitalize() + "."
-
-
-def _title(page: _Page, host: str) -> str:
-    return f"{page.name} | {host}"
-
-
-def _h1(host: str, path: str) -> str:
-    return f"Page {host} {path}"
-
-
-def _filler_paragraphs(seed: int) -> list[str]:
-    rng = random.Random(f"{seed}:filler")
-    return [" ".join(_sentence(rng) for _ in range(rng.randrange(3, 7))) for _ in range(64)]
-
-
-def _pdf_body(host: str, path: str) -> bytes:
-    """A few hundred bytes that look like a PDF to anything sniffing the start."""
-    text = f"Synthetic document {host}{path}"
-    stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET"
-    return (
-        "%PDF-1.4\n"
-        "1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n"
-        "2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj\n"
-        "3 0 obj << /Type /Page /Parent 2 0 R /Contents 4 0 R >> endobj\n"
-        f"4 0 obj << /Length {len(stream)} >> stream\n{stream}\nendstream endobj\n"
-        "trailer << /Root 1 0 R >>\n%%EOF\n"
-    ).encode()

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from nadird.testing.graph import _name, _sentence
+from nadird.testing.graph_pages import product_name, sentence
 
 # Changes per virtual second: every minute, ten minutes, hour, six hours,
 # day, and never. Pages draw a tier each, evenly.
@@ -196,7 +196,7 @@ def build_pages(
                 rate=rate,
                 validators=rng.choices(list(weights), list(weights.values()))[0],
                 noise=rng.random() < noise_share,
-                name=_name(rng),
+                name=product_name(rng),
                 schedule=ChangeSchedule(rate, f"{seed}:living:{index}:changes"),
                 _price_rng=random.Random(f"{seed}:living:{index}:price"),
             )
@@ -255,11 +255,11 @@ def _main(seed: int, page: LivingPage, version: int, host_pages: Sequence[Living
         )
     if page.kind == "article":
         paragraphs = (
-            " ".join(_sentence(rng) for _ in range(rng.randrange(3, 6)))
+            " ".join(sentence(rng) for _ in range(rng.randrange(3, 6)))
             for _ in range(_ARTICLE_PARAGRAPHS)
         )
         return "<article>" + "".join(f"<p>{text}</p>" for text in paragraphs) + "</article>"
     items = [p for p in host_pages if p.kind != "hub"]
     chosen = rng.sample(items, min(_HUB_ITEMS, len(items)))
     listing = "".join(f'<li><a href="{p.path}">{html.escape(p.name)}</a></li>' for p in chosen)
-    return f'<p class="headline">{_sentence(rng)}</p><ul class="items">{listing}</ul>'
+    return f'<p class="headline">{sentence(rng)}</p><ul class="items">{listing}</ul>'

@@ -1,6 +1,7 @@
-"""`--rebuild-seen`: a new seen set from everything the crawl already knows.
+"""The seen set at start: the last snapshot plus the admissions logged after
+it, or (`--rebuild-seen`) a new one from everything the crawl already knows.
 
-For when the snapshot is lost or damaged: every fingerprint in the store, the
+Rebuilding is for when the snapshot is lost or damaged: every fingerprint in the store, the
 queue, the dead letters and the overflow record is added again. Slow (it reads
 the whole store) but exact: nothing the crawl has seen is fetched again.
 """
@@ -10,12 +11,33 @@ from __future__ import annotations
 from pathlib import Path
 
 from nadird.config import Config
+from nadird.errors import StateError
 from nadird.logs import get_logger
 from nadird.master.frontier.db import FrontierDB
 from nadird.master.frontier.seen import SeenSet
+from nadird.master.service.state_dir import SEEN_FILE
 from nadird.store.base import Store
 
 log = get_logger()
+
+
+def load_seen(config: Config, db: FrontierDB) -> SeenSet:
+    """The last snapshot plus every admission logged after it."""
+    path = Path(config.master.state_dir) / SEEN_FILE
+    if path.exists():
+        try:
+            seen = SeenSet.load(path)
+        except StateError as exc:
+            raise StateError(
+                f"{exc}; refusing to start with an empty seen set. Start the master with "
+                "--rebuild-seen to rebuild it from the store and the frontier"
+            ) from None
+    else:
+        seen = SeenSet(config.bloom.expected_urls, config.bloom.fp_rate)
+    replayed = seen.add_new(db.admitted_since(seen.seq))
+    seen.seq = db.last_seq()
+    log.info("seen_loaded", snapshot=path.exists(), added=seen.added, replayed=len(replayed))
+    return seen
 
 
 async def rebuild(config: Config, store: Store) -> SeenSet:

@@ -10,7 +10,6 @@ import asyncio
 import collections
 import contextlib
 import time
-from pathlib import Path
 from typing import Any
 
 import zmq
@@ -18,11 +17,12 @@ import zmq.asyncio
 
 from nadird.alerts.service import Alerts
 from nadird.config import Config
-from nadird.errors import BindError, ConfigError, InvalidURL, ProtocolError, StateError
+from nadird.errors import BindError, ConfigError, InvalidURL, ProtocolError
 from nadird.logs import get_logger
-from nadird.master.core import MasterCore, Outgoing
-from nadird.master.frontier.db import FrontierDB
+from nadird.master.core import MasterCore
 from nadird.master.frontier.seen import SeenSet
+from nadird.master.frontier.seen_rebuild import load_seen
+from nadird.master.leasing.dispatch import Outgoing
 from nadird.master.results.writer import ResultWriter
 from nadird.master.service import status
 from nadird.master.service.api import ApiServer
@@ -40,25 +40,6 @@ __all__ = ["FRONTIER_FILE", "ROBOTS_FILE", "SEEN_FILE", "Master", "load_seen"]
 BACKPRESSURE_RECHECK = 1.0  # seconds between looks at a full spool
 # Longest time admissions stay uncommitted while results keep arriving.
 COMMIT_INTERVAL = 0.2
-
-
-def load_seen(config: Config, db: FrontierDB) -> SeenSet:
-    """The last snapshot plus every admission logged after it."""
-    path = Path(config.master.state_dir) / SEEN_FILE
-    if path.exists():
-        try:
-            seen = SeenSet.load(path)
-        except StateError as exc:
-            raise StateError(
-                f"{exc}; refusing to start with an empty seen set. Start the master with "
-                "--rebuild-seen to rebuild it from the store and the frontier"
-            ) from None
-    else:
-        seen = SeenSet(config.bloom.expected_urls, config.bloom.fp_rate)
-    replayed = seen.add_new(db.admitted_since(seen.seq))
-    seen.seq = db.last_seq()
-    log.info("seen_loaded", snapshot=path.exists(), added=seen.added, replayed=len(replayed))
-    return seen
 
 
 class Master(MasterReads):

@@ -191,3 +191,14 @@ def _triage(
         else:
             outcome.dead.append((page, f"{code}: {error.get('errmsg', '')}"))
     return failed
+
+
+def merge_outcomes(first: BatchOutcome, second: BatchOutcome) -> BatchOutcome:
+    # Whatever the second pass could not settle either is retried later.
+    return BatchOutcome(
+        stored=first.stored + second.stored,
+        duplicates=first.duplicates + second.duplicates,
+        redo=[],
+        retry=first.retry + second.retry + second.redo,
+        dead=first.dead + second.dead,
+    )

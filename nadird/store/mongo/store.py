@@ -35,7 +35,7 @@ from nadird.errors import StoreError
 from nadird.logs import get_logger
 from nadird.store.base import PageRecord
 from nadird.store.history import diffs
-from nadird.store.mongo.batch import BatchOutcome, last_per_fingerprint, write_pages
+from nadird.store.mongo.batch import last_per_fingerprint, merge_outcomes, write_pages
 from nadird.store.mongo.connect import (
     Secrets,
     make_client,
@@ -46,7 +46,6 @@ from nadird.store.mongo.connect import (
 )
 from nadird.store.mongo.docs import (
     BSON_LIMIT,
-    ITEM_FIELDS,
     ITEMS,
     PAGES,
     Document,
@@ -56,6 +55,7 @@ from nadird.store.mongo.docs import (
     record_from_document,
 )
 from nadird.store.mongo.history import CHANGES, append_mongo, read_mongo
+from nadird.store.mongo.reads import read_chunk
 from nadird.store.mongo.schema import ensure_indexes
 from nadird.store.mongo.spool import DeadRecord, Spool, SpoolLocked
 from nadird.store.uri import describe_store_uri, split_uri
@@ -198,7 +198,9 @@ class MongoStore:
         last: bytes | None = None
         while True:
             try:
-                pages, items = await self._chunk(job, last)
+                pages, items = await read_chunk(
+                    self._coll(PAGES), self._coll(ITEMS), job, last, self.CHUNK_ROWS
+                )
             except PyMongoError as exc:
                 raise StoreError(f"{self!r}: read failed: {one_line(str(exc))}") from exc
             for page in pages:
@@ -287,7 +289,7 @@ class MongoStore:
             outcome = await write_pages(pages, items, last_per_fingerprint(prepared))
             if outcome.redo:
                 again = await write_pages(pages, items, outcome.redo)
-                outcome = _merge(outcome, again)
+                outcome = merge_outcomes(outcome, again)
         self.stored += outcome.stored
         self.duplicates += outcome.duplicates
         if self._changes is not None:  # after the pages, before the batch is durable
@@ -392,32 +394,3 @@ class MongoStore:
             return
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._drained.wait(), self.DRAIN_TIMEOUT)
-
-    # Reading.
-
-    async def _chunk(
-        self, job: str | None, after: bytes | None
-    ) -> tuple[list[Document], dict[bytes, Document]]:
-        query: dict[str, Any] = {} if job is None else {"job": job}
-        if after is not None:
-            query["_id"] = {"$gt": after}
-        cursor = self._coll(PAGES).find(query).sort("_id", 1).limit(self.CHUNK_ROWS)
-        pages = await cursor.to_list()
-        ids = list({item_id(bytes(p.get("duplicate_of") or p["_id"]), p["job"]) for p in pages})
-        items: dict[bytes, Document] = {}
-        if ids:
-            found = self._coll(ITEMS).find({"_id": {"$in": ids}}, dict.fromkeys(ITEM_FIELDS, 1))
-            async for doc in found:
-                items[bytes(doc["_id"])] = doc
-        return pages, items
-
-
-def _merge(first: BatchOutcome, second: BatchOutcome) -> BatchOutcome:
-    # Whatever the second pass could not settle either is retried later.
-    return BatchOutcome(
-        stored=first.stored + second.stored,
-        duplicates=first.duplicates + second.duplicates,
-        redo=[],
-        retry=first.retry + second.retry + second.redo,
-        dead=first.dead + second.dead,
-    )

@@ -49,24 +49,37 @@ JAVASCRIPT = "javascript"
 
 @dataclass(frozen=True)
 class Selector:
-    """One way to find a field. Exactly one of xpath, css or regex is set.
+    """One way to find a field: one of xpath, css or regex on the HTML, or JMESPath on JSON.
 
     xpath may select elements (their text is taken), attributes or strings;
     css selects elements, and `attr` takes an attribute instead of the text;
-    regex runs on the raw HTML and takes group 1 if the pattern has groups.
+    regex runs on the raw text and takes group 1 if the pattern has groups.
+    `jmes` is a JMESPath expression over JSON: the response's body when the
+    response is JSON, or with `jsonld` (a schema.org @type, "*" for any) the
+    page's JSON-LD objects, or with `script` (a variable such as
+    window.__INITIAL_STATE__, or a script element's id) the object an inline
+    script holds (worker/parse/jsonsources.py). JSON values keep their type.
     `multiple` returns every match as a list instead of the first one.
     """
 
     xpath: str | None = None
     css: str | None = None
     regex: str | None = None
+    jmes: str | None = None
+    jsonld: str | None = None
+    script: str | None = None
     attr: str | None = None
     multiple: bool = False
 
     def __post_init__(self) -> None:
-        given = [k for k in ("xpath", "css", "regex") if getattr(self, k) is not None]
-        if len(given) != 1:
-            raise ValueError("exactly one of xpath, css or regex must be set")
+        html = [k for k in ("xpath", "css", "regex") if getattr(self, k) is not None]
+        sources = [k for k in ("jsonld", "script") if getattr(self, k) is not None]
+        if (html and (sources or self.jmes is not None)) or len(html) > 1:
+            raise ValueError("exactly one of xpath, css, regex or jmes (with jsonld or script)")
+        if len(sources) > 1:
+            raise ValueError("jsonld and script exclude each other: one JSON source per selector")
+        if not html and not sources and self.jmes is None:
+            raise ValueError("one of xpath, css, regex, jmes, jsonld or script must be set")
 
 
 @dataclass(frozen=True)
@@ -96,6 +109,42 @@ class LinkRules:
     allow: list[str] = field(default_factory=list)
     deny: list[str] = field(default_factory=list)
     follow: bool = True
+    # JMESPath expressions over a JSON response whose values are URLs to follow.
+    jmes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Pagination:
+    """How a page leads to the next one (worker/follow/paginate.py).
+
+    `next` names a field whose value is the next page: a URL (relative ones
+    resolve against the page), or with `param` a token put in that query
+    parameter of the page's URL. Without `next`, `param` is a page number
+    incremented by `step` (a URL without it is on page `start`) while the
+    field `until_empty` has a value. With both, `next` is followed only while
+    `until_empty` has a value.
+    """
+
+    next: str | None = None
+    param: str | None = None
+    until_empty: str | None = None
+    start: int = 1
+    step: int = 1
+
+    def __post_init__(self) -> None:
+        if self.next is None and self.param is None:
+            raise ValueError("paginate: expected next (a field) or param (a query parameter)")
+        if self.next is None and self.until_empty is None:
+            raise ValueError("paginate.until_empty: a field that ends the walk when it is empty")
+        if self.param is not None and not self.param.strip():
+            raise ValueError("paginate.param: expected a query parameter name")
+        if self.step == 0:
+            raise ValueError("paginate.step: must not be 0")
+
+    def field_names(self) -> dict[str, str]:
+        """{key: field} of the keys that name a field of the job."""
+        named = {"next": self.next, "until_empty": self.until_empty}
+        return {key: name for key, name in named.items() if name is not None}
 
 
 @dataclass(frozen=True)
@@ -105,6 +154,7 @@ class Job:
     name: str = "default"
     fields: dict[str, list[Selector]] = field(default_factory=dict)
     links: LinkRules = field(default_factory=LinkRules)
+    paginate: Pagination | None = None
     # Per field: processors, type and required (a field of `fields`).
     schema: dict[str, FieldSpec] = field(default_factory=dict)
     max_depth: int | None = None
@@ -165,6 +215,7 @@ class Job:
             except re.error as exc:
                 raise ValueError(f"hub_patterns[{i}]: invalid regex {pattern!r}: {exc}") from None
         self._check_schema()
+        self._check_paginate()
         if self.render is False:
             return
         if self.render_max_wait <= 0:
@@ -190,6 +241,19 @@ class Job:
             if name not in self.fields:
                 raise ValueError(f"schema.{name}: no selector names this field (add it to fields)")
         compile_rules(self.schema)
+
+    def _check_paginate(self) -> None:
+        if self.paginate is None:
+            return
+        for key, name in self.paginate.field_names().items():
+            if name not in self.fields:
+                raise ValueError(f"paginate.{key}: {name!r} is not a field of the job")
+
+    def reads_json(self) -> bool:
+        """Whether a JSON response means anything to this job (so it is parsed)."""
+        if self.links.jmes or self.paginate is not None:
+            return True
+        return any(sel.jmes is not None for sels in self.fields.values() for sel in sels)
 
     def revisit_policy(self, key: str = "revisit", source: str = "(job)") -> RevisitPolicy | None:
         """The job's revisit policy (None: crawled once); ConfigError names `key`."""
@@ -219,8 +283,10 @@ class Job:
         }
         links = LinkRules(**raw.get("links", {}))
         schema = {name: FieldSpec(**spec) for name, spec in raw.get("schema", {}).items()}
-        rest = {k: v for k, v in raw.items() if k not in ("fields", "links", "schema")}
-        return cls(fields=fields, links=links, schema=schema, **rest)
+        paginate = raw.get("paginate")
+        pages = Pagination(**paginate) if paginate is not None else None
+        rest = {k: v for k, v in raw.items() if k not in ("fields", "links", "schema", "paginate")}
+        return cls(fields=fields, links=links, schema=schema, paginate=pages, **rest)
 
 
 def validate_job(job: Job) -> None:

@@ -16,8 +16,8 @@ job's max_depth (its link would be dropped), the page is extracted itself.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from lxml.html import HtmlElement
 
@@ -31,9 +31,11 @@ from nadird.protocol.messages import PageResult
 from nadird.urls import fingerprint
 from nadird.worker.fetch.fetcher import Fetcher, FetchOutcome, HopCheck
 from nadird.worker.follow.filter import LinkPipeline
-from nadird.worker.follow.find import extract_links
+from nadird.worker.follow.find import extract_links, resolve_hrefs
+from nadird.worker.follow.jsonlinks import json_hrefs, next_page
 from nadird.worker.parse.directives import Directives, canonical_link, robots_directives
 from nadird.worker.parse.fields import extract_fields
+from nadird.worker.parse.jsonsources import PageJson, is_json_type, load_json, looks_like_json
 from nadird.worker.parse.parser import content_checksum, decode_html, parse_html
 from nadird.worker.parse.signature import signature
 
@@ -74,6 +76,27 @@ class PageTask:
 
 
 @dataclass(slots=True)
+class Read:
+    """What reading a fetched document gave (its parts of the PageResult)."""
+
+    data: dict[str, object] = field(default_factory=dict)
+    links: list[str] = field(default_factory=list)
+    error: FetchError | None = None
+    canonical: str | None = None
+    signature: str | None = None
+    keep_body: bool | None = None  # None: as the X-Robots-Tag header says
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedJson:
+    value: Any  # the body's JSON value (None is JSON's null)
+
+
+# A JSON response's body, or the error of one that claims to be JSON and is not.
+JsonBody = ParsedJson | FetchError
+
+
+@dataclass(slots=True)
 class Processed:
     """A result, or None for a 429/503 (with its Retry-After header, if any)."""
 
@@ -101,6 +124,7 @@ class PageProcessor:
         self._rules = compile_rules(job.schema)  # checked when the job was built
         self._fetch = fetch
         self._html_types = set(fetch.html_types)
+        self._reads_json = job.reads_json()
         self._links = links
         self._hop_check = hop_check
         self._render = render
@@ -145,37 +169,23 @@ class PageProcessor:
     def _from_outcome(
         self, task: PageTask, outcome: FetchOutcome, started: float, size: int
     ) -> PageResult:
-        data: dict[str, object] = {}
-        links: list[str] = []
-        error: FetchError | None = None
-        canonical = None
-        sig: str | None = None
-        directives = self._directives(None, outcome)
-        keep_body = not directives.noindex
-        if outcome.content_type in self._html_types and outcome.status < 400:
-            doc = parse_html(outcome.body, outcome.final_url, outcome.charset)
-            if doc is None:
-                error = FetchError(ErrorKind.PARSE, "document could not be parsed")
-            else:
-                directives = self._directives(doc, outcome)
-                canonical = self._canonical(doc, task, outcome)
-                if canonical is not None and self._defers_to(canonical, task, outcome):
-                    links, keep_body = [canonical], False
-                else:
-                    keep_body = not directives.noindex
-                    if keep_body:
-                        text = decode_html(outcome.body, outcome.charset)
-                        data = dict(extract_fields(doc, text, self._job.fields))
-                        if self._rules:
-                            ctx = Context(outcome.final_url, started)
-                            data = apply_rules(data, self._rules, ctx)
-                    if self.follows(task.depth) and not directives.nofollow:
-                        nofollow = self._fetch.robots.respect_nofollow
-                        found = extract_links(doc, outcome.final_url, nofollow)
-                        links = self._links.follow(found, outcome.final_url)
-                    if self._job.revisits:  # last: it may remove ignored elements
-                        job = self._job
-                        sig = signature(bool(job.fields), data, doc, job.signature_ignore)
+        read = Read()
+        if outcome.status < 400:
+            body = self._json_body(outcome)
+            if body is not None:
+                read = self._read_json(task, outcome, started, body)
+            elif outcome.content_type in self._html_types:
+                read = self._read_html(task, outcome, started)
+        data, links, error, canonical, sig = (
+            read.data,
+            read.links,
+            read.error,
+            read.canonical,
+            read.signature,
+        )
+        keep_body = read.keep_body
+        if keep_body is None:  # not read as a document: the headers decide
+            keep_body = not self._directives(None, outcome).noindex
         cap = self._fetch.store_body_bytes
         return PageResult(
             url=task.url,
@@ -204,6 +214,87 @@ class PageProcessor:
             etag=outcome.headers.get("etag", "")[:MAX_HEADER_CHARS],
             last_modified=outcome.headers.get("last-modified", "")[:MAX_HEADER_CHARS],
         )
+
+    def _read_html(self, task: PageTask, outcome: FetchOutcome, started: float) -> Read:
+        doc = parse_html(outcome.body, outcome.final_url, outcome.charset)
+        if doc is None:
+            return Read(error=FetchError(ErrorKind.PARSE, "document could not be parsed"))
+        read = Read(canonical=self._canonical(doc, task, outcome))
+        directives = self._directives(doc, outcome)
+        if read.canonical is not None and self._defers_to(read.canonical, task, outcome):
+            read.links, read.keep_body = [read.canonical], False
+            return read
+        read.keep_body = not directives.noindex
+        selected: dict[str, object] = {}
+        if read.keep_body:
+            text = decode_html(outcome.body, outcome.charset)
+            selected = dict(extract_fields(doc, text, self._job.fields))
+            read.data = self._processed(dict(selected), outcome, started)
+        if self.follows(task.depth) and not directives.nofollow:
+            nofollow = self._fetch.robots.respect_nofollow
+            found = extract_links(doc, outcome.final_url, nofollow)
+            read.links = self._links.follow(
+                self._next_page(selected, outcome) + found, outcome.final_url
+            )
+        if self._job.revisits:  # last: it may remove ignored elements
+            job = self._job
+            read.signature = signature(bool(job.fields), read.data, doc, job.signature_ignore)
+        return read
+
+    def _read_json(
+        self, task: PageTask, outcome: FetchOutcome, started: float, body: JsonBody
+    ) -> Read:
+        if isinstance(body, FetchError):
+            return Read(error=body)
+        read = Read()
+        directives = self._directives(None, outcome)  # X-Robots-Tag
+        selected: dict[str, object] = {}
+        if not directives.noindex:
+            text = outcome.body.decode("utf-8", "replace")  # for regex selectors
+            page = PageJson(None, body.value)
+            selected = dict(extract_fields(None, text, self._job.fields, page))
+            read.data = self._processed(dict(selected), outcome, started)
+        if self.follows(task.depth) and not directives.nofollow:
+            hrefs = [
+                *self._next_page(selected, outcome),
+                *json_hrefs(body.value, self._job.links.jmes),
+            ]
+            read.links = self._links.follow(
+                resolve_hrefs(hrefs, outcome.final_url), outcome.final_url
+            )
+        if self._job.revisits:
+            read.signature = signature(bool(self._job.fields), read.data, None, [])
+        return read
+
+    def _json_body(self, outcome: FetchOutcome) -> JsonBody | None:
+        """The JSON of a response this job reads as JSON; a FetchError when it
+        claims to be JSON and is not; None when it is no JSON response."""
+        if not self._reads_json:
+            return None
+        claimed = is_json_type(outcome.content_type)
+        if not claimed and not looks_like_json(outcome.body):
+            return None
+        try:
+            return ParsedJson(load_json(outcome.body))
+        except ValueError as exc:
+            if claimed:
+                return FetchError(ErrorKind.PARSE, f"body is not JSON: {exc}")
+            return None  # it only looked like JSON: read it as what its type says
+
+    def _next_page(self, selected: dict[str, object], outcome: FetchOutcome) -> list[str]:
+        """The next page of a paginated walk, first of the page's links."""
+        rule = self._job.paginate
+        if rule is None:
+            return []
+        found = next_page(rule, selected, outcome.final_url)
+        return [] if found is None else resolve_hrefs([found], outcome.final_url)
+
+    def _processed(
+        self, data: dict[str, object], outcome: FetchOutcome, started: float
+    ) -> dict[str, object]:
+        if not self._rules:
+            return data
+        return apply_rules(data, self._rules, Context(outcome.final_url, started))
 
     def _stored_headers(self, outcome: FetchOutcome) -> dict[str, str]:
         kept = outcome.headers

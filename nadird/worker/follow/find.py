@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from urllib.parse import urljoin, urlsplit
 
 import lxml.html
@@ -44,6 +45,26 @@ def extract_links(
         if href is None or href in seen_hrefs:
             continue
         seen_hrefs.add(href)
+        url = resolve(href)
+        if url is not None and url not in seen:
+            seen.add(url)
+            links.append(url)
+    return links
+
+
+def resolve_hrefs(hrefs: Iterable[str], page_url: str) -> list[str]:
+    """Canonical URLs of hrefs found outside <a> elements (JSON values, a
+    next-page field), resolved against the page URL, deduped, in order. The
+    same rules as for a page's links: unfetchable schemes and the page itself
+    are left out."""
+    resolve = _Resolver(page_url)
+    page = _canonical_or_none(page_url)
+    seen: set[str] = {page} if page is not None else set()
+    links: list[str] = []
+    for raw in hrefs:
+        href = raw.translate(_TAB_OR_NEWLINE).strip()
+        if not href or href.lower().startswith(_UNFOLLOWABLE_PREFIXES):
+            continue
         url = resolve(href)
         if url is not None and url not in seen:
             seen.add(url)

@@ -6,6 +6,7 @@ import re
 
 from nadird.jobs import LinkRules
 from nadird.urls import domain_of, host_of, registrable_domain
+from nadird.worker.parse.jsonfields import compile_jmes
 
 
 class LinkFilter:
@@ -48,8 +49,13 @@ class LinkFilter:
 
 
 def validate_link_rules(rules: LinkRules) -> None:
-    """Raise ValueError('links....: ...') if the rules cannot build a LinkFilter."""
+    """Raise ValueError('links....: ...') if the rules cannot build a LinkFilter
+    or a `jmes` expression does not compile."""
     LinkFilter(rules, "example.com")
+    for i, expr in enumerate(rules.jmes):
+        if not expr.strip():
+            raise ValueError(f"links.jmes[{i}]: empty expression")
+        compile_jmes(expr, f"links.jmes[{i}]")
 
 
 def _compile_patterns(patterns: list[str], where: str) -> tuple[re.Pattern[str], ...]:

@@ -1,9 +1,10 @@
-"""A job's fields from a page: xpath, css or regex selectors with fallbacks.
+"""A job's fields from a page: xpath, css, regex or JMESPath selectors with fallbacks.
 
 A job's selectors run on every page of the job, so each expression is compiled
 once and cached. A document without matches yields None fields. Bad selectors
 do raise (ValueError naming the field), but `validate_fields` (through
 `jobs.validate_job`) lets the config loader catch them before any crawl starts.
+JMESPath selectors over a page's JSON are in jsonfields.py.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator
+from typing import Any
 
 import lxml.html
 from cssselect import SelectorError
@@ -18,8 +20,11 @@ from lxml import etree
 from lxml.cssselect import CSSSelector
 
 from nadird.jobs import Selector
+from nadird.worker.parse.jsonfields import is_json_selector, json_values, validate_json_selector
+from nadird.worker.parse.jsonsources import PageJson
 
-FieldValue = str | list[str] | None
+# HTML selectors give strings; JSON ones keep the JSON type (numbers, objects...).
+FieldValue = str | int | float | bool | list[Any] | dict[str, Any] | None
 
 _Compiled = etree.XPath | re.Pattern[str]
 
@@ -63,9 +68,11 @@ def _compile(sel: Selector, where: str) -> _Compiled:
 
 
 def _values(
-    sel: Selector, doc: lxml.html.HtmlElement | None, raw_text: str, where: str
-) -> Iterator[str]:
+    sel: Selector, doc: lxml.html.HtmlElement | None, raw_text: str, where: str, page: PageJson
+) -> Iterator[Any]:
     """Every value the selector yields on the page, empty ones included, lazily."""
+    if is_json_selector(sel):
+        return json_values(sel, page, where)
     compiled = _compile(sel, where)
     if isinstance(compiled, re.Pattern):
         return _regex_values(compiled, raw_text)
@@ -119,31 +126,47 @@ def _normalized_text(element: etree._Element) -> str:
     return " ".join(text.split())
 
 
+def _present(value: Any) -> bool:
+    """Not empty: 0 and false are values (a stock of 0), "", [] and {} are not."""
+    return value is not None and value != "" and value != [] and value != {}
+
+
 def _extract_field(
-    doc: lxml.html.HtmlElement | None, raw_text: str, name: str, selectors: list[Selector]
+    doc: lxml.html.HtmlElement | None,
+    raw_text: str,
+    name: str,
+    selectors: list[Selector],
+    page: PageJson,
 ) -> FieldValue:
     """The first selector with a non-empty result wins; later ones are fallbacks."""
     for i, sel in enumerate(selectors):
-        found = (v for v in _values(sel, doc, raw_text, f"fields.{name}[{i}]") if v)
+        where = f"fields.{name}[{i}]"
+        found = (v for v in _values(sel, doc, raw_text, where, page) if _present(v))
         if sel.multiple:
             values = list(found)
             if values:
                 return values
         else:
-            value = next(found, None)
+            value: FieldValue = next(found, None)
             if value is not None:
                 return value
     return None
 
 
 def extract_fields(
-    doc: lxml.html.HtmlElement | None, raw_text: str, fields: dict[str, list[Selector]]
+    doc: lxml.html.HtmlElement | None,
+    raw_text: str,
+    fields: dict[str, list[Selector]],
+    page: PageJson | None = None,
 ) -> dict[str, FieldValue]:
-    """Each field's value: a string, a list (multiple=True) or None if nothing matched.
+    """Each field's value: a string (a JSON value for JMESPath selectors), a
+    list (multiple=True) or None if nothing matched.
 
-    Regex selectors run on `raw_text` and still work when `doc` is None.
+    Regex selectors run on `raw_text` and still work when `doc` is None;
+    `page` holds the JSON of a JSON response (JSON-LD and scripts come from `doc`).
     """
-    return {name: _extract_field(doc, raw_text, name, sels) for name, sels in fields.items()}
+    page = page if page is not None else PageJson(doc)
+    return {name: _extract_field(doc, raw_text, name, sels, page) for name, sels in fields.items()}
 
 
 @functools.cache
@@ -160,9 +183,12 @@ def validate_fields(fields: dict[str, list[Selector]]) -> None:
     for name, selectors in fields.items():
         for i, sel in enumerate(selectors):
             where = f"fields.{name}[{i}]"
+            if is_json_selector(sel):
+                validate_json_selector(sel, where)
+                continue
             kind, expr = _expression(sel)
             if not expr.strip():
                 raise ValueError(f"{where}: empty {kind} expression")
             if sel.attr is not None and kind == "regex":
                 raise ValueError(f"{where}: attr applies to xpath and css, not regex")
-            list(_values(sel, _probe_document(), "", where))
+            list(_values(sel, _probe_document(), "", where, PageJson(None)))

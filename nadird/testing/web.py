@@ -10,7 +10,9 @@ Failure modes (robots variants, 429, hanging responses, redirects, bombs) are
 added with `SyntheticWeb.add_route(prefix, handler)`; a handler that only
 changes some hosts can fall back to `serve_graph`. Such corners: hostile.py
 (failure modes), jspages.py (pages only a browser can read), legacy.py
-(Chinese, Japanese and Korean pages in undeclared legacy encodings).
+(Chinese, Japanese and Korean pages in undeclared legacy encodings),
+catalog.py (a paginated JSON API, and pages whose data is in JSON-LD and
+inline scripts: `--catalog N` serves it).
 
 Run `python -m nadird.testing.web --port 0` for a server in its own process: it
 prints one JSON line with the bound port and the seeds, then serves until
@@ -36,6 +38,7 @@ from typing import Any, TextIO
 from aiohttp import web
 from aiohttp.abc import AbstractResolver, ResolveResult
 
+from nadird.testing.catalog import Catalog
 from nadird.testing.graph import SiteGraph
 
 Handler = Callable[[web.Request, str], Awaitable[web.StreamResponse]]
@@ -347,6 +350,9 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--links-per-page", type=int, default=8)
     parser.add_argument("--filler-kb", type=int, default=0)
     parser.add_argument("--access-log", default=None, help="append JSON lines to this file")
+    parser.add_argument(
+        "--catalog", type=int, default=0, help="products of the JSON catalog (/api/products)"
+    )
     return parser.parse_args(argv)
 
 
@@ -379,6 +385,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     server = SyntheticWeb(graph, latency=args.latency, access_log_path=args.access_log)
+    if args.catalog > 0:
+        Catalog(count=args.catalog, seed=args.seed).mount(server)
     try:
         asyncio.run(_serve_until_signalled(server, args.host, args.port))
     except OSError as exc:  # port taken, bad address, unwritable log

@@ -94,7 +94,10 @@ def test_a_next_field_is_followed_until_it_is_null(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("job", "says"),
     [
-        ({"fields": {"price": [{"jmes": "items[."}]}}, "jobs.default: fields.price[0]: invalid jmes"),
+        (
+            {"fields": {"price": [{"jmes": "items[."}]}},
+            "jobs.default: fields.price[0]: invalid jmes",
+        ),
         (
             {"fields": {"s": [{"script": "window.state", "jmes": "nosuch(@)"}]}},
             "fields.s[0]: invalid jmes 'nosuch(@)': unknown function nosuch()",

@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from nadird.jobs import Pagination
+from nadird.worker.parse.fields import present
 from nadird.worker.parse.jsonfields import compile_jmes
 
 
@@ -43,7 +44,7 @@ def next_page(rule: Pagination, data: Mapping[str, Any], page_url: str) -> str |
     a walk whose page parameter is in a request body needs the request to
     travel with the link, which links (plain URLs) do not carry.
     """
-    if rule.until_empty is not None and _token(data.get(rule.until_empty)) is None:
+    if rule.until_empty is not None and not present(data.get(rule.until_empty)):
         return None
     if rule.next is not None:
         token = _token(data.get(rule.next))

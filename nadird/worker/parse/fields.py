@@ -126,7 +126,7 @@ def _normalized_text(element: etree._Element) -> str:
     return " ".join(text.split())
 
 
-def _present(value: Any) -> bool:
+def present(value: Any) -> bool:
     """Not empty: 0 and false are values (a stock of 0), "", [] and {} are not."""
     return value is not None and value != "" and value != [] and value != {}
 
@@ -141,7 +141,7 @@ def _extract_field(
     """The first selector with a non-empty result wins; later ones are fallbacks."""
     for i, sel in enumerate(selectors):
         where = f"fields.{name}[{i}]"
-        found = (v for v in _values(sel, doc, raw_text, where, page) if _present(v))
+        found = (v for v in _values(sel, doc, raw_text, where, page) if present(v))
         if sel.multiple:
             values = list(found)
             if values:

@@ -194,6 +194,7 @@ def test_what_looks_like_json() -> None:
     ("selector", "says"),
     [
         (Selector(jmes="items[."), r"fields\.f\[0\]: invalid jmes 'items\[\.': .* at column 6"),
+        (Selector(jmes="offers.["), r"invalid jmes 'offers\.\[': incomplete expression$"),
         (Selector(jmes="nosuch(@)"), r"invalid jmes 'nosuch\(@\)': unknown function nosuch\(\)"),
         (Selector(jmes="a || length(@, @)"), r"length\(\) takes 1 arguments, got 2"),
         (Selector(jsonld="Product", jmes="not_null()"), r"not_null\(\) takes 1\+ arguments"),

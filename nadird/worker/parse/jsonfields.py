@@ -32,6 +32,8 @@ def is_json_selector(sel: Selector) -> bool:
 
 def _reason(exc: jmes_errors.JMESPathError) -> str:
     """One line: JMESPath's messages repeat the expression over several lines."""
+    if isinstance(exc, jmes_errors.IncompleteExpressionError):
+        return "incomplete expression"
     if isinstance(exc, jmes_errors.ParseError):
         return f"{exc.msg} at column {exc.lex_position}"
     return " ".join(str(exc).split("\n", 1)[0].split())

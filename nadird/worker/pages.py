@@ -176,14 +176,7 @@ class PageProcessor:
                 read = self._read_json(task, outcome, started, body)
             elif outcome.content_type in self._html_types:
                 read = self._read_html(task, outcome, started)
-        data, links, error, canonical, sig = (
-            read.data,
-            read.links,
-            read.error,
-            read.canonical,
-            read.signature,
-        )
-        keep_body = read.keep_body
+        error, links, keep_body = read.error, read.links, read.keep_body
         if keep_body is None:  # not read as a document: the headers decide
             keep_body = not self._directives(None, outcome).noindex
         cap = self._fetch.store_body_bytes
@@ -195,7 +188,7 @@ class PageProcessor:
             fetched_at=started,
             depth=task.depth,
             content_type=outcome.content_type,
-            data=data,
+            data=read.data,
             checksum=content_checksum(outcome.body),
             body=outcome.body[:cap] if cap and keep_body else None,
             error=None if error is None else error.message,
@@ -203,14 +196,14 @@ class PageProcessor:
             redirects=outcome.redirects,
             links=links,
             link_fps=[fingerprint(u) for u in links],
-            canonical=canonical,
+            canonical=read.canonical,
             headers=self._stored_headers(outcome),
             row=task.row,
             # The latency histogram and the page log line: the time of the
             # fetch itself, redirects included, without parsing.
             elapsed=outcome.elapsed,
             size=size,
-            signature=sig,
+            signature=read.signature,
             etag=outcome.headers.get("etag", "")[:MAX_HEADER_CHARS],
             last_modified=outcome.headers.get("last-modified", "")[:MAX_HEADER_CHARS],
         )
@@ -233,9 +226,8 @@ class PageProcessor:
         if self.follows(task.depth) and not directives.nofollow:
             nofollow = self._fetch.robots.respect_nofollow
             found = extract_links(doc, outcome.final_url, nofollow)
-            read.links = self._links.follow(
-                self._next_page(selected, outcome) + found, outcome.final_url
-            )
+            pages = resolve_hrefs(self._next_page(selected, outcome), outcome.final_url)
+            read.links = self._links.follow(pages + found, outcome.final_url)
         if self._job.revisits:  # last: it may remove ignored elements
             job = self._job
             read.signature = signature(bool(job.fields), read.data, doc, job.signature_ignore)
@@ -282,12 +274,11 @@ class PageProcessor:
             return None  # it only looked like JSON: read it as what its type says
 
     def _next_page(self, selected: dict[str, object], outcome: FetchOutcome) -> list[str]:
-        """The next page of a paginated walk, first of the page's links."""
+        """The href of the next page of a paginated walk (first of the page's
+        links), if the job walks and this page has one."""
         rule = self._job.paginate
-        if rule is None:
-            return []
-        found = next_page(rule, selected, outcome.final_url)
-        return [] if found is None else resolve_hrefs([found], outcome.final_url)
+        found = None if rule is None else next_page(rule, selected, outcome.final_url)
+        return [] if found is None else [found]
 
     def _processed(
         self, data: dict[str, object], outcome: FetchOutcome, started: float

@@ -177,9 +177,15 @@ def test_inline_script_objects_json_or_javascript() -> None:
 
 def test_load_json_refuses_what_is_not_json() -> None:
     assert load_json(b'\xef\xbb\xbf{"a": 1}') == {"a": 1}  # a UTF-8 BOM is allowed
-    for bad in (b"<html>", b'{"a": NaN}', b"[" * 100_000, b'{"a": 1', b""):
+    for bad in (b"<html>", b'{"a": NaN}', b"[" * 100_000, b'{"a": 1', b"", b"[1e400]"):
         with pytest.raises(ValueError):
             load_json(bad)
+    # What a results message cannot carry as a number keeps its digits.
+    huge = "123456789012345678901234567890"
+    assert load_json(f"[{huge}, {2**64 - 1}, {-(2**63)}]") == [huge, 2**64 - 1, -(2**63)]
+    # chompjs reads JavaScript literals through the same rules.
+    doc = page(body=f"<script>var s = {{id: {huge}}}; var t = {{n: 1e400}};</script>")
+    assert script_object(doc, "s") == {"id": huge} and script_object(doc, "t") is None
 
 
 def test_what_looks_like_json() -> None:

@@ -14,6 +14,7 @@ first; chompjs takes the ones that are JavaScript rather than JSON
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -49,10 +50,33 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (math.inf, -math.inf):
+        raise ValueError(f"number out of range: {text[:40]}")
+    return value
+
+
+def _integer(text: str) -> int | str:
+    """An integer the results message can carry (msgpack: 64 bits); a longer
+    one (an id, most often) keeps its digits as a string."""
+    value = int(text)
+    return value if _INT_MIN <= value < _UINT_END else text
+
+
+# What every parse of page JSON uses: the values a store and msgpack can hold.
+_NUMBERS: dict[str, Any] = {
+    "parse_constant": _no_constant,
+    "parse_float": _finite,
+    "parse_int": _integer,
+}
+_INT_MIN, _UINT_END = -(2**63), 2**64
+
+
 def load_json(text: str | bytes) -> Any:
     """The JSON value of a body; ValueError with a short reason when it is not JSON."""
     try:
-        return json.loads(text, parse_constant=_no_constant)
+        return json.loads(text, **_NUMBERS)
     except RecursionError:
         raise ValueError("nested too deeply") from None
     except ValueError as exc:  # JSONDecodeError, a bad encoding, an integer too long
@@ -126,11 +150,11 @@ def _literal_at(text: str, start: int) -> Any:
     if text[start : start + 1] not in ("{", "["):
         return None
     try:
-        return json.JSONDecoder(parse_constant=_no_constant).raw_decode(text, start)[0]
+        return json.JSONDecoder(**_NUMBERS).raw_decode(text, start)[0]
     except (ValueError, RecursionError):
         pass
     try:
-        return chompjs.parse_js_object(text[start:])
+        return chompjs.parse_js_object(text[start:], loader_kwargs=_NUMBERS)
     except (ValueError, RecursionError):
         return None
 

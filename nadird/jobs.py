@@ -115,7 +115,7 @@ class LinkRules:
 
 @dataclass(frozen=True)
 class Pagination:
-    """How a page leads to the next one (worker/follow/paginate.py).
+    """How a page leads to the next one (worker/follow/jsonlinks.py).
 
     `next` names a field whose value is the next page: a URL (relative ones
     resolve against the page), or with `param` a token put in that query
@@ -133,13 +133,13 @@ class Pagination:
 
     def __post_init__(self) -> None:
         if self.next is None and self.param is None:
-            raise ValueError("paginate: expected next (a field) or param (a query parameter)")
+            raise ValueError("expected next (a field) or param (a query parameter)")
         if self.next is None and self.until_empty is None:
-            raise ValueError("paginate.until_empty: a field that ends the walk when it is empty")
+            raise ValueError("until_empty: expected the field whose emptiness ends the walk")
         if self.param is not None and not self.param.strip():
-            raise ValueError("paginate.param: expected a query parameter name")
+            raise ValueError("param: expected a query parameter name")
         if self.step == 0:
-            raise ValueError("paginate.step: must not be 0")
+            raise ValueError("step: must not be 0")
 
     def field_names(self) -> dict[str, str]:
         """{key: field} of the keys that name a field of the job."""

@@ -106,7 +106,7 @@ def test_a_next_field_is_followed_until_it_is_null(tmp_path: Path) -> None:
         ({"fields": {"p": [{"jsonld": "Product", "css": "p"}]}}, "jobs.default.fields.p[0]"),
         (
             {"fields": {"ids": [{"jmes": "ids"}]}, "paginate": {"param": "page"}},
-            "paginate.until_empty",
+            "jobs.default.paginate: until_empty: expected the field",
         ),
         (
             {"fields": {"ids": [{"jmes": "ids"}]}, "paginate": {"next": "cursor"}},

@@ -45,6 +45,8 @@ RESOURCE_TYPES = frozenset(
 )
 # A renderer needs this worker capability; jobs that render require it.
 JAVASCRIPT = "javascript"
+# A worker with proxies of group G has the capability "proxy:G".
+PROXY_CAPABILITY = "proxy:"
 
 
 @dataclass(frozen=True)
@@ -148,6 +150,21 @@ class Pagination:
 
 
 @dataclass(frozen=True)
+class ProxyBan:
+    """What says a site refused the proxy (not the page): these statuses, or
+    a page matching this CSS selector (a captcha, a "access denied" box).
+    Each lowers the proxy's score by fetch.proxies.score.ban."""
+
+    statuses: list[int] = field(default_factory=list)
+    selector: str | None = None
+
+    def __post_init__(self) -> None:
+        for i, status in enumerate(self.statuses):
+            if not 100 <= status <= 599:
+                raise ValueError(f"proxy_ban.statuses[{i}]: expected an HTTP status 100-599")
+
+
+@dataclass(frozen=True)
 class Job:
     """A named crawl job. `fields` maps a field name to selectors tried in order."""
 
@@ -169,6 +186,14 @@ class Job:
     max_pages_per_domain: int | None = None
     strip_params: list[str] | None = None  # None: the worker's fetch.strip_params
     proxies: bool = True  # use the worker's fetch.proxies when it has any
+    # Only proxies of this group (fetch.proxies.groups / a provider's group);
+    # the job then needs the capability "proxy:<group>", which a worker has
+    # when it has such proxies, so its bags only go there.
+    proxy_group: str | None = None
+    # "bag": one proxy for all of a bag's requests while it works (sites that
+    # tie a session to an address); "request": the next proxy every time.
+    proxy_sticky: Literal["request", "bag"] = "request"
+    proxy_ban: ProxyBan = field(default_factory=ProxyBan)
     # Higher first. Seeds get a bonus and each level of depth costs one, so a
     # crawl goes breadth-first within a domain unless a job says otherwise.
     priority: int = 0
@@ -216,6 +241,12 @@ class Job:
                 raise ValueError(f"hub_patterns[{i}]: invalid regex {pattern!r}: {exc}") from None
         self._check_schema()
         self._check_paginate()
+        if self.proxy_group is not None:
+            needed = f"{PROXY_CAPABILITY}{self.proxy_group}"
+            if not self.proxies:
+                raise ValueError("proxy_group needs proxies: true")
+            if needed not in self.requires:
+                object.__setattr__(self, "requires", [*self.requires, needed])
         if self.render is False:
             return
         if self.render_max_wait <= 0:
@@ -287,6 +318,10 @@ class Job:
         pages = Pagination(**paginate) if paginate is not None else None
         rest = {k: v for k, v in raw.items() if k not in ("fields", "links", "schema", "paginate")}
         return cls(fields=fields, links=links, schema=schema, paginate=pages, **rest)
+        ban = ProxyBan(**raw.get("proxy_ban", {}))
+        nested = ("fields", "links", "schema", "proxy_ban")
+        rest = {k: v for k, v in raw.items() if k not in nested}
+        return cls(fields=fields, links=links, schema=schema, proxy_ban=ban, **rest)
 
 
 def validate_job(job: Job) -> None:

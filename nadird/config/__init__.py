@@ -24,7 +24,6 @@ from nadird.config.fetch import (
     DEFAULT_STORE_HEADERS,
     DEFAULT_STRIP_PARAMS,
     FetchConfig,
-    ProxyConfig,
     RenderConfig,
     RobotsConfig,
     SitemapConfig,
@@ -32,6 +31,7 @@ from nadird.config.fetch import (
     TrapConfig,
 )
 from nadird.config.master import BloomConfig, MasterConfig, PolitenessConfig, StoreConfig
+from nadird.config.proxies import ProviderConfig, ProviderJson, ProxyConfig, ScoreConfig
 from nadird.config.service import ApiConfig, SecurityConfig, WorkerConfig, WorkerHttpConfig
 from nadird.config.yaml_strict import DuplicateKey, load_strict
 from nadird.errors import ConfigError
@@ -49,9 +49,12 @@ __all__ = [
     "LogLevel",
     "MasterConfig",
     "PolitenessConfig",
+    "ProviderConfig",
+    "ProviderJson",
     "ProxyConfig",
     "RenderConfig",
     "RobotsConfig",
+    "ScoreConfig",
     "SecurityConfig",
     "Seed",
     "SitemapConfig",
@@ -128,6 +131,8 @@ def _check_references(config: Config, source: str) -> None:
             raise ConfigError(source, f"jobs.{name}", str(exc)) from exc
         job.revisit_policy(f"jobs.{name}.revisit", source)  # ConfigError naming the key
         check_css(job.signature_ignore, f"jobs.{name}.signature_ignore", source)
+        if job.proxy_ban.selector is not None:
+            check_css([job.proxy_ban.selector], f"jobs.{name}.proxy_ban.selector", source)
     for i, seed in enumerate(config.seed_list()):
         if seed.job not in config.jobs:
             raise ConfigError(source, f"seeds[{i}].job", f"unknown job {seed.job!r}")

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 
 from nadird.config.checks import not_negative, positive
+from nadird.config.proxies import ProxyConfig
 
 # Response headers kept with each page in the store: what tells a monitoring
 # job whether and when a page changes, and what it asked robots to do.
@@ -154,25 +155,6 @@ class RenderConfig:
         not_negative(self, "max_memory_mb", "memory_check_interval", "cache_bytes")
         if not self.executable.strip():
             raise ValueError("executable must not be empty")
-
-
-_PROXY_SCHEMES = ("http://", "https://", "socks4://", "socks5://")
-
-
-@dataclass(frozen=True)
-class ProxyConfig:
-    """Outgoing proxies, used in turn; one failing max_failures times in a row
-    rests for `cooldown` seconds. socks4/socks5 need the `socks` extra."""
-
-    urls: list[str] = field(default_factory=list)
-    max_failures: int = 3
-    cooldown: float = 300.0
-
-    def __post_init__(self) -> None:
-        positive(self, "max_failures", "cooldown")
-        for i, url in enumerate(self.urls):
-            if not url.lower().startswith(_PROXY_SCHEMES):
-                raise ValueError(f"urls[{i}]: expected http://, https://, socks4:// or socks5://")
 
 
 @dataclass(frozen=True)

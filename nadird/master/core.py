@@ -126,6 +126,7 @@ class MasterCore(Dispatching):
         elif isinstance(msg, Heartbeat):
             node.inflight = msg.inflight
             node.cpu_percent, node.rss_mb = msg.cpu_percent, msg.rss_mb
+            node.proxies = msg.proxies
             self.leases.renew(node.node, msg.leases, now, self.config.master.lease_ttl)
             if msg.leases:
                 self.lease_mark.cover(now)

@@ -106,6 +106,7 @@ class Heartbeat:
     seq: int = 0
     cpu_percent: float = 0.0  # of one core, since the last heartbeat
     rss_mb: float = 0.0
+    proxies: int = 0  # usable proxies in the worker's pool
 
 
 @dataclass(frozen=True, slots=True)

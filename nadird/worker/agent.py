@@ -43,6 +43,7 @@ from nadird.security import secure_client
 from nadird.urls import origin_of
 from nadird.worker.bag import BagRun, RobotsGate, SitemapHook, crawl_bag
 from nadird.worker.fetch.fetcher import Fetcher
+from nadird.worker.fetch.proxies import proxy_capabilities
 from nadird.worker.fetch.robots import RobotsCache
 from nadird.worker.fetch.sitemaps import SitemapReader
 from nadird.worker.fetch.throttle import DomainPaces, Pacer
@@ -157,7 +158,11 @@ class WorkerAgent:
         log.info("worker_stopped", pages=self._sender.sent_pages)
 
     def health(self) -> dict[str, Any]:
-        return health(self.node, self.link, self.stats, len(self._bags))
+        fetcher = self.fetcher
+        pool = None
+        if fetcher.proxies.configured:
+            pool = {**fetcher.proxies.describe(), "providers": fetcher.feeds.describe()}
+        return health(self.node, self.link, self.stats, len(self._bags), pool)
 
     async def _link_loop(self) -> None:
         """Say so in the log when the master stays silent (see health.py)."""
@@ -178,7 +183,7 @@ class WorkerAgent:
                 node=self.node,
                 capacity=worker.bags,
                 group=worker.group,
-                capabilities=list(worker.capabilities),
+                capabilities=[*worker.capabilities, *proxy_capabilities(self.config.fetch.proxies)],
                 pid=os.getpid(),
                 version=__version__,
                 host=socket.gethostname(),
@@ -206,6 +211,7 @@ class WorkerAgent:
                     seq=self._hb_seq,
                     cpu_percent=self._load.cpu_percent(),
                     rss_mb=self._load.rss_mb(),
+                    proxies=self.fetcher.proxies.usable(),
                 )
             )
 
@@ -312,7 +318,8 @@ class WorkerAgent:
                 self.fetcher, job, fetch.render, bag.domain, run.pacer.turn, hop_check, cache
             )
             render = RenderStep(self.renderer, job, policy, fetch)
-        processor = PageProcessor(self.fetcher, job, fetch, links, hop_check, render)
+        sticky = bag.lease if job.proxy_sticky == "bag" else None
+        processor = PageProcessor(self.fetcher, job, fetch, links, hop_check, render, sticky)
         reported = ReportedLinks()
         attempts = dict(zip(bag.fps, bag.attempts, strict=True)) if bag.attempts else {}
 
@@ -338,6 +345,7 @@ class WorkerAgent:
         finally:
             self._sender.flush(bag.lease)
             self._bags.pop(bag.lease, None)
+            self.fetcher.proxies.release(bag.lease)
         if not run.dropped:
             await self._send(
                 BagDone(

@@ -124,8 +124,15 @@ class WorkStats:
             self.errors[kind.value] += 1
 
 
-def health(node: str, link: MasterLink, stats: WorkStats, bags: int) -> dict[str, Any]:
-    """What /healthz shows (and /metrics exports)."""
+def health(
+    node: str,
+    link: MasterLink,
+    stats: WorkStats,
+    bags: int,
+    proxies: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """What /healthz shows (and /metrics exports); `proxies` is the pool's
+    description when the worker uses proxies."""
     now = time.monotonic()
     connected = link.connected(now)
     return {
@@ -139,4 +146,5 @@ def health(node: str, link: MasterLink, stats: WorkStats, bags: int) -> dict[str
         "pages_fetched": stats.pages,
         "statuses": status_classes(dict(stats.statuses)),
         "errors": dict(sorted(stats.errors.items())),
+        **({"proxy_pool": proxies} if proxies is not None else {}),
     }

@@ -83,3 +83,44 @@ class _HealthCollector(Collector):
         for kind, count in state["errors"].items():
             errors.add_metric([kind], count)
         yield errors
+        pool = state.get("proxy_pool")
+        if pool is not None:
+            yield from _proxy_metrics(pool)
+
+
+def _proxy_metrics(pool: dict[str, Any]) -> Iterator[Metric]:
+    """Per proxy (its URL without credentials) and per provider."""
+    labels = ["proxy", "group", "source"]
+    requests = CounterMetricFamily("nadird_worker_proxy_requests", "Requests sent", labels=labels)
+    failures = CounterMetricFamily(
+        "nadird_worker_proxy_failures", "Failed requests by kind", labels=[*labels, "kind"]
+    )
+    score = GaugeMetricFamily("nadird_worker_proxy_score", "Score (0: dropped)", labels=labels)
+    latency = GaugeMetricFamily(
+        "nadird_worker_proxy_latency_seconds", "Moving average of answered requests", labels=labels
+    )
+    for proxy in pool["proxies"]:
+        key = [proxy["proxy"], proxy["group"], proxy["source"]]
+        requests.add_metric(key, proxy["requests"])
+        score.add_metric(key, proxy["score"])
+        if proxy["latency_s"] is not None:
+            latency.add_metric(key, proxy["latency_s"])
+        for kind, count in proxy["failures"].items():
+            failures.add_metric([*key, kind], count)
+    yield from (requests, failures, score, latency)
+    yield GaugeMetricFamily("nadird_worker_proxies", "Usable proxies", value=pool["usable"])
+    dropped = CounterMetricFamily(
+        "nadird_worker_proxies_dropped", "Proxies dropped, by reason", labels=["reason"]
+    )
+    for reason, count in pool["dropped"].items():
+        dropped.add_metric([reason], count)
+    yield dropped
+    polls = CounterMetricFamily("nadird_worker_proxy_provider_polls", "Polls", labels=["provider"])
+    errors = CounterMetricFamily(
+        "nadird_worker_proxy_provider_errors", "Failed polls", labels=["provider", "reason"]
+    )
+    for provider in pool["providers"]:
+        polls.add_metric([provider["provider"]], provider["polls"])
+        for reason, count in provider["errors"].items():
+            errors.add_metric([provider["provider"], reason], count)
+    yield from (polls, errors)

@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from lxml.cssselect import CSSSelector
 from lxml.html import HtmlElement
 
 from nadird.config import FetchConfig
@@ -118,6 +119,7 @@ class PageProcessor:
         links: LinkPipeline,
         hop_check: HopCheck | None = None,
         render: RenderStep | None = None,  # jobs that render (see render/step.py)
+        sticky: str | None = None,  # the bag's key when its job keeps one proxy per bag
     ) -> None:
         self._fetcher = fetcher
         self._job = job
@@ -128,6 +130,9 @@ class PageProcessor:
         self._links = links
         self._hop_check = hop_check
         self._render = render
+        self._sticky = sticky
+        selector = job.proxy_ban.selector
+        self._ban_selector = CSSSelector(selector) if selector else None
 
     async def process(self, task: PageTask) -> Processed:
         started = time.time()
@@ -137,10 +142,17 @@ class PageProcessor:
                 use_proxy=self._job.proxies,
                 hop_check=self._hop_check,
                 conditional=task.conditional(),
+                proxy_group=self._job.proxy_group,
+                sticky=self._sticky,
             )
         except FetchError as exc:
             result = error_result(task, started, exc)
             return Processed(result, strained=exc.kind in _STRAIN_ERRORS)
+        ban = self._banned(outcome)
+        if ban is not None:  # retried later, through another proxy
+            return Processed(
+                error_result(task, started, ban), outcome.status, None, outcome.elapsed
+            )
         if outcome.status in THROTTLE_CODES:
             return Processed(
                 None, outcome.status, outcome.headers.get("retry-after"), outcome.elapsed
@@ -286,6 +298,27 @@ class PageProcessor:
         if not self._rules:
             return data
         return apply_rules(data, self._rules, Context(outcome.final_url, started))
+
+    def _banned(self, outcome: FetchOutcome) -> FetchError | None:
+        """A ban signal of the job (a status, or a page matching its selector)
+        in an answer that came through a proxy: the proxy's failure."""
+        proxy = outcome.proxy
+        if proxy is None:
+            return None
+        ban = self._job.proxy_ban
+        if outcome.status in ban.statuses:
+            why = f"status {outcome.status}"
+        elif self._ban_selector is not None and outcome.content_type in self._html_types:
+            doc = parse_html(outcome.body, outcome.final_url, outcome.charset)
+            if doc is None or not self._ban_selector(doc):
+                return None
+            why = "a page matching proxy_ban.selector"
+        else:
+            return None
+        self._fetcher.proxies.banned(proxy)
+        if self._sticky is not None:
+            self._fetcher.proxies.release(self._sticky)
+        return FetchError(ErrorKind.PROXY, f"the site refused proxy {proxy.label} ({why})")
 
     def _stored_headers(self, outcome: FetchOutcome) -> dict[str, str]:
         kept = outcome.headers

@@ -27,6 +27,7 @@ class Node:
     inflight: int = 0
     cpu_percent: float = 0.0
     rss_mb: float = 0.0
+    proxies: int = 0  # usable proxies in its pool, as its last heartbeat said
     offline_since: float | None = None
     user: str = ""  # the CURVE key it authenticated with ("" without CURVE)
     # Random per registration, sent in the Welcome; its Results must carry it.

@@ -142,6 +142,7 @@ def nodes(master: MasterView) -> list[dict[str, Any]]:
                 "last_heartbeat_s": round(now - node.last_seen, 3),
                 "cpu_percent": node.cpu_percent,
                 "rss_mb": node.rss_mb,
+                "proxies": node.proxies,
             }
         )
     return rows

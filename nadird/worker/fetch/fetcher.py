@@ -30,14 +30,16 @@ from nadird.urls import canonicalize
 from nadird.worker.fetch.addresses import AddressPolicy
 from nadird.worker.fetch.decoding import accept_encoding, decoder_for
 from nadird.worker.fetch.proxies import Proxy, ProxyPool
+from nadird.worker.fetch.proxy_sources import ProviderFeeds
 from nadird.worker.fetch.resolver import AddressBlocked, PolicyResolver
 
 READ_CHUNK = 64 * 1024
 REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
 # Response headers the worker acts on (politeness, robots directives).
 KEPT_HEADERS = ("retry-after", "x-robots-tag", "etag", "last-modified")
-# Failures that say something about the proxy rather than the site.
-_PROXY_FAILURES = frozenset({ErrorKind.PROXY})
+# How long a fetch waits for a provider to refill an empty pool before it
+# fails (kind `proxy`, retried later like any transient failure).
+PROXY_WAIT = 5.0
 
 # Called with each redirect target before it is fetched; raises FetchError to refuse it.
 HopCheck = Callable[[str], Awaitable[None]]
@@ -55,6 +57,7 @@ class FetchOutcome:
     headers: dict[str, str] = field(default_factory=dict)
     elapsed: float = 0.0  # seconds from the first byte sent to the last byte read
     truncated: bool = False
+    proxy: Proxy | None = None  # the proxy that carried it (a ban signal lowers its score)
 
 
 class Fetcher:
@@ -62,6 +65,7 @@ class Fetcher:
         self.config = config
         self.policy = AddressPolicy(config.allow_private, config.allow_networks)
         self.proxies = ProxyPool(config.proxies)
+        self.feeds = ProviderFeeds(config.proxies.providers, self.proxies)
         self._resolver: PolicyResolver | None = None
         self._session: aiohttp.ClientSession | None = None
         self._socks: dict[str, aiohttp.ClientSession] = {}
@@ -73,7 +77,8 @@ class Fetcher:
         self._session = self._new_session(self._connector())
         for proxy in self.proxies.proxies:
             if proxy.socks:
-                self._socks[proxy.url] = self._new_session(self._socks_connector(proxy.url))
+                self._socks_session(proxy)  # a missing socks extra fails now, not per page
+        await self.feeds.start()
 
     def _connector(self) -> aiohttp.TCPConnector:
         cfg = self.config
@@ -111,7 +116,23 @@ class Fetcher:
             auto_decompress=False,  # decoded here, with a bound: see decoding.py
         )
 
+    def _socks_session(self, proxy: Proxy) -> aiohttp.ClientSession:
+        session = self._socks.get(proxy.url)
+        if session is None:
+            if len(self._socks) > 2 * len(self.proxies.proxies) + 8:
+                self._close_unused_socks()
+            session = self._new_session(self._socks_connector(proxy.url))
+            self._socks[proxy.url] = session
+        return session
+
+    def _close_unused_socks(self) -> None:
+        """Provider proxies come and go: close the sessions of dropped ones."""
+        live = {p.url for p in self.proxies.proxies}
+        for url in [u for u in self._socks if u not in live]:
+            asyncio.get_running_loop().create_task(self._socks.pop(url).close())
+
     async def close(self) -> None:
+        await self.feeds.close()
         for session in [self._session, *self._socks.values()]:
             if session is not None:
                 await session.close()
@@ -128,13 +149,19 @@ class Fetcher:
         use_proxy: bool = True,
         hop_check: HopCheck | None = None,
         conditional: Mapping[str, str] | None = None,
+        proxy_group: str | None = None,
+        sticky: str | None = None,
     ) -> FetchOutcome:
         """GET url. `max_bytes` caps the decoded body (default max_decoded_bytes);
         with `truncate` a longer body is cut there instead of failing.
         `conditional` are request headers (If-None-Match...) for the URL
-        itself, not for the redirect targets: validators belong to one URL."""
+        itself, not for the redirect targets: validators belong to one URL.
+        `proxy_group` limits the proxies to one group; `sticky` keeps one
+        proxy for every fetch with the same key (a bag) while it works."""
         assert self._session is not None, "Fetcher.start() not called"
-        proxy = self.proxies.pick() if use_proxy else None
+        proxy = None
+        if use_proxy and self.proxies.configured:
+            proxy = await self._proxy_for(proxy_group, sticky)
         started = time.monotonic()
         try:
             async with asyncio.timeout(self.config.total_timeout):
@@ -143,15 +170,30 @@ class Fetcher:
                 )
         except Exception as exc:
             error = exc if isinstance(exc, FetchError) else classify(exc)
-            if proxy is not None and error.kind in _PROXY_FAILURES:
-                self.proxies.failed(proxy)
+            if proxy is not None:
+                self.proxies.failed(proxy, error.kind, URL(url).host or "")
             if error is exc:
                 raise
             raise error from None
-        if proxy is not None:
-            self.proxies.succeeded(proxy)
         outcome.elapsed = time.monotonic() - started
+        if proxy is not None:
+            self.proxies.succeeded(proxy, outcome.elapsed, URL(url).host or "")
+            outcome.proxy = proxy
         return outcome
+
+    async def _proxy_for(self, group: str | None, sticky: str | None) -> Proxy:
+        """A proxy of the pool, waiting a little for providers to refill it;
+        never None: without one the fetch fails instead of going direct."""
+        deadline = time.monotonic() + (PROXY_WAIT if self.feeds.feeds else 0.0)
+        while True:
+            proxy = self.proxies.pick(group, sticky)
+            if proxy is not None:
+                return proxy
+            self.feeds.running_low()
+            if time.monotonic() >= deadline:
+                which = f" of group {group!r}" if group else ""
+                raise FetchError(ErrorKind.PROXY, f"no usable proxy{which} in the pool")
+            await asyncio.sleep(0.1)
 
     async def _follow(
         self,
@@ -207,7 +249,7 @@ class Fetcher:
         kwargs: dict[str, object] = {}
         if proxy is not None:
             if proxy.socks:
-                session = self._socks[proxy.url]
+                session = self._socks_session(proxy)
             else:
                 kwargs["proxy"] = proxy.url
         headers = dict(extra or {})

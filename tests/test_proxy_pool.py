@@ -4,6 +4,7 @@ lifetimes, stickiness, groups, whose failure it is, and providers' answers."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -216,3 +217,48 @@ def test_a_job_of_a_proxy_group_needs_a_worker_with_such_proxies() -> None:
     assert job.requires == ["html", "proxy:cn"]
     assert Job.from_wire(job.to_wire()) == job
     assert build(Job, {}).requires == []
+
+
+def test_a_proxy_group_job_goes_only_to_workers_with_that_group(tmp_path: Path) -> None:
+    from core_helpers import T0, bags, make_core, register
+
+    from nadird.jobs import Job
+    from nadird.protocol.messages import Heartbeat
+    from nadird.typecheck import build
+
+    jobs = {"default": build(Job, {"proxy_group": "cn"})}
+    for core in make_core(tmp_path, jobs=jobs):
+        register(core, "plain", capabilities=["proxy:default"])
+        assert bags(core) == {}  # nobody can take the job's bags
+        register(core, "cn-worker", capabilities=["proxy:cn"])
+        handed = bags(core, T0 + 5)
+        assert handed and {b.job["proxy_group"] for b in handed.values()} == {"cn"}
+        core.on_control(b"cn-worker", Heartbeat(node="cn-worker", leases=[], proxies=7), T0 + 5)
+        assert core.nodes.get("cn-worker").proxies == 7  # type: ignore[union-attr]
+
+
+def test_proxy_metrics_carry_no_credentials() -> None:
+    from prometheus_client.exposition import generate_latest
+    from prometheus_client.registry import Collector, CollectorRegistry
+
+    from nadird.worker.http import _proxy_metrics
+
+    pool = pool_of(Clock(), urls=["http://user:secret@10.0.0.1:8080", "http://10.0.0.2:8080"])
+    first = pool.pick()
+    assert first is not None
+    pool.failed(first, ErrorKind.TIMEOUT, site="s.test")
+    described = {**pool.describe(), "providers": []}
+
+    class Once(Collector):
+        def collect(self):  # type: ignore[no-untyped-def]
+            return _proxy_metrics(described)
+
+    registry = CollectorRegistry()
+    registry.register(Once())
+    text = generate_latest(registry).decode()
+    assert "secret" not in text and "user" not in text
+    labels = 'group="default",proxy="http://10.0.0.1:8080",source="fixed"'
+    failures = labels.replace("proxy=", 'kind="timeout",proxy=')
+    assert f"nadird_worker_proxy_failures_total{{{failures}}} 1.0" in text
+    assert f"nadird_worker_proxy_score{{{labels}}} 9.0" in text
+    assert "nadird_worker_proxies 2.0" in text

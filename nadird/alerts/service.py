@@ -4,7 +4,6 @@ housekeeping tick from what `MasterView` shows, events handed to senders."""
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections import Counter
 from typing import TYPE_CHECKING
@@ -13,6 +12,7 @@ from nadird.alerts.channels import AppriseDeliver, HttpDeliver, Sender
 from nadird.alerts.engine import AlertEngine
 from nadird.alerts.rules import Snapshot, WorkerSeen
 from nadird.config.alerts import AlertsConfig, ChannelConfig
+from nadird.config.secrets import read_secret
 from nadird.errors import ConfigError
 from nadird.logs import get_logger
 
@@ -20,26 +20,6 @@ if TYPE_CHECKING:
     from nadird.master.service.view import MasterView
 
 log = get_logger()
-
-
-def read_secret(source: str, key: str, file: str | None, env: str | None) -> str | None:
-    """The value of `{key}_file` or `{key}_env`; ConfigError naming the key."""
-    if env:
-        value = os.environ.get(env, "")
-        if not value:
-            raise ConfigError(source, f"{key}_env", f"environment variable {env} is not set")
-        return value
-    if file:
-        try:
-            with open(file, encoding="utf-8") as fh:
-                value = fh.read().strip()
-        except OSError as exc:
-            why = f"cannot read {file}: {exc.strerror}"
-            raise ConfigError(source, f"{key}_file", why) from None
-        if not value:
-            raise ConfigError(source, f"{key}_file", f"{file} is empty")
-        return value
-    return None
 
 
 def _apprise(source: str, key: str, config: ChannelConfig, secret: str | None) -> AppriseDeliver:

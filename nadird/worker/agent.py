@@ -63,7 +63,7 @@ class WorkerAgent:
     def __init__(self, config: Config, source: str = "(config)") -> None:
         self.config = config
         self.node = config.node
-        self.fetcher = Fetcher(config.fetch)
+        self.fetcher = Fetcher(config.fetch, source)
         # A headless browser when worker.capabilities has "javascript"
         # (ConfigError here if this host cannot run one).
         self.renderer = new_renderer(config)

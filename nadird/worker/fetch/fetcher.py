@@ -61,11 +61,11 @@ class FetchOutcome:
 
 
 class Fetcher:
-    def __init__(self, config: FetchConfig) -> None:
+    def __init__(self, config: FetchConfig, source: str = "(config)") -> None:
         self.config = config
         self.policy = AddressPolicy(config.allow_private, config.allow_networks)
         self.proxies = ProxyPool(config.proxies)
-        self.feeds = ProviderFeeds(config.proxies.providers, self.proxies)
+        self.feeds = ProviderFeeds(config.proxies.providers, self.proxies, source)
         self._resolver: PolicyResolver | None = None
         self._session: aiohttp.ClientSession | None = None
         self._socks: dict[str, aiohttp.ClientSession] = {}

@@ -19,12 +19,10 @@ import asyncio
 import contextlib
 import datetime as dt
 import json
-import os
 import time
 import zoneinfo
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -32,7 +30,7 @@ import aiohttp
 import jmespath
 
 from nadird.config.proxies import ProviderConfig, ProviderJson, check_proxy_url
-from nadird.errors import ConfigError
+from nadird.config.secrets import read_secret
 from nadird.logs import get_logger
 from nadird.worker.fetch.proxies import Offer, ProxyPool, redacted
 
@@ -43,21 +41,6 @@ WallClock = Callable[[], float]
 
 class ProviderAnswerError(ValueError):
     """The provider's answer as a whole cannot be read (not its entries)."""
-
-
-def read_secret(file: str | None, env: str | None, what: str) -> str:
-    """A secret from a file or an environment variable (stripped); '' when neither."""
-    if file:
-        try:
-            return Path(file).read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            raise ValueError(f"{what}: cannot read {file}: {exc.strerror}") from None
-    if env:
-        value = os.environ.get(env)
-        if value is None:
-            raise ValueError(f"{what}: environment variable {env} is not set")
-        return value.strip()
-    return ""
 
 
 def parse_answer(
@@ -149,7 +132,12 @@ class ProviderFeed:
     """Polls one provider and merges its proxies into the pool."""
 
     def __init__(
-        self, config: ProviderConfig, pool: ProxyPool, index: int, wall: WallClock = time.time
+        self,
+        config: ProviderConfig,
+        pool: ProxyPool,
+        index: int,
+        source: str = "(config)",
+        wall: WallClock = time.time,
     ) -> None:
         self.config = config
         self.pool = pool
@@ -158,11 +146,9 @@ class ProviderFeed:
         self.errors: Counter[str] = Counter()  # by reason
         self.skipped = 0  # entries that were not a usable proxy
         self._wall = wall
-        try:
-            self._secret = read_secret(config.secret_file, config.secret_env, "secret")
-            self._auth = read_secret(config.auth_file, config.auth_env, "auth")
-        except ValueError as exc:
-            raise ConfigError("fetch.proxies", f"providers[{index}]", str(exc)) from None
+        key = f"fetch.proxies.providers[{index}]"
+        self._secret = read_secret(source, f"{key}.secret", config.secret_file, config.secret_env)
+        self._auth = read_secret(source, f"{key}.auth", config.auth_file, config.auth_env)
         self._wake = asyncio.Event()
         self._last_poll = -1e18
         self._logged_at = -1e18  # the last failure logged
@@ -183,7 +169,7 @@ class ProviderFeed:
         """One poll: proxies added (0 when it failed: counted and maybe logged)."""
         self.polls += 1
         self._last_poll = time.monotonic()
-        url = self.config.url.replace("{secret}", self._secret)
+        url = self.config.url.replace("{secret}", self._secret or "")
         try:
             async with asyncio.timeout(self.config.timeout_s):
                 async with session.get(url, allow_redirects=False) as resp:
@@ -191,7 +177,7 @@ class ProviderFeed:
                         raise ProviderAnswerError(f"HTTP {resp.status}")
                     body = await resp.content.read(MAX_ANSWER)
             offers, skipped = parse_answer(
-                body, self.config, self._wall(), time.monotonic(), self._auth
+                body, self.config, self._wall(), time.monotonic(), self._auth or ""
             )
         except (TimeoutError, aiohttp.ClientError, ProviderAnswerError, OSError) as exc:
             reason = _reason(exc)
@@ -236,8 +222,10 @@ def _reason(exc: BaseException) -> str:
 class ProviderFeeds:
     """Every provider of a worker, with one plain session for their requests."""
 
-    def __init__(self, configs: list[ProviderConfig], pool: ProxyPool) -> None:
-        self.feeds = [ProviderFeed(c, pool, i) for i, c in enumerate(configs)]
+    def __init__(
+        self, configs: list[ProviderConfig], pool: ProxyPool, source: str = "(config)"
+    ) -> None:
+        self.feeds = [ProviderFeed(c, pool, i, source) for i, c in enumerate(configs)]
         if self.feeds:
             pool.on_drop = self.running_low
         self._session: aiohttp.ClientSession | None = None

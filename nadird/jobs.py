@@ -316,12 +316,12 @@ class Job:
         schema = {name: FieldSpec(**spec) for name, spec in raw.get("schema", {}).items()}
         paginate = raw.get("paginate")
         pages = Pagination(**paginate) if paginate is not None else None
-        rest = {k: v for k, v in raw.items() if k not in ("fields", "links", "schema", "paginate")}
-        return cls(fields=fields, links=links, schema=schema, paginate=pages, **rest)
         ban = ProxyBan(**raw.get("proxy_ban", {}))
-        nested = ("fields", "links", "schema", "proxy_ban")
+        nested = ("fields", "links", "schema", "paginate", "proxy_ban")
         rest = {k: v for k, v in raw.items() if k not in nested}
-        return cls(fields=fields, links=links, schema=schema, proxy_ban=ban, **rest)
+        return cls(
+            fields=fields, links=links, schema=schema, paginate=pages, proxy_ban=ban, **rest
+        )
 
 
 def validate_job(job: Job) -> None:

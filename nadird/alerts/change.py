@@ -79,7 +79,7 @@ def meets(condition: ChangeCondition, old: Any, new: Any) -> bool | None:
     numeric and a value it needs is not a number."""
     kind, limit = condition.kind, condition.limit
     if kind == "any":
-        return old != new
+        return bool(old != new)
     after = as_number(new)
     if after is None:
         return None

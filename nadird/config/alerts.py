@@ -213,9 +213,10 @@ def check_alerts(
         if rule.type == "change" and revisiting is not None and rule.job not in revisiting:
             why = f"job {rule.job!r} never revisits a page (set jobs.{rule.job}.revisit)"
             return f"alerts.rules[{i}].job", why
-        known = (fields or {}).get(rule.job or "", set())
+        of_job = (fields or {}).get(rule.job or "", set())
         for j, name in enumerate(rule.fields):
-            if fields is not None and name not in known:
-                names = ", ".join(sorted(known)) or "none defined"
-                return f"alerts.rules[{i}].fields[{j}]", f"not a field of job {rule.job!r} ({names})"
+            if fields is not None and name not in of_job:
+                names = ", ".join(sorted(of_job)) or "none defined"
+                why = f"not a field of job {rule.job!r} ({names})"
+                return f"alerts.rules[{i}].fields[{j}]", why
     return None

@@ -208,5 +208,6 @@ EVENTS_ONLY = frozenset({"job_finished", "change"})
 # Moments with a subject of their own each time (a page's URL): `repeat`
 # holds back the same subject for that long after it was sent.
 MOMENTS = frozenset({"change"})
-# Rule types whose `job` restricts them to that job's pages.
-JOB_SCOPED = frozenset({"stall", "blocked", "error_rate", "dead_letters", "change"})
+# Rule types whose `job` restricts them to that job's pages (through the
+# job's snapshot; a `change` rule picks its job's changes itself).
+JOB_SCOPED = frozenset({"stall", "blocked", "error_rate", "dead_letters"})

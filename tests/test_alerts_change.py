@@ -122,7 +122,8 @@ def test_the_change_text_names_the_url_field_old_and_new_value() -> None:
     assert text(event, "en") == (
         f"[WARNING] nadird: price of {URL} went from 299 to 259 (below 260), job shop"
     )
-    assert text(event, "zh") == f"[警告] nadird: {URL} 的 price 从 299 变为 259（低于 260），任务 shop"
+    zh = f"[警告] nadird: {URL} 的 price 从 299 变为 259（低于 260），任务 shop"
+    assert text(event, "zh") == zh
     body = payload(event, "en", "m1")
     assert body["rule"] == "change" and body["subject"] == URL and body["value"] == 259.0
     assert body["details"]["old"] == 299.0 and body["details"]["when"] == "below"

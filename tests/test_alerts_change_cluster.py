@@ -156,7 +156,8 @@ def test_job_scoped_rules_watch_their_jobs_pages_only(cluster: Cluster) -> None:
         assert cluster.wait(master, 60) == 0
         statuses = [e.status for e in web.entries() if e.host.startswith("shy.test")]
     assert statuses.count(429) == 5
-    firing = [(p["rule_index"], p["subject"]) for p in receiver.payloads() if p["state"] == "firing"]
+    payloads = receiver.payloads()
+    firing = [(p["rule_index"], p["subject"]) for p in payloads if p["state"] == "firing"]
     assert sorted(firing) == [(0, "shy.test"), (1, "shy.test")]
     assert {p["job"] for p in receiver.payloads() if p["rule_index"] == 1} == {"shop"}
     assert len(cluster.records()) == 2 * (len(paths) + 1)

@@ -136,8 +136,11 @@ class Alerts:
         self._stored: dict[str, int] = {}  # job -> stored at the last tick
         self._retiring: set[asyncio.Task[None]] = set()
 
-    def start(self, view: MasterView) -> None:
-        view.watch_fields(self._needs.watch)
+    def start(self, view: MasterView | None = None) -> None:
+        """Start the senders; tell the master's `view` (None: senders only)
+        which fields the change rules watch."""
+        if view is not None:
+            view.watch_fields(self._needs.watch)
         for sender in self.senders.values():
             sender.start()
 

@@ -270,3 +270,13 @@ def test_a_change_rule_loads() -> None:
     rule = {"job": "shop", "fields": ["price"], "when": {"drop_percent": 5}}
     [loaded] = config_from_dict(alerts_config(rule), "m.yaml").alerts.rules
     assert loaded.condition.kind == "drop_percent" and loaded.condition.limit == 5.0
+
+
+def test_the_readme_change_example_loads() -> None:
+    import yaml
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("**Change alerts.**", 1)[1]
+    block = section.split("```yaml", 1)[1].split("```", 1)[0]
+    rules = config_from_dict(yaml.safe_load(block), "README.md").alerts.rules
+    assert [r.condition.kind for r in rules] == ["below", "drop_percent", "any"]

@@ -252,8 +252,7 @@ class MasterCore(Dispatching):
         if lease is None:
             self.stats["late_results"] += len(msg.pages)
         else:
-            self.domain_results[lease.domain] += len(msg.pages)
-            self.tallies.answered(held.job, lease.domain, len(msg.pages))
+            self._answered(held.job, lease.domain, len(msg.pages))
         records: list[PageRecord] = []
         links: list[LinkBatch] = []
         late: dict[str, list[tuple[bytes, int]]] = {}
@@ -276,8 +275,7 @@ class MasterCore(Dispatching):
         if lease is not None:
             self.blocks.pages(lease.domain, msg.pages, held.job)
         for domain, pages in late.items():
-            self.domain_results[domain] += len(pages)
-            self.tallies.answered(held.job, domain, len(pages))
+            self._answered(held.job, domain, len(pages))
             self.frontier.late(domain, pages)
         if unchanged:
             self._settle(unchanged)
@@ -292,6 +290,10 @@ class MasterCore(Dispatching):
         if debug:
             self.store_trace.results(records, msg.lease, lease.domain if lease else None)
         return records
+
+    def _answered(self, job: str, domain: str, pages: int) -> None:
+        self.domain_results[domain] += pages
+        self.tallies.answered(job, domain, pages)
 
     def _record(
         self,

@@ -52,10 +52,11 @@ def _convert_union(value: Any, tp: Any, path: str) -> Any:
     options = get_args(tp)
     if value is None and type(None) in options:
         return None
-    given = [o for o in options if o is not type(None)]
-    if len(given) == 1 and dataclasses.is_dataclass(given[0]) and isinstance(value, dict):
-        # An optional section given as a mapping: its own error is the useful one.
-        return convert(value, given[0], path)
+    built = [o for o in options if isinstance(o, type) and dataclasses.is_dataclass(o)]
+    if isinstance(value, dict) and len(built) == 1:
+        # A mapping can only be meant as that section (an optional one, or
+        # `when: any | {below: ...}`): its own error is the useful one.
+        return convert(value, built[0], path)
     for option in options:
         if option is type(None):
             continue

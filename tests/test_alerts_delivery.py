@@ -5,6 +5,7 @@ or hang (retries counted, the queue bounded, nothing lost without a count)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -44,7 +45,8 @@ def blocked_event(domain: str = "a.test", streak: int = 12) -> Event:
         dead_letters=0,
         blocked={domain: streak},
     )
-    [event] = engine.evaluate(snap)
+    # The rule names job shop: it sees the shop's snapshot (here the same counts).
+    [event] = engine.evaluate(dataclasses.replace(snap, jobs={"shop": snap}))
     return event
 
 

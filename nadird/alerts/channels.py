@@ -93,7 +93,7 @@ class Sender:
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=f"alerts-{self.name}")
 
-    async def stop(self) -> None:
+    async def stop(self, why: str = "master stopping") -> None:
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -101,7 +101,7 @@ class Sender:
         left = self._queue.qsize() + (self._current is not None)
         if left:
             self._counters["alerts_dropped"] += left
-            log.error("alerts_not_sent", channel=self.name, count=left, why="master stopping")
+            log.error("alerts_not_sent", channel=self.name, count=left, why=why)
 
     async def close(self) -> None:
         await self._deliver.close()

@@ -3,7 +3,8 @@
 An alert is one rule firing for one subject. It is sent when it starts,
 again at most once per the rule's `repeat` while it lasts, and a resolved
 notice is sent when it stops (except for moments such as `job_finished`).
-Pure: a snapshot in, events out; the clock is the snapshot's.
+A `change` is a moment per page: the same URL is sent at most once per
+`repeat`. Pure: a snapshot in, events out; the clock is the snapshot's.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from nadird.alerts.rules import EVENTS_ONLY, WATCHERS, Firing, Snapshot, Watcher
+from nadird.alerts.rules import EVENTS_ONLY, MOMENTS, WATCHERS, Change, Firing, Snapshot, Watcher
 from nadird.config.alerts import RuleConfig
 
 State = Literal["firing", "resolved"]
@@ -46,18 +47,75 @@ class AlertEngine:
         self.rules = rules
         self._watchers: list[Watcher] = [WATCHERS[r.type](r) for r in rules]
         self._active: dict[tuple[int, str], _Active] = {}
+        # Per moment rule: subject -> when last sent, oldest first.
+        self._recent: dict[int, dict[str, float]] = {}
         self.suppressed = 0  # repeats held back by `repeat`, all rules
 
     def active(self) -> list[tuple[int, str]]:
         return sorted(self._active)
 
+    def reload(self, rules: list[RuleConfig]) -> int:
+        """Take a new rule list. A rule equal to a running one keeps its
+        watcher's history, its open alerts and its repeat clocks (nothing is
+        sent again); the alerts of a rule that is gone end without a notice.
+        Returns how many rules were kept."""
+        old_rules, old_watchers = self.rules, self._watchers
+        old_active, old_recent = self._active, self._recent
+        self.rules, self._watchers, self._active, self._recent = rules, [], {}, {}
+        unclaimed = list(range(len(old_rules)))
+        kept = 0
+        for index, rule in enumerate(rules):
+            was = next((i for i in unclaimed if old_rules[i] == rule), None)
+            if was is None:
+                self._watchers.append(WATCHERS[rule.type](rule))
+                continue
+            unclaimed.remove(was)
+            kept += 1
+            self._watchers.append(old_watchers[was])
+            for (i, subject), active in old_active.items():
+                if i == was:
+                    self._active[(index, subject)] = active
+            if was in old_recent:
+                self._recent[index] = old_recent[was]
+        return kept
+
+    def take_not_numeric(self) -> int:
+        """Numeric change conditions met by values that are no numbers, since last asked."""
+        count = 0
+        for watcher in self._watchers:
+            if isinstance(watcher, Change):
+                count, watcher.not_numeric = count + watcher.not_numeric, 0
+        return count
+
     def evaluate(self, snap: Snapshot) -> list[Event]:
         events: list[Event] = []
         for index, watcher in enumerate(self._watchers):
-            firing = watcher.check(snap)
+            scoped = snap.scoped(watcher.rule)
+            firing = {} if scoped is None else watcher.check(scoped)
+            if watcher.rule.type in MOMENTS:
+                events.extend(self._moments(index, firing, snap.now))
+                continue
             events.extend(self._fired(index, firing, snap.now))
             events.extend(self._cleared(index, firing, snap.now))
         return events
+
+    def _moments(self, index: int, firing: dict[str, Firing], now: float) -> list[Event]:
+        """Each subject once, then not again within `repeat` of its last notice."""
+        repeat = self.rules[index].repeat_s
+        recent = self._recent.setdefault(index, {})
+        while recent:  # oldest first: forget what `repeat` no longer holds back
+            subject, sent = next(iter(recent.items()))
+            if now - sent < repeat:
+                break
+            del recent[subject]
+        out = []
+        for subject, found in firing.items():
+            if subject in recent:
+                self.suppressed += 1
+                continue
+            recent[subject] = now
+            out.append(self._event(index, subject, "firing", found, now, now, 0))
+        return out
 
     def _fired(self, index: int, firing: dict[str, Firing], now: float) -> list[Event]:
         rule = self.rules[index]

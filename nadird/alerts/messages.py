@@ -30,6 +30,7 @@ TEXTS = {
         "dead_letters": "{value} URLs moved to the dead letters within {window} "
         "(threshold {threshold}), job {job}",
         "job_finished": "crawl finished: {value} pages stored, job {job}",
+        "change": "{field} of {url} went from {old} to {new}{condition}, job {job}",
     },
     "zh": {
         "stall": "已有 {value} 没有存储任何页面，队列中仍有 {queued} 个 URL"
@@ -41,8 +42,27 @@ TEXTS = {
         "阈值 {threshold}），任务 {job}",
         "dead_letters": "{window} 内有 {value} 个 URL 进入死信队列（阈值 {threshold}），任务 {job}",
         "job_finished": "爬取完成：共存储 {value} 个页面，任务 {job}",
+        "change": "{url} 的 {field} 从 {old} 变为 {new}{condition}，任务 {job}",
     },
 }
+CONDITION_TEXTS = {
+    "en": {
+        "any": "",
+        "below": " (below {limit})",
+        "above": " (above {limit})",
+        "drop_percent": " (down more than {limit}%)",
+        "rise_percent": " (up more than {limit}%)",
+    },
+    "zh": {
+        "any": "",
+        "below": "（低于 {limit}）",
+        "above": "（高于 {limit}）",
+        "drop_percent": "（降幅超过 {limit}%）",
+        "rise_percent": "（涨幅超过 {limit}%）",
+    },
+}
+NOTHING = {"en": "(nothing)", "zh": "（无）"}
+SHOWN_CHARS = 100  # of a changed text value
 ALL_JOBS = {"en": "(all jobs)", "zh": "（全部任务）"}
 # Rule types whose value and threshold are seconds, shown as 5m, 1h30m.
 DURATIONS = frozenset({"stall", "worker_gone"})
@@ -54,6 +74,26 @@ def _number(value: float) -> str:
 
 def _duration(seconds: float) -> str:
     return format_duration(round(seconds)) if seconds >= 1 else f"{seconds:.2g}s"
+
+
+def _value(value: object, language: str) -> str:
+    """A field's value as a text shows it: numbers plainly, text cut short."""
+    if value is None:
+        return NOTHING[language]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return _number(value)
+    shown = str(value)
+    return shown if len(shown) <= SHOWN_CHARS else shown[:SHOWN_CHARS] + "..."
+
+
+def _change_fields(event: Event, language: str) -> dict[str, str]:
+    details = event.details
+    condition = CONDITION_TEXTS[language][str(details.get("when", "any"))]
+    return {
+        "old": _value(details.get("old"), language),
+        "new": _value(details.get("new"), language),
+        "condition": condition.format(limit=_number(event.threshold)),
+    }
 
 
 def text(event: Event, language: str) -> str:
@@ -73,6 +113,8 @@ def text(event: Event, language: str) -> str:
     }
     if "window" in event.details:
         fields["window"] = _duration(float(str(event.details["window"])))
+    if rule.type == "change":
+        fields.update(_change_fields(event, language))
     label = SEVERITY[language]["resolved" if event.state == "resolved" else rule.severity]
     return f"[{label}] nadird: " + TEXTS[language][rule.type].format(**fields)
 

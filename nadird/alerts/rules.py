@@ -11,6 +11,7 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from nadird.alerts.change import FieldChange, as_number, meets
 from nadird.config.alerts import RuleConfig
 
 
@@ -34,6 +35,17 @@ class Snapshot:
     blocked: Mapping[str, int] = field(default_factory=dict)  # domain -> blocks in a row
     # domain -> (pages answered, errors) since start; filled for error_rate rules only.
     domains: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    changes: tuple[FieldChange, ...] = ()  # watched fields changed since the last tick
+    # The same, for one job's pages (filled for the jobs rules name): a rule
+    # with `job` sees its job's snapshot (JOB_SCOPED types).
+    jobs: Mapping[str, Snapshot] = field(default_factory=dict)
+
+    def scoped(self, rule: RuleConfig) -> Snapshot | None:
+        """What `rule` sees: its job's part, the whole master, or None (its
+        job has no snapshot: the job is gone)."""
+        if rule.job is None or rule.type not in JOB_SCOPED:
+            return self
+        return self.jobs.get(rule.job)
 
 
 @dataclass(frozen=True)
@@ -146,6 +158,35 @@ class DeadLetters(_Sampled):
         return {"crawl": Firing(grown, need, {"window": self.rule.window_s})}
 
 
+class Change(Watcher):
+    """A watched field of a page of the job changed as `when` says; one
+    alert per page (the subject is its URL) however many fields changed."""
+
+    def __init__(self, rule: RuleConfig) -> None:
+        super().__init__(rule)
+        self.not_numeric = 0  # numeric conditions met by a value that is no number
+
+    def check(self, snap: Snapshot) -> dict[str, Firing]:
+        rule, condition = self.rule, self.rule.condition
+        out: dict[str, Firing] = {}
+        for change in snap.changes:
+            if change.job != rule.job or change.field not in rule.fields or change.url in out:
+                continue
+            hit = meets(condition, change.old, change.new)
+            if hit is None:
+                self.not_numeric += 1
+            elif hit:
+                details = {
+                    "url": change.url,
+                    "field": change.field,
+                    "old": change.old,
+                    "new": change.new,
+                    "when": condition.kind,
+                }
+                out[change.url] = Firing(as_number(change.new) or 0.0, condition.limit, details)
+        return out
+
+
 class JobFinished(Watcher):
     """The crawl is complete: nothing queued or leased, every page stored."""
 
@@ -160,6 +201,13 @@ WATCHERS: dict[str, type[Watcher]] = {
     "error_rate": ErrorRate,
     "dead_letters": DeadLetters,
     "job_finished": JobFinished,
+    "change": Change,
 }
 # Rules that report a moment, not a state: no resolved notice follows.
-EVENTS_ONLY = frozenset({"job_finished"})
+EVENTS_ONLY = frozenset({"job_finished", "change"})
+# Moments with a subject of their own each time (a page's URL): `repeat`
+# holds back the same subject for that long after it was sent.
+MOMENTS = frozenset({"change"})
+# Rule types whose `job` restricts them to that job's pages (through the
+# job's snapshot; a `change` rule picks its job's changes itself).
+JOB_SCOPED = frozenset({"stall", "blocked", "error_rate", "dead_letters"})

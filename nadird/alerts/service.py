@@ -4,14 +4,17 @@ housekeeping tick from what `MasterView` shows, events handed to senders."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections import Counter
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from nadird.alerts.change import FieldChange
 from nadird.alerts.channels import AppriseDeliver, HttpDeliver, Sender
 from nadird.alerts.engine import AlertEngine
-from nadird.alerts.rules import Snapshot, WorkerSeen
-from nadird.config.alerts import AlertsConfig, ChannelConfig
+from nadird.alerts.rules import JOB_SCOPED, Snapshot, WorkerSeen
+from nadird.config.alerts import AlertsConfig, ChannelConfig, RuleConfig
 from nadird.config.secrets import read_secret
 from nadird.errors import ConfigError
 from nadird.logs import get_logger
@@ -52,7 +55,32 @@ def build_senders(
     return senders
 
 
-def snapshot(view: MasterView, now: float, with_domains: bool) -> Snapshot:
+@dataclass(frozen=True)
+class Needs:
+    """What the rules need beyond the whole master's counts."""
+
+    domains: bool = False  # an error_rate rule
+    jobs: frozenset[str] = frozenset()  # jobs that job-scoped rules name
+    queued: frozenset[str] = frozenset()  # jobs that stall rules name
+    watch: dict[str, tuple[str, ...]] = field(default_factory=dict)  # change: job -> fields
+
+    @classmethod
+    def of(cls, rules: list[RuleConfig]) -> Needs:
+        scoped = [r for r in rules if r.job is not None and r.type in JOB_SCOPED]
+        watch: dict[str, tuple[str, ...]] = {}
+        for rule in rules:
+            if rule.type == "change" and rule.job is not None:
+                known = watch.get(rule.job, ())
+                watch[rule.job] = known + tuple(f for f in rule.fields if f not in known)
+        return cls(
+            any(r.type == "error_rate" for r in rules),
+            frozenset(r.job for r in scoped if r.job is not None),
+            frozenset(r.job for r in scoped if r.type == "stall" and r.job is not None),
+            watch,
+        )
+
+
+def snapshot(view: MasterView, now: float, needs: Needs, changes: list[FieldChange]) -> Snapshot:
     status = view.status()
     workers = tuple(
         WorkerSeen(
@@ -70,7 +98,8 @@ def snapshot(view: MasterView, now: float, with_domains: bool) -> Snapshot:
         dead_letters=view.counts().stats["dead_letters"],
         workers=workers,
         blocked=view.blocked_streaks(),
-        domains=view.domain_pages() if with_domains else {},
+        domains=view.domain_pages() if needs.domains else {},
+        changes=tuple(changes),
     )
 
 
@@ -79,12 +108,19 @@ class Alerts:
         self, alerts: AlertsConfig, source: str, master: str, counters: Counter[str]
     ) -> None:
         self.config = alerts
+        self._source, self._master = source, master
         self.engine = AlertEngine(alerts.rules)
         self.senders = build_senders(alerts, source, master, counters)
         self._counters = counters
-        self._with_domains = any(r.type == "error_rate" for r in alerts.rules)
+        self._needs = Needs.of(alerts.rules)
+        self._stored: dict[str, int] = {}  # job -> stored at the last tick
+        self._retiring: set[asyncio.Task[None]] = set()
 
-    def start(self) -> None:
+    def start(self, view: MasterView | None = None) -> None:
+        """Start the senders; tell the master's `view` (None: senders only)
+        which fields the change rules watch."""
+        if view is not None:
+            view.watch_fields(self._needs.watch)
         for sender in self.senders.values():
             sender.start()
 
@@ -92,7 +128,10 @@ class Alerts:
         """Evaluate every rule once; hand each event to its channels."""
         if not self.engine.rules:
             return
-        for event in self.engine.evaluate(snapshot(view, now, self._with_domains)):
+        snap = snapshot(view, now, self._needs, view.take_field_changes())
+        if self._needs.jobs:
+            snap = dataclasses.replace(snap, jobs=self._job_snapshots(view, snap))
+        for event in self.engine.evaluate(snap):
             log.warning(
                 "alert",
                 rule=event.rule.type,
@@ -104,12 +143,79 @@ class Alerts:
             )
             for name in event.rule.channels:
                 self.senders[name].offer(event)
+        self._counters["alerts_not_numeric"] += self.engine.take_not_numeric()
+
+    def _job_snapshots(self, view: MasterView, snap: Snapshot) -> dict[str, Snapshot]:
+        out = {}
+        for job in self._needs.jobs:
+            counts = view.job_counts(job)
+            # A job still storing pages is no stall, whatever is queued: the
+            # queue (a scan) is counted only for a job that stored nothing since.
+            moved = self._stored.get(job) != counts.stored
+            self._stored[job] = counts.stored
+            queued = 1 if moved or job not in self._needs.queued else view.job_queued(job)
+            out[job] = dataclasses.replace(
+                snap,
+                queued=queued,
+                stored=counts.stored,
+                dead_letters=counts.dead_letters,
+                blocked=counts.blocked,
+                domains=counts.domains,
+                changes=tuple(c for c in snap.changes if c.job == job),
+            )
+        return out
+
+    def reload(self, alerts: AlertsConfig, view: MasterView) -> bool:
+        """Take a changed `alerts` section (SIGHUP): new and changed channels
+        start, removed ones send what they hold (up to drain_timeout) and
+        stop; rules equal to running ones keep their open alerts. A channel
+        that cannot start (a secret, an Apprise URL) keeps everything as it
+        runs: False, logged."""
+        if alerts == self.config:
+            return True
+        keep = {n: s for n, s in self.senders.items() if alerts.channels.get(n) == s.config}
+        fresh = AlertsConfig(
+            {n: c for n, c in alerts.channels.items() if n not in keep}, [], alerts.drain_timeout
+        )
+        try:
+            started = build_senders(fresh, self._source, self._master, self._counters)
+        except ConfigError as exc:
+            log.error("alerts_reload_rejected", error=str(exc), kept="the running alerts")
+            return False
+        for sender in started.values():
+            sender.start()
+        gone = [s for n, s in self.senders.items() if n not in keep]
+        if gone:
+            retire = self._retire(gone, alerts.drain_timeout, "channel removed")
+            task = asyncio.create_task(retire)
+            self._retiring.add(task)
+            task.add_done_callback(self._retiring.discard)
+        self.senders = {**keep, **started}
+        kept = self.engine.reload(alerts.rules)
+        self.config, self._needs = alerts, Needs.of(alerts.rules)
+        view.watch_fields(self._needs.watch)
+        log.info(
+            "alerts_reloaded",
+            rules=len(alerts.rules),
+            rules_kept=kept,
+            channels_started=sorted(started),
+            channels_stopped=sorted(s.name for s in gone),
+        )
+        return True
+
+    @staticmethod
+    async def _retire(senders: list[Sender], drain_timeout: float, why: str) -> None:
+        """Give queued alerts up to drain_timeout, then stop the senders."""
+        deadline = time.monotonic() + drain_timeout
+        while time.monotonic() < deadline and not all(s.idle for s in senders):
+            await asyncio.sleep(0.05)
+        for sender in senders:
+            await sender.stop(why)
+            await sender.close()
 
     async def stop(self) -> None:
         """Give queued alerts up to drain_timeout, then stop the senders."""
-        deadline = time.monotonic() + self.config.drain_timeout
-        while time.monotonic() < deadline and not all(s.idle for s in self.senders.values()):
-            await asyncio.sleep(0.05)
-        for sender in self.senders.values():
-            await sender.stop()
-            await sender.close()
+        for task in list(self._retiring):
+            await task
+        senders = list(self.senders.values())
+        await self._retire(senders, self.config.drain_timeout, "master stopping")

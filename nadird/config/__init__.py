@@ -136,7 +136,9 @@ def _check_references(config: Config, source: str) -> None:
     for i, seed in enumerate(config.seed_list()):
         if seed.job not in config.jobs:
             raise ConfigError(source, f"seeds[{i}].job", f"unknown job {seed.job!r}")
-    wrong = check_alerts(config.alerts, set(config.jobs))
+    fields = {name: set(job.fields) for name, job in config.jobs.items()}
+    revisiting = {name for name, job in config.jobs.items() if job.revisits}
+    wrong = check_alerts(config.alerts, set(config.jobs), fields, revisiting)
     if wrong is not None:
         raise ConfigError(source, *wrong)
 

@@ -17,7 +17,9 @@ from nadird.config.checks import positive
 from nadird.revisit.durations import parse_duration
 
 ChannelType = Literal["webhook", "dingtalk", "apprise"]
-RuleType = Literal["stall", "blocked", "worker_gone", "error_rate", "dead_letters", "job_finished"]
+RuleType = Literal[
+    "stall", "blocked", "worker_gone", "error_rate", "dead_letters", "job_finished", "change"
+]
 Severity = Literal["info", "warning", "critical"]
 # The answers that mean "this site is refusing us" (forbidden, too many
 # requests, unavailable) when they come back in a row.
@@ -78,6 +80,41 @@ def check_http_url(url: str) -> None:
 
 
 @dataclass(frozen=True)
+class ChangeCondition:
+    """When a `change` rule fires: at most one of these; none set is any change."""
+
+    below: float | None = None  # the new value is below this
+    above: float | None = None  # the new value is above this
+    drop_percent: float | None = None  # down by more than this % of the old value
+    rise_percent: float | None = None  # up by more than this %
+
+    def __post_init__(self) -> None:
+        set_ = [name for name, value in self.items() if value is not None]
+        if len(set_) > 1:
+            raise ValueError(f"when: set at most one of {', '.join(set_)}")
+        for name in ("drop_percent", "rise_percent"):
+            value = getattr(self, name)
+            if value is not None and value < 0:
+                raise ValueError(f"when.{name} must be >= 0")
+
+    def items(self) -> list[tuple[str, float | None]]:
+        return [(name, getattr(self, name)) for name in CONDITIONS]
+
+    @property
+    def kind(self) -> str:
+        """The condition's name, or "any"."""
+        return next((name for name, value in self.items() if value is not None), "any")
+
+    @property
+    def limit(self) -> float:
+        """X or N of the condition (0 for any change)."""
+        return next((value for _, value in self.items() if value is not None), 0.0)
+
+
+CONDITIONS = ("below", "above", "drop_percent", "rise_percent")
+
+
+@dataclass(frozen=True)
 class RuleConfig:
     type: RuleType
     channels: list[str]
@@ -93,12 +130,21 @@ class RuleConfig:
     threshold: float = 0.5  # error_rate: errors / pages above this
     window: str | float = "10m"
     statuses: list[int] = field(default_factory=lambda: list(BLOCKING_STATUSES))
-    job: str | None = None  # named in the text (and checked against `jobs`)
+    # stall, blocked, error_rate, dead_letters, change: only this job's pages;
+    # every rule names it in the text (and it is checked against `jobs`).
+    job: str | None = None
     domain: str | None = None  # blocked / error_rate: only this domain
+    fields: list[str] = field(default_factory=list)  # change: the fields watched
+    when: Literal["any"] | ChangeCondition = "any"  # change: what change fires
 
     def __post_init__(self) -> None:
         if not self.channels:
             raise ValueError("channels must name at least one channel")
+        if self.type == "change":
+            if self.job is None or not self.fields:
+                raise ValueError("a change rule needs job and fields (the fields watched)")
+        elif self.fields or self.when != "any":
+            raise ValueError("fields and when apply to type change only")
         if self.after is not None and self.minutes is not None:
             raise ValueError("set at most one of after and minutes")
         if self.minutes is not None and self.minutes <= 0:
@@ -132,6 +178,10 @@ class RuleConfig:
     def count_or(self, default: int) -> int:
         return default if self.count is None else self.count
 
+    @property
+    def condition(self) -> ChangeCondition:
+        return ChangeCondition() if self.when == "any" else self.when
+
 
 @dataclass(frozen=True)
 class AlertsConfig:
@@ -144,8 +194,15 @@ class AlertsConfig:
         positive(self, "drain_timeout")
 
 
-def check_alerts(alerts: AlertsConfig, jobs: set[str]) -> tuple[str, str] | None:
-    """The first rule naming an unknown channel or job: (key, what is wrong)."""
+def check_alerts(
+    alerts: AlertsConfig,
+    jobs: set[str],
+    fields: dict[str, set[str]] | None = None,
+    revisiting: set[str] | None = None,
+) -> tuple[str, str] | None:
+    """The first rule naming an unknown channel, job or (change) field of the
+    job (`fields`: job -> its field names), or a change rule of a job that
+    never revisits: (key, what is wrong)."""
     for i, rule in enumerate(alerts.rules):
         for j, name in enumerate(rule.channels):
             if name not in alerts.channels:
@@ -153,4 +210,13 @@ def check_alerts(alerts: AlertsConfig, jobs: set[str]) -> tuple[str, str] | None
                 return f"alerts.rules[{i}].channels[{j}]", f"unknown channel {name!r} ({known})"
         if rule.job is not None and rule.job not in jobs:
             return f"alerts.rules[{i}].job", f"unknown job {rule.job!r}"
+        if rule.type == "change" and revisiting is not None and rule.job not in revisiting:
+            why = f"job {rule.job!r} never revisits a page (set jobs.{rule.job}.revisit)"
+            return f"alerts.rules[{i}].job", why
+        of_job = (fields or {}).get(rule.job or "", set())
+        for j, name in enumerate(rule.fields):
+            if fields is not None and name not in of_job:
+                names = ", ".join(sorted(of_job)) or "none defined"
+                why = f"not a field of job {rule.job!r} ({names})"
+                return f"alerts.rules[{i}].fields[{j}]", why
     return None

@@ -27,6 +27,7 @@ from nadird.master.leasing.leases import Lease, LeaseTable
 from nadird.master.leasing.nodes import Node, NodeRegistry
 from nadird.master.leasing.robots_notes import RobotsNotes
 from nadird.master.results.blocking import BlockStreaks
+from nadird.master.results.by_job import JobTallies
 from nadird.master.results.records import record_from_result
 from nadird.master.results.retries import backoff, describe, is_transient
 from nadird.master.service import trace
@@ -70,6 +71,7 @@ class MasterCore(Dispatching):
         self.statuses: Counter[int] = Counter()  # fetched pages by final HTTP status
         self.invalid: Counter[tuple[str, str]] = Counter()  # invalid items by (job, field)
         self.blocks = BlockStreaks()  # 403/429/503 in a row, by domain (alerts)
+        self.tallies = JobTallies()  # what job-scoped alert rules count
         self.store_trace = trace.StoreTrace()
         self.paused: set[str] = set()
         self._drop_log = PerKeyLimit()
@@ -188,12 +190,9 @@ class MasterCore(Dispatching):
         job = self.admission.jobs.get(row.job)
         attempts = row.attempts + 1
         error = "http: throttled (429/503)"
-        self.blocks.hit(lease.domain)
+        self.blocks.hit(lease.domain, 1, row.job)
         if job is None or attempts > job.max_retries:
-            self.frontier.dead(row, error, attempts)
-            self.revisits.dead(row)
-            self.stats["dead_letters"] += 1
-            trace.dead_letter(row, lease, attempts, error)
+            self._dead(row, lease, attempts, error)
             return
         self.frontier.retry(row, attempts, wait, error)
         self.stats["retries"] += 1
@@ -254,7 +253,7 @@ class MasterCore(Dispatching):
         if lease is None:
             self.stats["late_results"] += len(msg.pages)
         else:
-            self.domain_results[lease.domain] += len(msg.pages)
+            self._answered(held.job, lease.domain, len(msg.pages))
         records: list[PageRecord] = []
         links: list[LinkBatch] = []
         late: dict[str, list[tuple[bytes, int]]] = {}
@@ -262,7 +261,7 @@ class MasterCore(Dispatching):
         unchanged: list[bytes] = []  # 304s: settled without a store write
         for page in msg.pages:
             row = lease.pending.pop(page.fp, None) if lease is not None else None
-            self._observe(page)
+            self._observe(page, held.job)
             if is_transient(page):
                 self._failed(page, row, lease)
                 continue
@@ -275,9 +274,9 @@ class MasterCore(Dispatching):
             self._record(page, held.job, held.holder.node, records, unchanged)
             self.stats["pages_error" if page.error else "pages_ok"] += 1
         if lease is not None:
-            self.blocks.pages(lease.domain, msg.pages)
+            self.blocks.pages(lease.domain, msg.pages, held.job)
         for domain, pages in late.items():
-            self.domain_results[domain] += len(pages)
+            self._answered(held.job, domain, len(pages))
             self.frontier.late(domain, pages)
         if unchanged:
             self._settle(unchanged)
@@ -292,6 +291,10 @@ class MasterCore(Dispatching):
         if debug:
             self.store_trace.results(records, msg.lease, lease.domain if lease else None)
         return records
+
+    def _answered(self, job: str, domain: str, pages: int) -> None:
+        self.domain_results[domain] += pages
+        self.tallies.answered(job, domain, pages)
 
     def _record(
         self,
@@ -316,7 +319,7 @@ class MasterCore(Dispatching):
         window = master.late_result_window
         return master.lease_ttl if window is None else window
 
-    def _observe(self, page: PageResult) -> None:
+    def _observe(self, page: PageResult, job: str) -> None:
         if page.status:  # a response came back: a fetched page, whatever its status
             self.metrics.fetch_seconds.observe(page.elapsed)
             self.statuses[page.status] += 1
@@ -325,7 +328,9 @@ class MasterCore(Dispatching):
         kind = page.error_kind
         if kind is not None:
             self.errors[kind.value] += 1
-            self.domain_errors[domain_of(page.url)] += 1
+            domain = domain_of(page.url)
+            self.domain_errors[domain] += 1
+            self.tallies.failed(job, domain)
 
     def _failed(self, page: PageResult, row: Row | None, lease: Lease | None) -> None:
         """A transient failure: back off and retry, or dead-letter when out of tries."""
@@ -335,10 +340,7 @@ class MasterCore(Dispatching):
         attempts = row.attempts + 1
         error = describe(page)
         if job is None or attempts > job.max_retries:
-            self.frontier.dead(row, error, attempts)
-            self.revisits.dead(row)
-            self.stats["dead_letters"] += 1
-            trace.dead_letter(row, lease, attempts, error)
+            self._dead(row, lease, attempts, error)
             return
         master = self.config.master
         delay = backoff(attempts, master.retry_base_delay, master.retry_max_delay)
@@ -347,7 +349,15 @@ class MasterCore(Dispatching):
         if gate.debug:
             trace.retried(row, lease, attempts, delay, error)
 
+    def _dead(self, row: Row, lease: Lease, attempts: int, error: str) -> None:
+        self.frontier.dead(row, error, attempts)
+        self.revisits.dead(row)
+        self.stats["dead_letters"] += 1
+        self.tallies.dead_letters[row.job] += 1
+        trace.dead_letter(row, lease, attempts, error)
+
     def on_durable(self, records: Sequence[PageRecord]) -> None:
+        self.tallies.durable(records)
         self._settle([r.fp for r in records])
         self.store_trace.durable(records, gate.debug)
 

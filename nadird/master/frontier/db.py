@@ -272,6 +272,10 @@ class FrontierDB:
         )
         return [(i, fp, name) for i, fp, name in cur]
 
+    def job_rows_count(self, job: str) -> int:
+        """Queued URLs of a job (a scan: asked only while the job stores nothing)."""
+        return int(self._db.execute("SELECT count(*) FROM queue WHERE job=?", (job,)).fetchone()[0])
+
     def total_rows(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM queue").fetchone()[0])
 

@@ -12,7 +12,9 @@ Columns: fp (key), url, job, domain, depth; next_due (NULL: only link
 discovery after `expire` makes it due) and queued (1 while its queue row
 exists); interval, last_fetch, last_change; checks and changes (plain
 counts), stats (the estimator's decayed ChangeStats as JSON); the
-validators etag and last_modified; signature (worker/parse/signature.py).
+validators etag and last_modified; signature (worker/parse/signature.py);
+watched (JSON: the last values of the fields a `change` alert rule watches,
+NULL when none does; added to an older table when it opens).
 """
 
 from __future__ import annotations
@@ -44,13 +46,14 @@ CREATE TABLE IF NOT EXISTS revisits (
     stats TEXT NOT NULL,
     etag TEXT NOT NULL DEFAULT '',
     last_modified TEXT NOT NULL DEFAULT '',
-    signature TEXT
+    signature TEXT,
+    watched TEXT
 );
 CREATE INDEX IF NOT EXISTS revisits_due ON revisits (next_due);
 """
 _COLUMNS = (
     "fp, url, job, domain, depth, next_due, queued, interval, last_fetch, last_change, "
-    "checks, changes, stats, etag, last_modified, signature"
+    "checks, changes, stats, etag, last_modified, signature, watched"
 )
 
 
@@ -72,6 +75,7 @@ class Entry:
     etag: str
     last_modified: str
     signature: str | None
+    watched: dict[str, Any] | None = None
 
     def to_row(self) -> tuple[object, ...]:
         return (
@@ -91,12 +95,13 @@ class Entry:
             self.etag,
             self.last_modified,
             self.signature,
+            None if self.watched is None else json.dumps(self.watched, ensure_ascii=False),
         )
 
 
 def _entry(row: Any) -> Entry:  # a row of _COLUMNS
     fp, url, job, domain, depth, due, queued, interval, last, change, checks, changes = row[:12]
-    stats, etag, modified, signature = row[12:]
+    stats, etag, modified, signature, watched = row[12:]
     return Entry(
         fp,
         str(url),
@@ -114,6 +119,7 @@ def _entry(row: Any) -> Entry:  # a row of _COLUMNS
         str(etag),
         str(modified),
         None if signature is None else str(signature),
+        None if watched is None else json.loads(str(watched)),
     )
 
 
@@ -122,6 +128,9 @@ class RevisitTable:
         self._db = db
         self._tx = tx
         db.executescript(_SCHEMA)
+        columns = {row[1] for row in db.execute("PRAGMA table_info(revisits)")}
+        if "watched" not in columns:  # a table from before change alerts
+            db.execute("ALTER TABLE revisits ADD COLUMN watched TEXT")
 
     def get_many(self, fps: Sequence[bytes]) -> dict[bytes, Entry]:
         found: dict[bytes, Entry] = {}

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from email.utils import parsedate_to_datetime
 from typing import Any
 
+from nadird.alerts.change import FieldChange, watched_changes
 from nadird.jobs import Job
 from nadird.master.frontier.admission import priority
 from nadird.master.frontier.db import Row
@@ -39,6 +40,7 @@ MAX_PER_SCAN = 1000  # URLs queued per scan (about one a second)
 DEAD_REST = 60.0  # seconds before a dead-lettered revisit is due again, at least
 OVERDUE_AFTER = 60.0  # a URL due longer than this is overdue
 RATE_WINDOW = 60.0  # seconds over which checks per second are measured
+MAX_FIELD_CHANGES = 10_000  # durable changes waiting for the alerts tick
 
 Clock = Callable[[], float]
 
@@ -75,6 +77,13 @@ class Revisits:
         self.queued = 0  # due URLs put back into the queue
         self._samples: deque[tuple[float, int]] = deque()
         self._due = (0, 0)  # (due, overdue) when last counted
+        # Change alerts: job -> the fields its rules watch (set by the alerts
+        # service); the changes a fetch found wait in _found until its row is
+        # written, then in `field_changes` until the alerts tick takes them.
+        self.watch: dict[str, tuple[str, ...]] = {}
+        self._found: dict[bytes, list[FieldChange]] = {}
+        self.field_changes: list[FieldChange] = []
+        self.field_changes_dropped = 0
 
     @property
     def active(self) -> bool:
@@ -107,6 +116,7 @@ class Revisits:
         unchanged = page.status == NOT_MODIFIED and prev is not None
         now = self._wall()
         entry = self._next(page, job_name, prev, unchanged, now)
+        self._watch(page, entry, prev, unchanged)
         state = UrlState(entry.last_fetch, entry.interval, entry.stats)
         entry.next_due = due_for(policy, page.url, state)
         self._pending[page.fp] = entry
@@ -147,10 +157,37 @@ class Revisits:
             signature=signature,
         )
 
+    def _watch(self, page: PageResult, entry: Entry, prev: Entry | None, unchanged: bool) -> None:
+        """Keep the watched fields' values in the row; note what changed."""
+        before = prev.watched if prev is not None else None
+        fields = self.watch.get(entry.job, ())
+        if unchanged or not fields:
+            entry.watched = before if fields else None
+            return
+        entry.watched, found = watched_changes(
+            page.url, entry.job, fields, before, page.status, page.data
+        )
+        if found:  # kept with any change of a fetch of the URL not yet settled
+            self._found.setdefault(page.fp, []).extend(found)
+
     def settle(self, fps: Iterable[bytes]) -> None:
-        """The URLs' queue rows leave in this transaction: write their rows."""
+        """The URLs' queue rows leave in this transaction: write their rows.
+        A field change is handed on once its row is written: a fetch lost in
+        a crash is compared again when it is fetched again."""
         entries = [e for fp in fps if (e := self._pending.pop(fp, None)) is not None]
         self.table.put_many(entries)
+        if self._found:
+            for entry in entries:
+                self._hand_on(self._found.pop(entry.fp, []))
+
+    def _hand_on(self, found: list[FieldChange]) -> None:
+        room = MAX_FIELD_CHANGES - len(self.field_changes)
+        self.field_changes.extend(found[:room])
+        self.field_changes_dropped += max(0, len(found) - room)
+
+    def take_field_changes(self) -> list[FieldChange]:
+        taken, self.field_changes = self.field_changes, []
+        return taken
 
     def dead(self, row: Row) -> None:
         """A revisit whose retries ran out: due again later, not never."""

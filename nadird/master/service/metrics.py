@@ -45,6 +45,10 @@ COUNTERS = {
     "alerts_failed": ("nadird_alerts_failed", "Alerts given up after their last try"),
     "alerts_retries": ("nadird_alerts_retries", "Alert deliveries tried again"),
     "alerts_dropped": ("nadird_alerts_dropped", "Alerts dropped: channel queue full, or at stop"),
+    "alerts_not_numeric": (
+        "nadird_alerts_not_numeric",
+        "Changes a numeric change condition could not compare (a value no number)",
+    ),
 }
 
 

@@ -42,6 +42,8 @@ LIVE = (
     "store.flush_interval",
     "security.worker_keys",
     "security.worker_keys_dir",
+    # Rules and channels (Alerts.reload); a channel that cannot start keeps them all.
+    "alerts",
     # Sections only workers read: nothing for the master to do.
     "worker",
     "fetch",
@@ -91,6 +93,8 @@ class MasterRole:
         restart = [key for key in changed if needs_restart(key, LIVE)]
         running = live_part(self.master.config, new)
         self.master.security.reload(new, self.source)
+        if not self.master.alerts.reload(new.alerts, self.master):
+            running = dataclasses.replace(running, alerts=self.master.config.alerts)
         self.master.apply_config(running)
         return running, restart
 
@@ -115,6 +119,7 @@ def live_part(old: Config, new: Config) -> Config:
         store=store,
         worker=new.worker,
         fetch=new.fetch,
+        alerts=new.alerts,
         security=dataclasses.replace(
             old.security,
             worker_keys=new.security.worker_keys,

@@ -118,7 +118,7 @@ class Master(MasterReads):
         self.admit_seeds([(s.url, s.job) for s in self.config.seed_list()])
         self.writer.start()
         self.stored.start()
-        self.alerts.start()
+        self.alerts.start(self)
         # Guarded: a loop that fails on one message or tick is counted,
         # logged and started again (see loops.py).
         self.loops.start("control", self._control_loop)

@@ -16,6 +16,7 @@ from nadird.master.frontier.queues import DomainQueue
 from nadird.master.leasing.nodes import Node
 
 if TYPE_CHECKING:
+    from nadird.alerts.change import FieldChange
     from nadird.config import Config
     from nadird.master.core import MasterCore
     from nadird.master.results.writer import ResultWriter
@@ -47,6 +48,16 @@ class StoreProgress:
 class JobProgress:
     admitted: int
     paused: bool
+
+
+@dataclass(frozen=True)
+class JobCounts:
+    """What the alert rules scoped to one job see of it."""
+
+    stored: int  # records written this run
+    dead_letters: int  # since start
+    blocked: dict[str, int]  # domain -> blocking answers in a row
+    domains: dict[str, tuple[int, int]]  # domain -> (pages answered, errors)
 
 
 @dataclass(frozen=True)
@@ -110,6 +121,17 @@ class MasterView(Protocol):
 
     def domain_pages(self) -> dict[str, tuple[int, int]]:
         """(pages answered, errors) by domain since start."""
+
+    def job_counts(self, job: str) -> JobCounts: ...
+
+    def job_queued(self, job: str) -> int:
+        """A job's queued URLs (a scan of the queue: asked seldom)."""
+
+    def take_field_changes(self) -> list[FieldChange]:
+        """The watched fields that changed on durable fetches since last asked."""
+
+    def watch_fields(self, watch: dict[str, tuple[str, ...]]) -> None:
+        """Which fields of which job `change` rules watch (kept in the revisit rows)."""
 
     # Actions.
     def admit_seeds(
@@ -183,6 +205,28 @@ class MasterReads:
     def domain_pages(self) -> dict[str, tuple[int, int]]:
         core = self.core
         return {d: (n, core.domain_errors[d]) for d, n in core.domain_results.items()}
+
+    def job_counts(self, job: str) -> JobCounts:
+        tallies = self.core.tallies
+        return JobCounts(
+            tallies.stored[job],
+            tallies.dead_letters[job],
+            self.core.blocks.of_job(job),
+            tallies.domains(job),
+        )
+
+    def job_queued(self, job: str) -> int:
+        return self.core.frontier.db.job_rows_count(job)
+
+    def take_field_changes(self) -> list[FieldChange]:
+        revisits = self.core.revisits
+        if revisits.field_changes_dropped:  # more than the alerts tick took in time
+            self.core.stats["alerts_dropped"] += revisits.field_changes_dropped
+            revisits.field_changes_dropped = 0
+        return revisits.take_field_changes()
+
+    def watch_fields(self, watch: dict[str, tuple[str, ...]]) -> None:
+        self.core.revisits.watch = dict(watch)
 
     def pause_job(self, job: str) -> None:
         self.core.pause(job)

@@ -3,11 +3,13 @@
 An alert is one rule firing for one subject. It is sent when it starts,
 again at most once per the rule's `repeat` while it lasts, and a resolved
 notice is sent when it stops (except for moments such as `job_finished`).
-Pure: a snapshot in, events out; the clock is the snapshot's.
+Pure: a snapshot in, events out; the clock is the snapshot's. The last
+RECENT_EVENTS events are kept (a bounded ring) for the web console.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
@@ -16,6 +18,7 @@ from nadird.alerts.rules import EVENTS_ONLY, WATCHERS, Firing, Snapshot, Watcher
 from nadird.config.alerts import RuleConfig
 
 State = Literal["firing", "resolved"]
+RECENT_EVENTS = 200
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,19 @@ class Event:
     at: float  # monotonic time of this event
     repeat: int = 0  # 0 for the first notice, then 1, 2...
     details: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class OpenAlert:
+    """An alert firing now: its rule, subject, start and latest measure."""
+
+    rule: RuleConfig
+    index: int
+    subject: str
+    since: float  # monotonic
+    value: float
+    threshold: float
+    sent: int  # notices sent so far
 
 
 @dataclass
@@ -47,9 +63,18 @@ class AlertEngine:
         self._watchers: list[Watcher] = [WATCHERS[r.type](r) for r in rules]
         self._active: dict[tuple[int, str], _Active] = {}
         self.suppressed = 0  # repeats held back by `repeat`, all rules
+        self.recent: deque[Event] = deque(maxlen=RECENT_EVENTS)  # newest last
 
     def active(self) -> list[tuple[int, str]]:
         return sorted(self._active)
+
+    def open_alerts(self) -> list[OpenAlert]:
+        """Every alert firing now, the longest-lasting first."""
+        alerts = [
+            OpenAlert(self.rules[i], i, subject, a.since, a.last.value, a.last.threshold, a.sent)
+            for (i, subject), a in self._active.items()
+        ]
+        return sorted(alerts, key=lambda alert: (alert.since, alert.index, alert.subject))
 
     def evaluate(self, snap: Snapshot) -> list[Event]:
         events: list[Event] = []
@@ -57,6 +82,7 @@ class AlertEngine:
             firing = watcher.check(snap)
             events.extend(self._fired(index, firing, snap.now))
             events.extend(self._cleared(index, firing, snap.now))
+        self.recent.extend(events)
         return events
 
     def _fired(self, index: int, firing: dict[str, Firing], now: float) -> list[Event]:

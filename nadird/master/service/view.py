@@ -9,13 +9,18 @@ frontier, lease table, writer) can change without touching them.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from nadird.master.frontier.db import DeadURL
 from nadird.master.frontier.queues import DomainQueue
 from nadird.master.leasing.nodes import Node
+from nadird.master.results.recent import RecentError
 
 if TYPE_CHECKING:
+    from nadird.alerts.engine import Event, OpenAlert
+    from nadird.alerts.service import Alerts
     from nadird.config import Config
     from nadird.master.core import MasterCore
     from nadird.master.results.writer import ResultWriter
@@ -69,6 +74,15 @@ class DomainReport:
     dead_letters: int
 
 
+@dataclass(frozen=True)
+class DomainCounters:
+    """Per-domain numbers since start, by domain name (read, do not keep)."""
+
+    results: Mapping[str, int]
+    errors: Mapping[str, int]
+    last_status: Mapping[str, int]
+
+
 class MasterView(Protocol):
     @property
     def config(self) -> Config: ...
@@ -111,7 +125,30 @@ class MasterView(Protocol):
     def domain_pages(self) -> dict[str, tuple[int, int]]:
         """(pages answered, errors) by domain since start."""
 
+    # The web console's reads.
+    def domain_queues(self) -> Collection[DomainQueue]:
+        """Every domain queue in memory, without a copy."""
+
+    def domain_counters(self) -> DomainCounters: ...
+
+    def robots_of(self, host: str) -> list[tuple[str, bool, float]]:
+        """(origin, allow_all, age in s) of the robots.txt notes of a host."""
+
+    def dead_letter_page(self, offset: int, limit: int) -> tuple[int, list[DeadURL]]:
+        """How many dead letters there are, and one page of them, the newest first."""
+
+    def open_alerts(self) -> list[OpenAlert]: ...
+
+    def recent_alerts(self) -> list[Event]:
+        """The last alert events (firing, repeated, resolved), newest last."""
+
+    def recent_errors(self) -> list[RecentError]:
+        """The last failed fetches, newest last."""
+
     # Actions.
+    def retry_dead_letters(self, fps: Iterable[bytes]) -> int:
+        """Mark dead letters for retry (re-queued within master.dead_letter_poll)."""
+
     def admit_seeds(
         self, seeds: list[tuple[str, str]], invalid: list[tuple[int, str]] | None = None
     ) -> int: ...
@@ -130,6 +167,7 @@ class MasterReads:
     core: MasterCore
     writer: ResultWriter
     loops: LoopGuard
+    alerts: Alerts
 
     def loop_failure(self) -> str | None:
         return self.loops.failure
@@ -189,3 +227,30 @@ class MasterReads:
 
     def delete_job(self, job: str) -> int:
         return self.core.delete_job(job)
+
+    def domain_queues(self) -> Collection[DomainQueue]:
+        return self.core.frontier.queue_view()
+
+    def domain_counters(self) -> DomainCounters:
+        core = self.core
+        return DomainCounters(core.domain_results, core.domain_errors, core.page_log.last_status)
+
+    def robots_of(self, host: str) -> list[tuple[str, bool, float]]:
+        robots = self.core.robots
+        return [] if robots is None else robots.for_host(host)
+
+    def dead_letter_page(self, offset: int, limit: int) -> tuple[int, list[DeadURL]]:
+        db = self.core.frontier.db
+        return db.count_dead(), db.dead_letters(page=(offset, limit))
+
+    def retry_dead_letters(self, fps: Iterable[bytes]) -> int:
+        return self.core.frontier.db.mark_requeue(fps)
+
+    def open_alerts(self) -> list[OpenAlert]:
+        return self.alerts.engine.open_alerts()
+
+    def recent_alerts(self) -> list[Event]:
+        return list(self.alerts.engine.recent)
+
+    def recent_errors(self) -> list[RecentError]:
+        return list(self.core.page_log.errors)

@@ -213,7 +213,7 @@ async def test_domains_are_sorted_and_paged_on_the_server(running: Running) -> N
         core.admission.admit("default", urls, [fingerprint(u) for u in urls], 0)
     core.frontier.db.commit()
     for n in range(5):
-        core.domain_errors[f"d{n:03}.test"] = 10 - n
+        core.page_log.failures[f"d{n:03}.test"] = 10 - n
     async with http() as client:
         await login(client, running.url)
 

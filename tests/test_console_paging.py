@@ -55,7 +55,7 @@ async def test_the_domain_page_stays_fast_with_100000_domains(tmp_path: Path) ->
     master.core.admission.admit("default", urls, [fingerprint(u) for u in urls], 0)
     master.core.frontier.db.commit()
     for n in rng.sample(range(DOMAINS), 5000):
-        master.core.domain_errors[f"d{n}.test"] = rng.randint(1, 50)
+        master.core.page_log.failures[f"d{n}.test"] = rng.randint(1, 50)
     await master.start()
     assert master.api is not None and len(master.domain_queues()) == DOMAINS
     timings: dict[str, float] = {}

@@ -15,6 +15,7 @@ from nadird.console.paging import PER_PAGE, page_number
 from nadird.console.sessions import Session
 from nadird.master.service import status
 from nadird.master.service.api_body import MAX_SEEDS_PER_REQUEST
+from nadird.master.service.metrics import status_classes
 
 NAV = [
     ("", "Crawl"),
@@ -38,12 +39,18 @@ def overview_numbers(stats: dict[str, Any]) -> dict[str, Any]:
         "pages_per_s": rate,
         "queued": queued,
         "leases": stats["leases"],
-        "errors": sum(stats["errors_by_kind"].values()),
+        "errors": error_count(stats),
         "dead_letters": stats.get("dead_letters", 0),
         "workers": stats["workers"],
         "seen": stats["seen"],
         "eta": None if stats["complete"] else fmt.eta(queued, rate),
     }
+
+
+def error_count(stats: dict[str, Any]) -> int:
+    """Failed fetches (by kind) and 4xx/5xx answers."""
+    answers = stats["http_status"]
+    return sum(stats["errors_by_kind"].values()) + answers.get("4xx", 0) + answers.get("5xx", 0)
 
 
 def _wall_of(monotonic: float) -> float:
@@ -118,7 +125,13 @@ class Pages:
         )
 
     async def errors(self, _request: web.Request, session: Session) -> web.Response:
-        kinds = sorted(self.master.counts().errors.items(), key=lambda kv: (-kv[1], kv[0]))
+        counts = self.master.counts()
+        answers = status_classes(counts.statuses)
+        failed = {
+            **counts.errors,
+            **{f"HTTP {k}": answers[k] for k in ("4xx", "5xx") if k in answers},
+        }
+        kinds = sorted(failed.items(), key=lambda kv: (-kv[1], kv[0]))
         recent = list(reversed(self.master.recent_errors()))
         return self._render("errors.html", session, "/errors", kinds=kinds, recent=recent)
 

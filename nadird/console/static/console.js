@@ -23,7 +23,9 @@ function formatSeconds(value) {
 
 // The same numbers as pages.overview_numbers on the server.
 function numbersOf(stats) {
-  const errors = Object.values(stats.errors_by_kind).reduce((a, b) => a + b, 0);
+  const answers = stats.http_status;
+  const errors = Object.values(stats.errors_by_kind).reduce((a, b) => a + b, 0)
+    + (answers["4xx"] || 0) + (answers["5xx"] || 0);
   const queued = stats.queued, rate = stats.pages_per_s;
   let eta;
   if (stats.complete) eta = "done";

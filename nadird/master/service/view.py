@@ -78,8 +78,8 @@ class DomainReport:
 class DomainCounters:
     """Per-domain numbers since start, by domain name (read, do not keep)."""
 
-    results: Mapping[str, int]
-    errors: Mapping[str, int]
+    results: Mapping[str, int]  # pages answered
+    errors: Mapping[str, int]  # failed fetches and 4xx/5xx answers
     last_status: Mapping[str, int]
 
 
@@ -233,7 +233,8 @@ class MasterReads:
 
     def domain_counters(self) -> DomainCounters:
         core = self.core
-        return DomainCounters(core.domain_results, core.domain_errors, core.page_log.last_status)
+        log = core.page_log
+        return DomainCounters(core.domain_results, log.failures, log.last_status)
 
     def robots_of(self, host: str) -> list[tuple[str, bool, float]]:
         robots = self.core.robots

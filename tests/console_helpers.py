@@ -9,11 +9,12 @@ from pathlib import Path
 import aiohttp
 
 from nadird.config import ApiConfig, Config, MasterConfig, StoreConfig
+from nadird.config.alerts import AlertsConfig
 
 TOKEN = "console-test-token-0123456789"
 
 
-def config(tmp: Path, **api: object) -> Config:
+def config(tmp: Path, alerts: AlertsConfig | None = None) -> Config:
     return Config(
         master=MasterConfig(
             bind=f"ipc://{tmp}/control",
@@ -24,7 +25,8 @@ def config(tmp: Path, **api: object) -> Config:
             exit_when_done=False,
         ),
         store=StoreConfig(uri=f"sqlite:///{tmp}/store.db"),
-        api=ApiConfig(port=0, token=TOKEN, **api),  # type: ignore[arg-type]
+        api=ApiConfig(port=0, token=TOKEN),
+        alerts=alerts or AlertsConfig(),
     )
 
 

@@ -3,6 +3,7 @@ port): sign-in, sessions, CSRF on every form, what a stranger sees, paging."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from collections.abc import AsyncIterator
@@ -11,11 +12,14 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+from aiohttp import web
 from console_helpers import TOKEN, config, field, http, login
 from yarl import URL
 
+from nadird.config.alerts import AlertsConfig, ChannelConfig, RuleConfig
 from nadird.console.sessions import SESSION_COOKIE, Sessions
 from nadird.master.service.server import Master
+from nadird.store.base import PageRecord
 from nadird.store.open import open_store
 from nadird.urls import fingerprint
 
@@ -247,3 +251,72 @@ def test_sessions_expire_and_the_oldest_goes_past_the_bound() -> None:
     assert not Sessions(60.0).login_nonce_ok(nonce, nonce)  # another process's key
     now[0] += 601
     assert not sessions.login_nonce_ok(nonce, nonce)
+
+
+async def test_the_changes_page_lists_the_stores_latest_changes(running: Running) -> None:
+    def version(price: int, at: float) -> PageRecord:
+        url = "http://shop.test/kettle"
+        return PageRecord(
+            url=url,
+            fp=fingerprint(url),
+            final_url=url,
+            depth=0,
+            job="default",
+            fetched_at=at,
+            status=200,
+            data={"price": price, "title": f"<b>Kettle {price}</b>"},
+            signature=f"s{price}",
+        )
+
+    store = running.master.writer.store
+    await store.write([version(299, 100.0)])
+    await store.write([version(259, 200.0)])
+    async with http() as client:
+        await login(client, running.url)
+        async with client.get(running.url + "/ui/changes") as page:
+            html = await page.text()
+    assert "http://shop.test/kettle" in html and "299 → 259" in html
+    assert "<b>Kettle" not in html and "&#34;&lt;b&gt;Kettle 259&lt;/b&gt;&#34;" in html
+
+
+async def test_the_alerts_page_shows_open_and_recent_alerts(tmp_path: Path) -> None:
+    received: list[dict[str, object]] = []
+
+    async def hook(request: web.Request) -> web.Response:
+        received.append(await request.json())
+        return web.Response(text="ok")
+
+    receiver = web.Application()
+    receiver.router.add_post("/hook", hook)
+    runner = web.AppRunner(receiver)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    alerts = AlertsConfig(
+        channels={"hook": ChannelConfig(type="webhook", url=f"http://127.0.0.1:{port}/hook")},
+        rules=[RuleConfig(type="stall", channels=["hook"], after=0.3)],
+    )
+    cfg = config(tmp_path, alerts)
+    store = open_store(cfg.store.uri, cfg.store)
+    await store.open()
+    master = Master(cfg, store)
+    await master.start()
+    assert master.api is not None
+    try:
+        master.admit_seeds([("http://never-fetched.test/", "default")])  # no worker: a stall
+        deadline = time.monotonic() + 10
+        while not master.open_alerts() and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        async with http() as client:
+            await login(client, master.api.url)
+            async with client.get(master.api.url + "/ui/alerts") as page:
+                html = await page.text()
+    finally:
+        await master.stop()
+        await store.close()
+        await runner.cleanup()
+    opened, recent = html.split("<h2>Recent")
+    assert "<td>stall</td><td>warning</td><td>crawl</td>" in opened
+    assert "<td>stall</td><td>crawl</td>" in recent and "<td>firing</td>" in recent
+    assert received  # the same alert went to its channel

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from typing import Any
@@ -50,4 +51,15 @@ def eta(queued: int, per_second: float) -> float | None:
     return queued / per_second
 
 
-FILTERS: dict[str, Callable[..., str]] = {"number": number, "seconds": seconds, "wall": wall}
+def value(data: Any, limit: int = 200) -> str:
+    """A field's value as JSON, cut to `limit` characters."""
+    text = json.dumps(data, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+FILTERS: dict[str, Callable[..., str]] = {
+    "number": number,
+    "seconds": seconds,
+    "wall": wall,
+    "value": value,
+}

@@ -13,6 +13,7 @@ from nadird.console.app import PREFIX, ConsoleApp, redirect
 from nadird.console.domains import SORTS, domain_page
 from nadird.console.paging import PER_PAGE, page_number
 from nadird.console.sessions import Session
+from nadird.errors import StoreError
 from nadird.master.service import status
 from nadird.master.service.api_body import MAX_SEEDS_PER_REQUEST
 from nadird.master.service.metrics import status_classes
@@ -49,8 +50,9 @@ def overview_numbers(stats: dict[str, Any]) -> dict[str, Any]:
 
 def error_count(stats: dict[str, Any]) -> int:
     """Failed fetches (by kind) and 4xx/5xx answers."""
-    answers = stats["http_status"]
-    return sum(stats["errors_by_kind"].values()) + answers.get("4xx", 0) + answers.get("5xx", 0)
+    answers: dict[str, int] = stats["http_status"]
+    kinds: dict[str, int] = stats["errors_by_kind"]
+    return sum(kinds.values()) + answers.get("4xx", 0) + answers.get("5xx", 0)
 
 
 def _wall_of(monotonic: float) -> float:
@@ -136,7 +138,12 @@ class Pages:
         return self._render("errors.html", session, "/errors", kinds=kinds, recent=recent)
 
     async def changes(self, _request: web.Request, session: Session) -> web.Response:
-        return self._render("changes.html", session, "/changes")
+        problem = None
+        try:
+            changes = await self.master.recent_changes(PER_PAGE)
+        except StoreError as exc:
+            changes, problem = [], str(exc)
+        return self._render("changes.html", session, "/changes", changes=changes, problem=problem)
 
     # --------------------------------------------------------------- forms
     def _job_or_404(self, request: web.Request) -> str:

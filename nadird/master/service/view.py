@@ -145,6 +145,10 @@ class MasterView(Protocol):
     def recent_errors(self) -> list[RecentError]:
         """The last failed fetches, newest last."""
 
+    async def recent_changes(self, limit: int) -> list[dict[str, Any]] | None:
+        """The latest changes of revisited pages, newest first; None when the
+        store cannot list them cheaply. StoreError when it cannot be read."""
+
     # Actions.
     def retry_dead_letters(self, fps: Iterable[bytes]) -> int:
         """Mark dead letters for retry (re-queued within master.dead_letter_poll)."""
@@ -255,3 +259,7 @@ class MasterReads:
 
     def recent_errors(self) -> list[RecentError]:
         return list(self.core.page_log.errors)
+
+    async def recent_changes(self, limit: int) -> list[dict[str, Any]] | None:
+        recent = getattr(self.writer.store, "recent_changes", None)
+        return None if recent is None else list(await recent(limit))

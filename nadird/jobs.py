@@ -319,9 +319,7 @@ class Job:
         ban = ProxyBan(**raw.get("proxy_ban", {}))
         nested = ("fields", "links", "schema", "paginate", "proxy_ban")
         rest = {k: v for k, v in raw.items() if k not in nested}
-        return cls(
-            fields=fields, links=links, schema=schema, paginate=pages, proxy_ban=ban, **rest
-        )
+        return cls(fields=fields, links=links, schema=schema, paginate=pages, proxy_ban=ban, **rest)
 
 
 def validate_job(job: Job) -> None:

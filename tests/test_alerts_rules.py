@@ -244,3 +244,21 @@ def test_alert_changes_are_taken_live() -> None:
 
     assert not needs_restart("alerts.rules", LIVE)
     assert not needs_restart("alerts.channels.hook.url", LIVE)
+
+
+def test_the_engine_keeps_open_alerts_and_a_bounded_ring_of_recent_events() -> None:
+    from nadird.alerts.engine import RECENT_EVENTS
+
+    engine = AlertEngine([rule("stall", after="1m", repeat="1m")])
+    run(engine, [snap(t) for t in range(0, 200, 30)])  # fires at 60, repeats at 120 and 180
+    [alert] = engine.open_alerts()
+    assert (alert.subject, alert.since, alert.sent, alert.rule.type) == ("crawl", 60, 3, "stall")
+    assert [(e.state, e.at) for e in engine.recent] == [
+        ("firing", 60),
+        ("firing", 120),
+        ("firing", 180),
+    ]
+    run(engine, [snap(210, stored=1)])
+    assert engine.open_alerts() == [] and engine.recent[-1].state == "resolved"
+    run(engine, [snap(t, stored=1) for t in range(240, 60 * 60 * 10, 30)])
+    assert len(engine.recent) == RECENT_EVENTS  # a stall again, repeated each minute

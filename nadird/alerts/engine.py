@@ -4,11 +4,13 @@ An alert is one rule firing for one subject. It is sent when it starts,
 again at most once per the rule's `repeat` while it lasts, and a resolved
 notice is sent when it stops (except for moments such as `job_finished`).
 A `change` is a moment per page: the same URL is sent at most once per
-`repeat`. Pure: a snapshot in, events out; the clock is the snapshot's.
+`repeat`. Pure: a snapshot in, events out; the clock is the snapshot's. The
+last RECENT_EVENTS events are kept (a bounded ring) for the web console.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
@@ -17,6 +19,7 @@ from nadird.alerts.rules import EVENTS_ONLY, MOMENTS, WATCHERS, Change, Firing, 
 from nadird.config.alerts import RuleConfig
 
 State = Literal["firing", "resolved"]
+RECENT_EVENTS = 200
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,19 @@ class Event:
     at: float  # monotonic time of this event
     repeat: int = 0  # 0 for the first notice, then 1, 2...
     details: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class OpenAlert:
+    """An alert firing now: its rule, subject, start and latest measure."""
+
+    rule: RuleConfig
+    index: int
+    subject: str
+    since: float  # monotonic
+    value: float
+    threshold: float
+    sent: int  # notices sent so far
 
 
 @dataclass
@@ -50,6 +66,7 @@ class AlertEngine:
         # Per moment rule: subject -> when last sent, oldest first.
         self._recent: dict[int, dict[str, float]] = {}
         self.suppressed = 0  # repeats held back by `repeat`, all rules
+        self.recent: deque[Event] = deque(maxlen=RECENT_EVENTS)  # newest last
 
     def active(self) -> list[tuple[int, str]]:
         return sorted(self._active)
@@ -87,6 +104,14 @@ class AlertEngine:
                 count, watcher.not_numeric = count + watcher.not_numeric, 0
         return count
 
+    def open_alerts(self) -> list[OpenAlert]:
+        """Every alert firing now, the longest-lasting first."""
+        alerts = [
+            OpenAlert(self.rules[i], i, subject, a.since, a.last.value, a.last.threshold, a.sent)
+            for (i, subject), a in self._active.items()
+        ]
+        return sorted(alerts, key=lambda alert: (alert.since, alert.index, alert.subject))
+
     def evaluate(self, snap: Snapshot) -> list[Event]:
         events: list[Event] = []
         for index, watcher in enumerate(self._watchers):
@@ -97,6 +122,7 @@ class AlertEngine:
                 continue
             events.extend(self._fired(index, firing, snap.now))
             events.extend(self._cleared(index, firing, snap.now))
+        self.recent.extend(events)
         return events
 
     def _moments(self, index: int, firing: dict[str, Firing], now: float) -> list[Event]:

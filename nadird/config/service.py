@@ -68,10 +68,12 @@ class ApiConfig:
     token_file: str | None = None  # default: state_dir/api.token, created if missing
     token_env: str | None = None  # name of an environment variable holding the token
     max_body_bytes: int = 1024 * 1024
+    session_ttl: float = 43200.0  # seconds a web console sign-in lasts
 
     def __post_init__(self) -> None:
         if not 0 <= self.port <= 65535:
             raise ValueError("port must be in 0..65535")
         positive(self, "max_body_bytes")
+        positive(self, "session_ttl")
         if self.token is not None and len(self.token) < 16:
             raise ValueError("token must be at least 16 characters")

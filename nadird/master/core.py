@@ -28,6 +28,7 @@ from nadird.master.leasing.nodes import Node, NodeRegistry
 from nadird.master.leasing.robots_notes import RobotsNotes
 from nadird.master.results.blocking import BlockStreaks
 from nadird.master.results.by_job import JobTallies
+from nadird.master.results.recent import PageLog
 from nadird.master.results.records import record_from_result
 from nadird.master.results.retries import backoff, describe, is_transient
 from nadird.master.service import trace
@@ -72,6 +73,7 @@ class MasterCore(Dispatching):
         self.invalid: Counter[tuple[str, str]] = Counter()  # invalid items by (job, field)
         self.blocks = BlockStreaks()  # 403/429/503 in a row, by domain (alerts)
         self.tallies = JobTallies()  # what job-scoped alert rules count
+        self.page_log = PageLog()  # recent failures, last status by domain (console)
         self.store_trace = trace.StoreTrace()
         self.paused: set[str] = set()
         self._drop_log = PerKeyLimit()
@@ -320,6 +322,7 @@ class MasterCore(Dispatching):
         return master.lease_ttl if window is None else window
 
     def _observe(self, page: PageResult, job: str) -> None:
+        self.page_log.observe(page)
         if page.status:  # a response came back: a fetched page, whatever its status
             self.metrics.fetch_seconds.observe(page.elapsed)
             self.statuses[page.status] += 1

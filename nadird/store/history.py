@@ -81,6 +81,41 @@ def read_sqlite(conn: sqlite3.Connection, job: str | None) -> Iterator[Version]:
         yield Version(url, name, at, signature, json.loads(data))
 
 
+_RECENT = "SELECT id, url, job, fetched_at, data FROM changes ORDER BY fetched_at DESC, id DESC"
+_BEFORE = (
+    "SELECT fetched_at, data FROM changes WHERE url = ? AND job = ? "
+    "AND (fetched_at < ? OR (fetched_at = ? AND id < ?)) ORDER BY fetched_at DESC, id DESC LIMIT 1"
+)
+RECENT_SCAN = 1000  # versions looked at, at most, for one list of recent changes
+
+
+def recent_sqlite(conn: sqlite3.Connection, limit: int) -> list[dict[str, Any]]:
+    """The latest `limit` changes, newest first, as `diffs` writes them.
+
+    Cheap at any size of history: the newest versions come by the time
+    index, each one's previous version by the (url, time) index; a page's
+    first version is no change and is skipped, at most RECENT_SCAN looked at.
+    """
+    found: list[dict[str, Any]] = []
+    rows = conn.execute(_RECENT + " LIMIT ?", (RECENT_SCAN,)).fetchall()
+    for row_id, url, job, at, data in rows:
+        before = conn.execute(_BEFORE, (url, job, at, at, row_id)).fetchone()
+        if before is None:
+            continue
+        found.append(
+            {
+                "url": url,
+                "job": job,
+                "time": at,
+                "previous_time": before[0],
+                "changes": field_changes(json.loads(before[1]), json.loads(data)),
+            }
+        )
+        if len(found) >= limit:
+            break
+    return found
+
+
 def field_changes(old: dict[str, Any], new: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """{field: {"old": ..., "new": ...}} for each field whose value differs."""
     names = list(old) + [name for name in new if name not in old]

@@ -342,7 +342,11 @@ class FrontierDB:
         )
 
     def dead_letters(
-        self, job: str | None = None, domain: str | None = None, requeued: bool | None = None
+        self,
+        job: str | None = None,
+        domain: str | None = None,
+        requeued: bool | None = None,
+        page: tuple[int, int] | None = None,  # (offset, limit), the newest first
     ) -> list[DeadURL]:
         sql = (
             "SELECT url, fp, job, domain, depth, priority, error, attempts, first_failed_at, "
@@ -358,11 +362,19 @@ class FrontierDB:
         if requeued is not None:
             sql += " AND requeue=?"
             args.append(int(requeued))
-        rows = self._db.execute(sql + " ORDER BY last_failed_at", args).fetchall()
+        if page is None:
+            sql += " ORDER BY last_failed_at"
+        else:
+            sql += " ORDER BY last_failed_at DESC, fp LIMIT ? OFFSET ?"
+            args += [page[1], page[0]]
+        rows = self._db.execute(sql, args).fetchall()
         return [
             DeadURL(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]))
             for r in rows
         ]
+
+    def count_dead(self) -> int:
+        return int(self._db.execute("SELECT count(*) FROM dead_letters").fetchone()[0])
 
     def mark_requeue(self, fps: Iterable[bytes]) -> int:
         cur = self._tx.write_many(

@@ -18,7 +18,7 @@ import heapq
 import itertools
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from nadird.logs import get_logger
@@ -106,6 +106,10 @@ class Frontier:
     def queues(self) -> list[DomainQueue]:
         """Every domain queue in memory."""
         return list(self._domains.values())
+
+    def queue_view(self) -> Collection[DomainQueue]:
+        """Every domain queue in memory, without a copy (read, do not keep)."""
+        return self._domains.values()
 
     def _to_wall(self, mono: float) -> float:
         return self._wall() + (mono - self._clock())

@@ -93,5 +93,25 @@ class RobotsNotes:
                 notes.append(RobotsNote(origin, bool(row[0]), row[1], max(0.0, now - row[2])))
         return notes
 
+    def for_host(self, host: str) -> list[tuple[str, bool, float]]:
+        """(origin, allow_all, age in seconds) of the notes of one host, any
+        scheme or port; two index range scans (the origin is the key)."""
+        now = time.time()
+        found: dict[str, tuple[int, float]] = {}
+        for scheme in ("http://", "https://"):
+            low = scheme + host
+            rows = self._db.execute(  # ';' follows ':' : the range holds every port
+                "SELECT origin, allow_all, fetched_at FROM robots WHERE origin >= ? AND origin < ?",
+                (low, low + ";"),
+            ).fetchall()
+            for origin, allow_all, fetched_at in rows:
+                if origin == low or origin.startswith(low + ":"):
+                    found[origin] = (allow_all, fetched_at)
+        for origin, allow_all, _, fetched_at in self._unsaved.values():
+            netloc = origin.partition("://")[2]
+            if netloc == host or netloc.startswith(host + ":"):
+                found[origin] = (allow_all, fetched_at)
+        return [(o, bool(a), max(0.0, now - t)) for o, (a, t) in sorted(found.items())]
+
     def close(self) -> None:
         self._db.close()

@@ -2,7 +2,9 @@
 
 aiohttp on loopback by default. Every route except /healthz needs the bearer
 token (compared in constant time, never logged). Request bodies are limited
-and validated; a bad one gets 400 with a message.
+and validated; a bad one gets 400 with a message. The web console (/ui,
+nadird/console) is served here too, with sessions of its own; a console
+session may also GET the JSON routes (its pages refresh from /api/stats).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from nadird import console
 from nadird.api_token import load_token
 from nadird.errors import BindError
 from nadird.logs import get_logger
@@ -55,9 +58,11 @@ class ApiServer:
         self.token = load_token(self.api, master.config.master.state_dir, create=True)
         self.url = ""
         self._runner: web.AppRunner | None = None
+        self.console: console.ConsoleApp | None = None
 
     def app(self) -> web.Application:
         app = web.Application(middlewares=[self._auth], client_max_size=self.api.max_body_bytes)
+        self.console = console.register(app, self.master, self.token)
         app.router.add_get("/healthz", self.healthz)
         app.router.add_get("/api/stats", self.stats)
         app.router.add_get("/api/nodes", self.nodes)
@@ -92,13 +97,20 @@ class ApiServer:
         if self._runner is not None:
             await self._runner.cleanup()
 
+    def _allowed(self, request: web.Request) -> bool:
+        if request.path in OPEN_PATHS or console.owns(request.path):
+            return True  # the console checks its sessions itself
+        given = request.headers.get("Authorization", "")
+        if hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
+            return True
+        # A console session reads (never changes) through the API.
+        reading = request.method in ("GET", "HEAD")
+        return reading and self.console is not None and self.console.session_of(request) is not None
+
     @web.middleware
     async def _auth(self, request: web.Request, handler: Any) -> web.StreamResponse:
-        if request.path not in OPEN_PATHS:
-            given = request.headers.get("Authorization", "")
-            expected = f"Bearer {self.token}"
-            if not hmac.compare_digest(given.encode(), expected.encode()):
-                return _error(401, "missing or wrong bearer token")
+        if not self._allowed(request):
+            return _error(401, "missing or wrong bearer token")
         try:
             response: web.StreamResponse = await handler(request)
         except web.HTTPRequestEntityTooLarge:

@@ -9,14 +9,19 @@ frontier, lease table, writer) can change without touching them.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from nadird.master.frontier.db import DeadURL
 from nadird.master.frontier.queues import DomainQueue
 from nadird.master.leasing.nodes import Node
+from nadird.master.results.recent import RecentError
 
 if TYPE_CHECKING:
     from nadird.alerts.change import FieldChange
+    from nadird.alerts.engine import Event, OpenAlert
+    from nadird.alerts.service import Alerts
     from nadird.config import Config
     from nadird.master.core import MasterCore
     from nadird.master.results.writer import ResultWriter
@@ -80,6 +85,15 @@ class DomainReport:
     dead_letters: int
 
 
+@dataclass(frozen=True)
+class DomainCounters:
+    """Per-domain numbers since start, by domain name (read, do not keep)."""
+
+    results: Mapping[str, int]  # pages answered
+    errors: Mapping[str, int]  # failed fetches and 4xx/5xx answers
+    last_status: Mapping[str, int]
+
+
 class MasterView(Protocol):
     @property
     def config(self) -> Config: ...
@@ -133,7 +147,34 @@ class MasterView(Protocol):
     def watch_fields(self, watch: dict[str, tuple[str, ...]]) -> None:
         """Which fields of which job `change` rules watch (kept in the revisit rows)."""
 
+    # The web console's reads.
+    def domain_queues(self) -> Collection[DomainQueue]:
+        """Every domain queue in memory, without a copy."""
+
+    def domain_counters(self) -> DomainCounters: ...
+
+    def robots_of(self, host: str) -> list[tuple[str, bool, float]]:
+        """(origin, allow_all, age in s) of the robots.txt notes of a host."""
+
+    def dead_letter_page(self, offset: int, limit: int) -> tuple[int, list[DeadURL]]:
+        """How many dead letters there are, and one page of them, the newest first."""
+
+    def open_alerts(self) -> list[OpenAlert]: ...
+
+    def recent_alerts(self) -> list[Event]:
+        """The last alert events (firing, repeated, resolved), newest last."""
+
+    def recent_errors(self) -> list[RecentError]:
+        """The last failed fetches, newest last."""
+
+    async def recent_changes(self, limit: int) -> list[dict[str, Any]] | None:
+        """The latest changes of revisited pages, newest first; None when the
+        store cannot list them cheaply. StoreError when it cannot be read."""
+
     # Actions.
+    def retry_dead_letters(self, fps: Iterable[bytes]) -> int:
+        """Mark dead letters for retry (re-queued within master.dead_letter_poll)."""
+
     def admit_seeds(
         self, seeds: list[tuple[str, str]], invalid: list[tuple[int, str]] | None = None
     ) -> int: ...
@@ -152,6 +193,7 @@ class MasterReads:
     core: MasterCore
     writer: ResultWriter
     loops: LoopGuard
+    alerts: Alerts
 
     def loop_failure(self) -> str | None:
         return self.loops.failure
@@ -233,3 +275,35 @@ class MasterReads:
 
     def delete_job(self, job: str) -> int:
         return self.core.delete_job(job)
+
+    def domain_queues(self) -> Collection[DomainQueue]:
+        return self.core.frontier.queue_view()
+
+    def domain_counters(self) -> DomainCounters:
+        core = self.core
+        log = core.page_log
+        return DomainCounters(core.domain_results, log.failures, log.last_status)
+
+    def robots_of(self, host: str) -> list[tuple[str, bool, float]]:
+        robots = self.core.robots
+        return [] if robots is None else robots.for_host(host)
+
+    def dead_letter_page(self, offset: int, limit: int) -> tuple[int, list[DeadURL]]:
+        db = self.core.frontier.db
+        return db.count_dead(), db.dead_letters(page=(offset, limit))
+
+    def retry_dead_letters(self, fps: Iterable[bytes]) -> int:
+        return self.core.frontier.db.mark_requeue(fps)
+
+    def open_alerts(self) -> list[OpenAlert]:
+        return self.alerts.engine.open_alerts()
+
+    def recent_alerts(self) -> list[Event]:
+        return list(self.alerts.engine.recent)
+
+    def recent_errors(self) -> list[RecentError]:
+        return list(self.core.page_log.errors)
+
+    async def recent_changes(self, limit: int) -> list[dict[str, Any]] | None:
+        recent = getattr(self.writer.store, "recent_changes", None)
+        return None if recent is None else list(await recent(limit))

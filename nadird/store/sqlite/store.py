@@ -16,7 +16,7 @@ from nadird.errors import StoreError
 from nadird.store.base import PageRecord
 from nadird.store.db_thread import DbThread
 from nadird.store.history import SQLITE_SCHEMA as HISTORY_SCHEMA
-from nadird.store.history import append_sqlite, diffs, read_sqlite
+from nadird.store.history import append_sqlite, diffs, read_sqlite, recent_sqlite
 from nadird.store.sqlite.schema import NAMES, from_row, migrate, to_row
 
 # Rows fetched per executor round trip by iter_records: big enough to amortise
@@ -106,6 +106,10 @@ class SqliteStore:
         """The field changes of revisited pages (history.diffs), oldest first per URL."""
         for change in await self._db.run(self._changes_sync, job, since):
             yield change
+
+    async def recent_changes(self, limit: int) -> list[dict[str, Any]]:
+        """The latest changes of revisited pages, newest first (history.recent_sqlite)."""
+        return await self._db.run(lambda: recent_sqlite(self._db.conn(), limit))
 
     def _changes_sync(self, job: str | None, since: float | None) -> list[dict[str, Any]]:
         return list(diffs(read_sqlite(self._db.conn(), job), since))

@@ -1,0 +1,209 @@
+"""The console's pages and forms, built from what `MasterView` shows."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from aiohttp import web
+
+from nadird.console import format as fmt
+from nadird.console.app import PREFIX, ConsoleApp, redirect
+from nadird.console.domains import SORTS, domain_page
+from nadird.console.paging import PER_PAGE, page_number
+from nadird.console.sessions import Session
+from nadird.errors import StoreError
+from nadird.master.service import status
+from nadird.master.service.api_body import MAX_SEEDS_PER_REQUEST
+from nadird.master.service.metrics import status_classes
+
+NAV = [
+    ("", "Crawl"),
+    ("/jobs", "Jobs"),
+    ("/domains", "Domains"),
+    ("/workers", "Workers"),
+    ("/dead-letters", "Dead letters"),
+    ("/alerts", "Alerts"),
+    ("/errors", "Errors"),
+    ("/changes", "Changes"),
+]
+
+
+def overview_numbers(stats: dict[str, Any]) -> dict[str, Any]:
+    """The crawl at a glance, from /api/stats (console.js computes the same)."""
+    stored = stats["stored_total"]
+    queued = int(stats["queued"])
+    rate = float(stats["pages_per_s"])
+    return {
+        "stored": stored if stored is not None else stats["stored_this_run"],
+        "pages_per_s": rate,
+        "queued": queued,
+        "leases": stats["leases"],
+        "errors": error_count(stats),
+        "dead_letters": stats.get("dead_letters", 0),
+        "workers": stats["workers"],
+        "seen": stats["seen"],
+        "eta": None if stats["complete"] else fmt.eta(queued, rate),
+    }
+
+
+def error_count(stats: dict[str, Any]) -> int:
+    """Failed fetches (by kind) and 4xx/5xx answers."""
+    answers: dict[str, int] = stats["http_status"]
+    kinds: dict[str, int] = stats["errors_by_kind"]
+    return sum(kinds.values()) + answers.get("4xx", 0) + answers.get("5xx", 0)
+
+
+def _wall_of(monotonic: float) -> float:
+    return time.time() - (time.monotonic() - monotonic)
+
+
+class Pages:
+    def __init__(self, console: ConsoleApp) -> None:
+        self.console = console
+        self.master = console.master
+
+    def add_routes(self, app: web.Application) -> None:
+        page, action = self.console.page, self.console.action
+        gets: dict[str, Callable[..., Any]] = {
+            "": self.overview,
+            "/jobs": self.jobs,
+            "/domains": self.domains,
+            "/workers": self.workers,
+            "/dead-letters": self.dead_letters,
+            "/alerts": self.alerts,
+            "/errors": self.errors,
+            "/changes": self.changes,
+        }
+        for path, handler in gets.items():
+            app.router.add_get(PREFIX + path, page(handler))
+        app.router.add_post(PREFIX + "/jobs/{job}/pause", action(self.pause))
+        app.router.add_post(PREFIX + "/jobs/{job}/resume", action(self.resume))
+        app.router.add_post(PREFIX + "/seeds", action(self.seeds))
+        app.router.add_post(PREFIX + "/dead-letters/retry", action(self.retry))
+
+    def _render(self, name: str, session: Session, here: str, **context: Any) -> web.Response:
+        return self.console.render(name, session, nav=NAV, here=here, prefix=PREFIX, **context)
+
+    # --------------------------------------------------------------- pages
+    async def overview(self, _request: web.Request, session: Session) -> web.Response:
+        stats = status.full(self.master)
+        numbers = overview_numbers(stats)
+        return self._render("overview.html", session, "", n=numbers, stats=stats)
+
+    async def jobs(self, _request: web.Request, session: Session) -> web.Response:
+        jobs = sorted(self.master.jobs().items())
+        return self._render(
+            "jobs.html", session, "/jobs", jobs=jobs, max_seeds=MAX_SEEDS_PER_REQUEST
+        )
+
+    async def domains(self, request: web.Request, session: Session) -> web.Response:
+        sort = request.query.get("sort", "queue")
+        if sort not in SORTS:
+            sort = "queue"
+        table = domain_page(self.master, sort, request.query)
+        return self._render("domains.html", session, "/domains", table=table, sorts=SORTS)
+
+    async def workers(self, _request: web.Request, session: Session) -> web.Response:
+        return self._render("workers.html", session, "/workers", nodes=status.nodes(self.master))
+
+    async def dead_letters(self, request: web.Request, session: Session) -> web.Response:
+        wanted = page_number(request.query, 10**9)  # clamped below, once the total is known
+        total, letters = self.master.dead_letter_page(wanted.offset, PER_PAGE)
+        page = page_number(request.query, total)
+        if page.number != wanted.number:
+            total, letters = self.master.dead_letter_page(page.offset, PER_PAGE)
+        return self._render(
+            "dead_letters.html", session, "/dead-letters", letters=letters, page=page
+        )
+
+    async def alerts(self, _request: web.Request, session: Session) -> web.Response:
+        open_alerts = [(a, _wall_of(a.since)) for a in self.master.open_alerts()]
+        recent = [(e, _wall_of(e.at)) for e in reversed(self.master.recent_alerts())]
+        rules = len(self.master.config.alerts.rules)
+        return self._render(
+            "alerts.html", session, "/alerts", open=open_alerts, recent=recent, rules=rules
+        )
+
+    async def errors(self, _request: web.Request, session: Session) -> web.Response:
+        counts = self.master.counts()
+        answers = status_classes(counts.statuses)
+        failed = {
+            **counts.errors,
+            **{f"HTTP {k}": answers[k] for k in ("4xx", "5xx") if k in answers},
+        }
+        kinds = sorted(failed.items(), key=lambda kv: (-kv[1], kv[0]))
+        recent = list(reversed(self.master.recent_errors()))
+        return self._render("errors.html", session, "/errors", kinds=kinds, recent=recent)
+
+    async def changes(self, _request: web.Request, session: Session) -> web.Response:
+        problem = None
+        try:
+            changes = await self.master.recent_changes(PER_PAGE)
+        except StoreError as exc:
+            changes, problem = [], str(exc)
+        return self._render("changes.html", session, "/changes", changes=changes, problem=problem)
+
+    # --------------------------------------------------------------- forms
+    def _job_or_404(self, request: web.Request) -> str:
+        job = request.match_info["job"]
+        if job not in self.master.jobs():
+            raise web.HTTPNotFound(text="unknown job")
+        return job
+
+    async def pause(self, request: web.Request, session: Session, _form: Any) -> web.StreamResponse:
+        job = self._job_or_404(request)
+        self.master.pause_job(job)
+        self.console.sessions.notify(session.id, f"Job {job} paused.")
+        return redirect(PREFIX + "/jobs")
+
+    async def resume(
+        self, request: web.Request, session: Session, _form: Any
+    ) -> web.StreamResponse:
+        job = self._job_or_404(request)
+        self.master.resume_job(job)
+        self.console.sessions.notify(session.id, f"Job {job} resumed.")
+        return redirect(PREFIX + "/jobs")
+
+    async def seeds(self, _request: web.Request, session: Session, form: Any) -> web.StreamResponse:
+        job, text = form.get("job"), form.get("urls")
+        jobs = self.master.jobs()
+        if not isinstance(job, str) or job not in jobs or not isinstance(text, str):
+            self.console.sessions.notify(session.id, "Choose a job and give URLs, one a line.")
+            return redirect(PREFIX + "/jobs")
+        urls = [line.strip() for line in text.splitlines() if line.strip()]
+        if len(urls) > MAX_SEEDS_PER_REQUEST:
+            notice = f"At most {MAX_SEEDS_PER_REQUEST} URLs at once; got {len(urls)}."
+        else:
+            invalid: list[tuple[int, str]] = []
+            admitted = self.master.admit_seeds([(url, job) for url in urls], invalid)
+            notice = f"{admitted} of {len(urls)} URLs admitted to job {job}."
+            if invalid:
+                shown = "; ".join(f"{urls[i]}: {why}" for i, why in invalid[:5])
+                notice += f" Refused: {shown}"
+        self.console.sessions.notify(session.id, notice)
+        return redirect(PREFIX + "/jobs")
+
+    async def retry(self, _request: web.Request, session: Session, form: Any) -> web.StreamResponse:
+        if form.get("all") == "1":
+            total, _ = self.master.dead_letter_page(0, 0)
+            fps = [letter.fp for letter in self.master.dead_letter_page(0, total)[1]]
+        else:
+            given = [_fp(value) for value in form.getall("fp", [])]
+            fps = [fp for fp in given if fp is not None]
+        marked = self.master.retry_dead_letters(fps)
+        poll = self.master.config.master.dead_letter_poll
+        notice = f"{marked} dead letters marked for retry (queued again within {poll:g} s)."
+        self.console.sessions.notify(session.id, notice)
+        return redirect(PREFIX + "/dead-letters")
+
+
+def _fp(value: object) -> bytes | None:
+    """A fingerprint from its hex form in a form field; None if it is not one."""
+    if not isinstance(value, str) or len(value) > 64:
+        return None
+    try:
+        return bytes.fromhex(value)
+    except ValueError:
+        return None

@@ -1,0 +1,109 @@
+"""Console sessions: a random id in an HttpOnly, SameSite=Strict cookie, the
+session itself (expiry, CSRF token) kept by the master in memory.
+
+A session starts when the API token is pasted into the login form and ends
+at logout, at expiry, or when the master stops (sessions are not saved: a
+restarted master asks for the token again). Every form carries the
+session's CSRF token, compared in constant time. The login form, before any
+session exists, carries a signed nonce that must equal its cookie's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+SESSION_COOKIE = "nadird_session"
+LOGIN_COOKIE = "nadird_login"
+MAX_SESSIONS = 256  # the oldest goes when a new one would pass this
+LOGIN_NONCE_TTL = 600.0  # seconds a login form stays usable
+
+Clock = Callable[[], float]
+
+
+@dataclass(frozen=True)
+class Session:
+    id: str
+    csrf: str
+    expires: float  # clock time
+
+
+def same(given: str | None, expected: str) -> bool:
+    """Constant-time equality of two tokens; a missing one is never equal."""
+    if given is None:
+        return False
+    return hmac.compare_digest(given.encode(), expected.encode())
+
+
+class Sessions:
+    def __init__(self, ttl: float, clock: Clock = time.time) -> None:
+        self.ttl = ttl
+        self._clock = clock
+        self._sessions: OrderedDict[str, Session] = OrderedDict()
+        self._notices: dict[str, str] = {}  # what the last action did, shown once
+        self._key = secrets.token_bytes(32)  # signs login nonces; new at each start
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def create(self) -> Session:
+        self._expire()
+        session = Session(
+            secrets.token_urlsafe(32), secrets.token_urlsafe(32), self._clock() + self.ttl
+        )
+        self._sessions[session.id] = session
+        while len(self._sessions) > MAX_SESSIONS:
+            oldest, _ = self._sessions.popitem(last=False)
+            self._notices.pop(oldest, None)
+        return session
+
+    def get(self, session_id: str | None) -> Session | None:
+        """The live session of a cookie's id; None for a missing, unknown or expired one."""
+        if not session_id:
+            return None
+        session = self._sessions.get(session_id)
+        if session is None:
+            return None
+        if session.expires <= self._clock():
+            self.drop(session_id)
+            return None
+        return session
+
+    def drop(self, session_id: str) -> None:
+        self._sessions.pop(session_id, None)
+        self._notices.pop(session_id, None)
+
+    def notify(self, session_id: str, text: str) -> None:
+        if session_id in self._sessions:
+            self._notices[session_id] = text
+
+    def take_notice(self, session_id: str) -> str | None:
+        return self._notices.pop(session_id, None)
+
+    def _expire(self) -> None:
+        now = self._clock()
+        for sid in [sid for sid, s in self._sessions.items() if s.expires <= now]:
+            self.drop(sid)
+
+    # Login forms: a nonce signed with this process's key, in a cookie and in
+    # the form; both must be equal and the signature good.
+    def login_nonce(self) -> str:
+        stamp = f"{secrets.token_urlsafe(16)}.{int(self._clock())}"
+        return f"{stamp}.{self._sign(stamp)}"
+
+    def login_nonce_ok(self, form: str | None, cookie: str | None) -> bool:
+        if form is None or cookie is None or not same(form, cookie):
+            return False
+        stamp, _, signature = form.rpartition(".")
+        _, _, issued = stamp.rpartition(".")
+        if not same(signature, self._sign(stamp)) or not issued.isdigit():
+            return False
+        return self._clock() - int(issued) < LOGIN_NONCE_TTL
+
+    def _sign(self, text: str) -> str:
+        return hmac.new(self._key, text.encode(), hashlib.sha256).hexdigest()

@@ -1,0 +1,51 @@
+"""A console client for tests: a master config with a known token, a cookie
+jar that keeps 127.0.0.1's cookies, and the sign-in a browser would do."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import aiohttp
+
+from nadird.config import ApiConfig, Config, MasterConfig, StoreConfig
+from nadird.config.alerts import AlertsConfig
+
+TOKEN = "console-test-token-0123456789"
+
+
+def config(tmp: Path, alerts: AlertsConfig | None = None) -> Config:
+    return Config(
+        master=MasterConfig(
+            bind=f"ipc://{tmp}/control",
+            results_bind=f"ipc://{tmp}/results",
+            state_dir=str(tmp / "state"),
+            lease_ttl=1.0,
+            heartbeat_interval=0.25,
+            exit_when_done=False,
+        ),
+        store=StoreConfig(uri=f"sqlite:///{tmp}/store.db"),
+        api=ApiConfig(port=0, token=TOKEN),
+        alerts=alerts or AlertsConfig(),
+    )
+
+
+def http() -> aiohttp.ClientSession:
+    # unsafe=True: keep cookies of an IP address (127.0.0.1), as a browser does.
+    return aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
+
+
+def field(html: str, name: str) -> str:
+    found = re.search(rf'name="{name}" value="([^"]+)"', html)
+    assert found is not None, f"no {name} field"
+    return found.group(1)
+
+
+async def login(
+    client: aiohttp.ClientSession, url: str, token: str = TOKEN
+) -> aiohttp.ClientResponse:
+    async with client.get(url + "/ui/login") as response:
+        nonce = field(await response.text(), "nonce")
+    return await client.post(
+        url + "/ui/login", data={"nonce": nonce, "token": token}, allow_redirects=False
+    )

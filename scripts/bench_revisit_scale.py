@@ -64,7 +64,8 @@ def due_rank(i: int, known: int) -> int:
 
 
 def jobs() -> dict[str, Job]:
-    config = config_from_dict({"jobs": {JOB: {"revisit": {"every": "30d"}, "expire": "60d"}}}, "bench.yaml")
+    job = {"revisit": {"every": "30d"}, "expire": "60d"}  # expire: `found` reads the table
+    config = config_from_dict({"jobs": {JOB: job}}, "bench.yaml")
     return dict(config.jobs)
 
 

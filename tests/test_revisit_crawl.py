@@ -3,6 +3,7 @@ sockets, pages that change on a loopback server (testing/changing.py)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import signal
 import sqlite3
@@ -230,7 +231,7 @@ def test_master_killed_during_revisits_loses_none_and_doubles_no_version(
     assert versions[site + PAGES[0]] == 4  # 299 and three new prices, each once
     assert versions[site + PAGES[1]] == 1 and versions[site + PREFIX] == 1
     # No version twice: each differs from the one before it.
-    assert all(a != b for a, b in zip(history, history[1:], strict=False)), history
+    assert all(a != b for a, b in itertools.pairwise(history)), history
     # No revisit run twice in one slot: a URL queued twice would be fetched
     # twice in a row, well inside its 1 s interval (a fetch lost in a kill is
     # fetched again only after the killed run's leases would have expired).

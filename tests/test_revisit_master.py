@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import time
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 

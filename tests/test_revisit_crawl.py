@@ -3,6 +3,7 @@ sockets, pages that change on a loopback server (testing/changing.py)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import signal
 import sqlite3
@@ -163,6 +164,39 @@ def test_text_signature_ignores_the_selectors_the_job_lists(cluster: Cluster) ->
         _stop(cluster, master)
 
 
+def _schedule_problems(cluster: Cluster) -> list[tuple[str, str]]:
+    """Known URLs whose revisit the frontier file would lose (not queued
+    and never due, or flagged queued without a queue row) or run twice
+    (a queue row and due again, or two queue rows)."""
+    with sqlite3.connect(cluster.workdir / "state" / "frontier.db") as db:
+        rows = db.execute(
+            "SELECT r.url, r.queued, r.next_due, "
+            "(SELECT count(*) FROM queue q WHERE q.fp = r.fp) FROM revisits r"
+        ).fetchall()
+    problems = []
+    for url, queued, due, queue_rows in rows:
+        if queue_rows > 1:
+            problems.append((url, f"{queue_rows} queue rows"))
+        elif queued and not queue_rows:
+            problems.append((url, "flagged queued, no queue row: never due again"))
+        elif not queued and queue_rows:
+            problems.append((url, "a queue row and due again: fetched twice"))
+        elif not queued and due is None:
+            problems.append((url, "no due time"))
+    return problems
+
+
+def _fetch_gaps(fetches: list[tuple[str, float]]) -> list[float]:
+    """Seconds between one fetch of a path and the next of the same path."""
+    last: dict[str, float] = {}
+    gaps = []
+    for path, at in fetches:
+        if path in last:
+            gaps.append(at - last[path])
+        last[path] = at
+    return gaps
+
+
 def test_master_killed_during_revisits_loses_none_and_doubles_no_version(
     cluster: Cluster,
 ) -> None:
@@ -181,6 +215,8 @@ def test_master_killed_during_revisits_loses_none_and_doubles_no_version(
             time.sleep(0.3)  # let the change be fetched (or be in flight) at the kill
             master.kill(signal.SIGKILL)
             master.popen.wait(10)
+            # What the restarted master will read: no revisit lost, none queued twice.
+            assert _schedule_problems(cluster) == []
             master = cluster.start_again("master", config_path)
         before = _fetches(web)
         # Every known URL is still revisited after the last restart.
@@ -189,9 +225,17 @@ def test_master_killed_during_revisits_loses_none_and_doubles_no_version(
         )
         _stop(cluster, master)
         site = _site(web)
-    versions = Counter(url for url, _ in _versions(cluster))
+        fetch_times = [(e.path, e.t_start) for e in web.entries() if e.path.startswith(PREFIX)]
+    history = _versions(cluster)
+    versions = Counter(url for url, _ in history)
     assert versions[site + PAGES[0]] == 4  # 299 and three new prices, each once
     assert versions[site + PAGES[1]] == 1 and versions[site + PREFIX] == 1
+    # No version twice: each differs from the one before it.
+    assert all(a != b for a, b in itertools.pairwise(history)), history
+    # No revisit run twice in one slot: a URL queued twice would be fetched
+    # twice in a row, well inside its 1 s interval (a fetch lost in a kill is
+    # fetched again only after the killed run's leases would have expired).
+    assert min(_fetch_gaps(fetch_times)) > 0.5, _fetch_gaps(fetch_times)
     with sqlite3.connect(cluster.workdir / "state" / "frontier.db") as db:
         rows = db.execute("SELECT url, queued, next_due FROM revisits").fetchall()
     assert len(rows) == 3 and all(due is not None for _, _, due in rows)

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from pathlib import Path
+from typing import Any
 
 import lxml.html
 import pytest
 
 from nadird.config import config_from_dict
+from nadird.errors import ConfigError
 from nadird.master.frontier.db import FrontierDB
 from nadird.master.frontier.queues import Frontier
+from nadird.master.frontier.revisit_clock import OFFSET_ENV, revisit_wall
 from nadird.master.frontier.revisits import MAX_PER_SCAN, Revisits
 from nadird.protocol.messages import Bag, PageResult
 from nadird.store.history import Version, diffs
@@ -172,3 +177,83 @@ def test_diffs_pair_each_version_with_the_one_before() -> None:
         ("http://a/1", 30.0, {"title": {"old": "K", "new": "K2"}, "new": {"old": None, "new": 1}}),
     ]
     assert [d["time"] for d in diffs(versions, since=25.0)] == [30.0]
+
+
+def test_a_bad_clock_offset_is_a_config_error() -> None:
+    assert revisit_wall({})() == pytest.approx(time.time(), abs=1)
+    assert revisit_wall({OFFSET_ENV: "3600"})() == pytest.approx(time.time() + 3600, abs=1)
+    for bad in ("soon", "nan", "inf"):
+        with pytest.raises(ConfigError, match=OFFSET_ENV):
+            revisit_wall({OFFSET_ENV: bad})
+
+
+class Ticks:
+    """A monotonic clock that moves 10 ms each time it is read."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 0.01
+        return self.now
+
+
+def test_the_due_count_is_reused_for_twenty_times_its_cost(tmp_path: Path) -> None:
+    wall, ticks = Wall(), Ticks()
+    jobs = config_from_dict({"jobs": {"shop": {"revisit": {"every": "1h"}}}}, "t.yaml").jobs
+    db = FrontierDB(tmp_path / "f.db")
+    revisits = Revisits(db.revisits, Frontier(db), dict(jobs), wall=wall, clock=ticks)
+    _fetch(revisits, _page("http://shop.test/a"))
+    assert revisits.status()["revisit_due"] == 0  # counted: it "took" 10 ms
+    wall.now += 3600
+    assert revisits.status()["revisit_due"] == 0  # within 200 ms of that count
+    ticks.now += 0.2
+    assert revisits.status()["revisit_due"] == 1
+
+
+def _vm_steps(db: FrontierDB, action: Any) -> int:
+    """SQLite virtual-machine instructions `action` runs, in hundreds."""
+    steps = [0]
+
+    def count() -> int:
+        steps[0] += 1
+        return 0
+
+    db._db.set_progress_handler(count, 100)
+    try:
+        action()
+    finally:
+        db._db.set_progress_handler(None, 0)
+    return steps[0]
+
+
+def test_a_scan_reads_what_is_due_and_waiting_not_what_is_known_or_queued(
+    tmp_path: Path,
+) -> None:
+    wall = Wall()
+    revisits, db = _revisits(tmp_path / "f.db", wall, revisit={"every": "1h"})
+    for at in range(0, 3000, 500):
+        pages = [_page(f"http://shop.test/{i}") for i in range(at, at + 500)]
+        for page in pages:
+            revisits.on_page(page, "shop")
+        revisits.settle([p.fp for p in pages])
+    db.commit()
+    nothing_due = _vm_steps(db, revisits.scan)
+    wall.now += 3600  # all 3,000 due: three scans queue them
+    assert [revisits.scan() for _ in range(4)] == [MAX_PER_SCAN] * 3 + [0]
+    # 3,000 due and queued (waiting for their fetch): not walked again.
+    all_queued = _vm_steps(db, revisits.scan)
+    assert nothing_due < 5 and all_queued < 5, (nothing_due, all_queued)
+    assert revisits.table.count_due(wall.now) == 3000
+
+
+def test_an_older_file_gets_the_due_index_on_queued_and_due_time(tmp_path: Path) -> None:
+    path = tmp_path / "f.db"
+    FrontierDB(path).close()
+    with sqlite3.connect(path) as old:
+        old.execute("DROP INDEX revisits_waiting")
+        old.execute("CREATE INDEX revisits_due ON revisits (next_due)")
+    FrontierDB(path).close()
+    with sqlite3.connect(path) as db:
+        names = {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+    assert "revisits_waiting" in names and "revisits_due" not in names

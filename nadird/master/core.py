@@ -18,6 +18,7 @@ from nadird.logs import PerKeyLimit, gate, get_logger
 from nadird.master.frontier.admission import Admission, LinkBatch
 from nadird.master.frontier.db import FrontierDB, Row
 from nadird.master.frontier.queues import Caps, Frontier
+from nadird.master.frontier.revisit_clock import revisit_wall
 from nadird.master.frontier.revisits import Revisits
 from nadird.master.frontier.seen import SeenSet
 from nadird.master.leasing.acceptance import REASONS, refusal
@@ -62,8 +63,11 @@ class MasterCore(Dispatching):
         self.nodes = NodeRegistry()
         self.seen = seen
         self.admission = Admission(seen, self.frontier, dict(config.jobs))
-        # Shares the jobs mapping with admission (reloads and deletions too).
-        self.revisits = Revisits(db.revisits, self.frontier, self.admission.jobs)
+        # Shares the jobs mapping with admission (reloads and deletions too);
+        # its wall clock is the system's unless a test shifts it (revisit_clock.py).
+        self.revisits = Revisits(
+            db.revisits, self.frontier, self.admission.jobs, wall=revisit_wall()
+        )
         self.stats: Counter[str] = Counter()
         self.errors: Counter[str] = Counter()  # failed attempts by kind (not HTTP statuses)
         self.domain_errors: Counter[str] = Counter()

@@ -110,15 +110,23 @@ class Cluster:
             },
         }
 
-    def start(self, role: str, name: str, config: dict[str, Any]) -> Proc:
+    def start(
+        self, role: str, name: str, config: dict[str, Any], env: dict[str, str] | None = None
+    ) -> Proc:
         path = self.workdir / f"{name}.yaml"
         path.write_text(yaml.safe_dump(config), encoding="utf-8")
-        return self.start_again(name, path, role=role)
+        return self.start_again(name, path, role=role, env=env)
 
     def start_again(
-        self, name: str, config_path: Path, role: str = "master", extra: list[str] | None = None
+        self,
+        name: str,
+        config_path: Path,
+        role: str = "master",
+        extra: list[str] | None = None,
+        env: dict[str, str] | None = None,
     ) -> Proc:
-        """Start a process from an existing config file (a restart after a crash)."""
+        """Start a process from an existing config file (a restart after a
+        crash); `env` is added to the environment it inherits."""
         log_path = self.workdir / f"{name}.log"
         command = [sys.executable, "-m", "nadird", "--role", role, "-c", str(config_path)]
         with open(log_path, "ab") as out:
@@ -127,6 +135,7 @@ class Cluster:
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
+                env=None if env is None else {**os.environ, **env},
             )
         proc = Proc(name, popen, log_path)
         self.procs.append(proc)

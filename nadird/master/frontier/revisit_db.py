@@ -5,8 +5,11 @@ a schedule change commits with the frontier bookkeeping it belongs to (a
 URL's queue row leaves in the transaction that records its fetch here; a due
 URL's queue row arrives in the one that marks it queued): a crash neither
 loses a revisit nor runs one twice. Times are wall-clock epoch seconds, as
-stored times must be. The due scan walks the index on next_due up to "now",
-so its cost follows what is due, not what is known.
+stored times must be. The due scan walks the index on (queued, next_due)
+from the oldest row not yet queued up to "now", so its cost follows what is
+due, not what is known; and a URL once queued leaves that range, so a
+backlog of queued revisits waiting for politeness is not walked again every
+tick (an index on next_due alone was: 24-38 ms a tick for 11,000 queued).
 
 Columns: fp (key), url, job, domain, depth; next_due (NULL: only link
 discovery after `expire` makes it due) and queued (1 while its queue row
@@ -49,7 +52,8 @@ CREATE TABLE IF NOT EXISTS revisits (
     signature TEXT,
     watched TEXT
 );
-CREATE INDEX IF NOT EXISTS revisits_due ON revisits (next_due);
+DROP INDEX IF EXISTS revisits_due;
+CREATE INDEX IF NOT EXISTS revisits_waiting ON revisits (queued, next_due);
 """
 _COLUMNS = (
     "fp, url, job, domain, depth, next_due, queued, interval, last_fetch, last_change, "
@@ -155,7 +159,7 @@ class RevisitTable:
     def due(self, now: float, limit: int) -> list[Entry]:
         """Up to `limit` rows due at `now` and not queued yet, the most overdue first."""
         cur = self._db.execute(
-            f"SELECT {_COLUMNS} FROM revisits WHERE next_due <= ? AND queued = 0 "
+            f"SELECT {_COLUMNS} FROM revisits WHERE queued = 0 AND next_due <= ? "
             "ORDER BY next_due LIMIT ?",
             (now, limit),
         )
@@ -172,9 +176,9 @@ class RevisitTable:
         )
 
     def count_due(self, before: float) -> int:
-        """Rows due before `before`, queued or not (an index range: O(due))."""
+        """Rows due before `before`, queued or not (two index ranges: O(due))."""
         row = self._db.execute(
-            "SELECT count(*) FROM revisits WHERE next_due <= ?", (before,)
+            "SELECT count(*) FROM revisits WHERE queued IN (0, 1) AND next_due <= ?", (before,)
         ).fetchone()
         return int(row[0])
 

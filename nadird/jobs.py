@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from nadird.errors import ConfigError
+from nadird.items.keys import compile_key
 from nadird.items.schema import FIELD_TYPES, compile_rules
 from nadird.revisit.parse import parse_revisit
 from nadird.revisit.policy import RevisitPolicy
@@ -165,6 +166,20 @@ class ProxyBan:
 
 
 @dataclass(frozen=True)
+class UrlKey:
+    """`item_key: {url_regex: PATTERN}`: the key is group 1, searched in the URL."""
+
+    url_regex: str
+
+
+@dataclass(frozen=True)
+class OnFailure:
+    """`on_failure: {job: NAME}`: where a URL goes when this job fails it."""
+
+    job: str
+
+
+@dataclass(frozen=True)
 class Job:
     """A named crawl job. `fields` maps a field name to selectors tried in order."""
 
@@ -232,6 +247,12 @@ class Job:
     # CSS selectors of what may change without the page changing (clocks,
     # ads, counters): removed before the page's text signature is taken.
     signature_ignore: list[str] = field(default_factory=list)
+    # An item's identity (items/keys.py): field names, or a regex on the URL.
+    # Without one the URL is the identity.
+    item_key: list[str] | UrlKey | None = None
+    # A URL that dead-letters here, or whose item stays invalid, is handed to
+    # this (simpler) job; checked against the other jobs when the config loads.
+    on_failure: OnFailure | None = None
 
     def __post_init__(self) -> None:
         for i, pattern in enumerate(self.hub_patterns):
@@ -247,6 +268,7 @@ class Job:
                 raise ValueError("proxy_group needs proxies: true")
             if needed not in self.requires:
                 object.__setattr__(self, "requires", [*self.requires, needed])
+        self._check_key()
         if self.render is False:
             return
         if self.render_max_wait <= 0:
@@ -286,6 +308,13 @@ class Job:
             return True
         return any(sel.jmes is not None for sels in self.fields.values() for sel in sels)
 
+    def _check_key(self) -> None:
+        compile_key(self.item_key)
+        if isinstance(self.item_key, list):
+            for i, name in enumerate(self.item_key):
+                if name not in self.fields:
+                    raise ValueError(f"item_key[{i}]: {name!r} is not a field of the job")
+
     def revisit_policy(self, key: str = "revisit", source: str = "(job)") -> RevisitPolicy | None:
         """The job's revisit policy (None: crawled once); ConfigError names `key`."""
         if "_policy" in self.__dict__:
@@ -315,11 +344,21 @@ class Job:
         links = LinkRules(**raw.get("links", {}))
         schema = {name: FieldSpec(**spec) for name, spec in raw.get("schema", {}).items()}
         paginate = raw.get("paginate")
-        pages = Pagination(**paginate) if paginate is not None else None
         ban = ProxyBan(**raw.get("proxy_ban", {}))
-        nested = ("fields", "links", "schema", "paginate", "proxy_ban")
+        nested = ("fields", "links", "schema", "paginate", "proxy_ban", "item_key", "on_failure")
         rest = {k: v for k, v in raw.items() if k not in nested}
-        return cls(fields=fields, links=links, schema=schema, paginate=pages, proxy_ban=ban, **rest)
+        key = raw.get("item_key")
+        on_failure = raw.get("on_failure")
+        return cls(
+            fields=fields,
+            links=links,
+            schema=schema,
+            paginate=Pagination(**paginate) if paginate is not None else None,
+            proxy_ban=ban,
+            item_key=UrlKey(**key) if isinstance(key, dict) else key,
+            on_failure=None if on_failure is None else OnFailure(**on_failure),
+            **rest,
+        )
 
 
 def validate_job(job: Job) -> None:
@@ -335,6 +374,30 @@ def validate_job(job: Job) -> None:
 
     validate_fields(job.fields)
     validate_link_rules(job.links)
+
+
+def check_fallbacks(jobs: dict[str, Job], source: str) -> None:
+    """Every `on_failure.job` names another known job, and following them
+    never comes back to where it started (a URL would go round for ever)."""
+    for name, job in jobs.items():
+        if job.on_failure is None:
+            continue
+        key = f"jobs.{name}.on_failure.job"
+        first = job.on_failure.job
+        if first == name:
+            raise ConfigError(source, key, "another job (a job cannot fall back to itself)")
+        if first not in jobs:
+            raise ConfigError(source, key, f"a known job, got {first!r}")
+        chain = [name]
+        target: str | None = first
+        while target is not None and target not in chain:
+            chain.append(target)
+            after = jobs[target].on_failure if target in jobs else None
+            target = None if after is None else after.job
+        if target is not None:
+            cycle = " -> ".join([*chain[chain.index(target) :], target])
+            where = f"jobs.{target}.on_failure.job"  # a key on the cycle itself
+            raise ConfigError(source, where, f"no cycle of fallbacks, got {cycle}")
 
 
 def revisit_policy_of(

@@ -374,7 +374,8 @@ async def test_export_jsonl_exact(small_store: SqliteStore) -> None:
         '"status":200,"fetched_at":1700000001.25,"job":"news","depth":1,'
         '"content_type":"text/html","checksum":"c1","error":null,'
         '"redirects":["http://example.com/page/1"],"canonical":null,"rendered":false,'
-        '"headers":{},"item_key":null,"fallback_from":null,"data":{"title":"Zürich, \\"quoted\\"","tags":["x","y"]}}'
+        '"headers":{},"item_key":null,"fallback_from":null,'
+        '"data":{"title":"Zürich, \\"quoted\\"","tags":["x","y"]}}'
     )
     for line in lines:
         parsed = json.loads(line)

@@ -23,12 +23,13 @@ from nadird.master.frontier.seen import SeenSet
 from nadird.master.leasing.acceptance import REASONS, refusal
 from nadird.master.leasing.dispatch import Dispatching, Outgoing
 from nadird.master.leasing.lease_mark import LeaseMark, headroom_of, recovery_hold
-from nadird.master.leasing.leases import Lease, LeaseTable
+from nadird.master.leasing.leases import EndedLease, Lease, LeaseTable
 from nadird.master.leasing.nodes import Node, NodeRegistry
 from nadird.master.leasing.robots_notes import RobotsNotes
 from nadird.master.results.blocking import BlockStreaks
 from nadird.master.results.by_job import JobTallies
 from nadird.master.results.recent import PageLog
+from nadird.master.results.fallback import Fallbacks
 from nadird.master.results.records import record_from_result
 from nadird.master.results.retries import backoff, describe, is_transient
 from nadird.master.service import trace
@@ -64,6 +65,7 @@ class MasterCore(Dispatching):
         self.admission = Admission(seen, self.frontier, dict(config.jobs))
         # Shares the jobs mapping with admission (reloads and deletions too).
         self.revisits = Revisits(db.revisits, self.frontier, self.admission.jobs)
+        self.fallbacks = Fallbacks(self.frontier, self.admission)
         self.stats: Counter[str] = Counter()
         self.errors: Counter[str] = Counter()  # failed attempts by kind (not HTTP statuses)
         self.domain_errors: Counter[str] = Counter()
@@ -269,11 +271,16 @@ class MasterCore(Dispatching):
                 continue
             if page.links:
                 links.append((page.links, page.link_fps, page.depth + 1, page.url))
+            invalid = invalid_fields(page.data)
+            self.invalid.update((held.job, name) for name in invalid)
             if row is not None:
+                if invalid and self.fallbacks.hand_over(row, "invalid item: " + ", ".join(invalid)):
+                    self.stats["fallbacks"] += 1
+                    continue
                 self.frontier.acked(page.fp)
             else:
                 late.setdefault(domain_of(page.url), []).append((page.fp, page.row))
-            self._record(page, held.job, held.holder.node, records, unchanged)
+            self._record(page, row, held, records, unchanged)
             self.stats["pages_error" if page.error else "pages_ok"] += 1
         if lease is not None:
             self.blocks.pages(lease.domain, msg.pages, held.job)
@@ -301,19 +308,20 @@ class MasterCore(Dispatching):
     def _record(
         self,
         page: PageResult,
-        job: str,
-        node: str,
+        row: Row | None,
+        held: Lease | EndedLease,
         records: list[PageRecord],
         unchanged: list[bytes],
     ) -> None:
         """The page's record for the store; a 304 of a known URL has none (the
         stored page stays as it is) and is settled at once."""
-        if not self.revisits.on_page(page, job):
+        if not self.revisits.on_page(page, held.job):
             unchanged.append(page.fp)
             return
-        records.append(record_from_result(page, job, node))
-        for name in invalid_fields(page.data):
-            self.invalid[job, name] += 1
+        record = record_from_result(page, held.job, held.holder.node)
+        # Whether the URL came by a fallback is the queue's to say, not the worker's.
+        record.fallback_from = None if row is None else row.fallback_from
+        records.append(record)
 
     def late_window(self) -> float:
         """How long after a lease ended its holder's results are still taken."""
@@ -353,6 +361,11 @@ class MasterCore(Dispatching):
             trace.retried(row, lease, attempts, delay, error)
 
     def _dead(self, row: Row, lease: Lease, attempts: int, error: str) -> None:
+        """Out of tries: the URL goes to its job's on_failure job, else it
+        becomes a dead letter."""
+        if self.fallbacks.hand_over(row, error):
+            self.stats["fallbacks"] += 1
+            return
         self.frontier.dead(row, error, attempts)
         self.revisits.dead(row)
         self.stats["dead_letters"] += 1

@@ -23,6 +23,11 @@ _QUEUE_COLUMNS = """
     last_error TEXT,
     fallback_from TEXT
 """
+# The queue's columns in schema 1 (later ones are added with their defaults).
+_V1_COLUMNS = (
+    "id, domain_id, priority, fp, url, depth, job, attempts, not_before, "
+    "first_failed_at, last_error"
+)
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS domains (
@@ -89,9 +94,7 @@ def _migrate_from_1(db: sqlite3.Connection) -> None:
         f"""
         BEGIN;
         CREATE TABLE queue_v2 ({_QUEUE_COLUMNS});
-        INSERT INTO queue_v2 (id, domain_id, priority, fp, url, depth, job, attempts,
-            not_before, first_failed_at, last_error) SELECT id, domain_id, priority, fp, url, depth, job, attempts,
-            not_before, first_failed_at, last_error FROM queue;
+        INSERT INTO queue_v2 ({_V1_COLUMNS}) SELECT {_V1_COLUMNS} FROM queue;
         DROP TABLE queue;
         ALTER TABLE queue_v2 RENAME TO queue;
         CREATE INDEX queue_take ON queue (domain_id, priority DESC, id);

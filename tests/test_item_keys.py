@@ -71,9 +71,9 @@ def test_a_key_field_that_failed_its_schema_gives_no_key() -> None:
 
 
 def test_a_page_that_is_not_an_item_gets_no_key_and_no_complaint() -> None:
-    data: dict[str, Any] = {"sku": None, "title": None}
+    data: dict[str, Any] = {"sku": None, "title": None, "links": []}
     assert apply_key(compile_key(["sku"]), "u", "u", data) is None
-    assert data == {"sku": None, "title": None}
+    assert data == {"sku": None, "title": None, "links": []}
 
 
 def test_a_url_key_is_group_1_of_the_url_then_of_the_final_url() -> None:
@@ -184,12 +184,12 @@ def test_sqlite_keeps_one_item_per_key_and_a_recrawl_updates_it(tmp_path: Path) 
             await store.close()
 
     asyncio.run(main())
-    with sqlite3.connect(tmp_path / "crawl.db") as raw:
-        with pytest.raises(sqlite3.IntegrityError):  # the (job, key) constraint
-            raw.execute(
-                "INSERT INTO keyed_items (job, key, url, urls, first_seen, updated_at, data) "
-                "VALUES ('shop', 'A1', 'u', '[]', 0, 0, '{}')"
-            )
+    # The (job, key) constraint.
+    with sqlite3.connect(tmp_path / "crawl.db") as raw, pytest.raises(sqlite3.IntegrityError):
+        raw.execute(
+            "INSERT INTO keyed_items (job, key, url, urls, first_seen, updated_at, data) "
+            "VALUES ('shop', 'A1', 'u', '[]', 0, 0, '{}')"
+        )
 
 
 def test_an_item_without_its_key_stays_on_its_page(tmp_path: Path) -> None:

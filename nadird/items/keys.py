@@ -62,7 +62,11 @@ def compile_key(item_key: object) -> KeyRule | None:
 
 def is_item(data: Mapping[str, Any]) -> bool:
     """Whether any field matched: a page where none did is not an item."""
-    return any(value is not None for name, value in data.items() if not name.startswith("_"))
+    return any(
+        value is not None and value != "" and value != []
+        for name, value in data.items()
+        if not name.startswith("_")
+    )
 
 
 def apply_key(rule: KeyRule | None, url: str, final_url: str, data: dict[str, Any]) -> str | None:

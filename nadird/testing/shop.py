@@ -14,7 +14,7 @@ Every product page shows its SKU (`.sku`), but for a few without one
 (`Product.sku` None). With `aliases`, the listing links each product under
 three URLs, /shop/item/N, /shop/item/N?src=list and /shop/p/N/product-N, all
 serving the same page: one product, three URLs, for business keys. With
-`fail_first`, each product URL answers 503 to its first that many requests.
+`fail_first`, each product URL answers 500 to its first that many requests.
 """
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ class Shop:
         if number.isdigit() and int(number) < self.count:
             self._asked[request.path_qs] += 1
             if self._asked[request.path_qs] <= self.fail_first:
-                return web.Response(status=503, text="503: try again later\n")
+                return web.Response(status=500, text="500: try again later\n")
             return _page(_item_html(product(self.seed, int(number)), self.count))
         return web.Response(status=404, text="404: Not Found\n")
 

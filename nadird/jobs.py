@@ -11,7 +11,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from nadird.errors import ConfigError
-from nadird.items.keys import compile_key
+from nadird.fallback_jobs import OnFailure
+from nadird.items.keys import UrlKey, compile_key
 from nadird.items.schema import FIELD_TYPES, compile_rules
 from nadird.revisit.parse import parse_revisit
 from nadird.revisit.policy import RevisitPolicy
@@ -163,20 +164,6 @@ class ProxyBan:
         for i, status in enumerate(self.statuses):
             if not 100 <= status <= 599:
                 raise ValueError(f"proxy_ban.statuses[{i}]: expected an HTTP status 100-599")
-
-
-@dataclass(frozen=True)
-class UrlKey:
-    """`item_key: {url_regex: PATTERN}`: the key is group 1, searched in the URL."""
-
-    url_regex: str
-
-
-@dataclass(frozen=True)
-class OnFailure:
-    """`on_failure: {job: NAME}`: where a URL goes when this job fails it."""
-
-    job: str
 
 
 @dataclass(frozen=True)
@@ -374,30 +361,6 @@ def validate_job(job: Job) -> None:
 
     validate_fields(job.fields)
     validate_link_rules(job.links)
-
-
-def check_fallbacks(jobs: dict[str, Job], source: str) -> None:
-    """Every `on_failure.job` names another known job, and following them
-    never comes back to where it started (a URL would go round for ever)."""
-    for name, job in jobs.items():
-        if job.on_failure is None:
-            continue
-        key = f"jobs.{name}.on_failure.job"
-        first = job.on_failure.job
-        if first == name:
-            raise ConfigError(source, key, "another job (a job cannot fall back to itself)")
-        if first not in jobs:
-            raise ConfigError(source, key, f"a known job, got {first!r}")
-        chain = [name]
-        target: str | None = first
-        while target is not None and target not in chain:
-            chain.append(target)
-            after = jobs[target].on_failure if target in jobs else None
-            target = None if after is None else after.job
-        if target is not None:
-            cycle = " -> ".join([*chain[chain.index(target) :], target])
-            where = f"jobs.{target}.on_failure.job"  # a key on the cycle itself
-            raise ConfigError(source, where, f"no cycle of fallbacks, got {cycle}")
 
 
 def revisit_policy_of(

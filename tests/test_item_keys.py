@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from mongo_helpers import make_store, sync_db
 
-from nadird.items.keys import KEY_ERROR, apply_key, compile_key
-from nadird.jobs import Job, Selector, UrlKey
+from nadird.items.keys import KEY_ERROR, UrlKey, apply_key, compile_key
+from nadird.jobs import Job, Selector
 from nadird.store.base import PageRecord
 from nadird.store.items import KeyedItem, keyed_items
 from nadird.store.sqlite.schema import SCHEMA_VERSION

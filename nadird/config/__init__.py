@@ -35,7 +35,8 @@ from nadird.config.proxies import ProviderConfig, ProviderJson, ProxyConfig, Sco
 from nadird.config.service import ApiConfig, SecurityConfig, WorkerConfig, WorkerHttpConfig
 from nadird.config.yaml_strict import DuplicateKey, load_strict
 from nadird.errors import ConfigError
-from nadird.jobs import Job, check_fallbacks, validate_job
+from nadird.fallback_jobs import check_fallbacks
+from nadird.jobs import Job, validate_job
 from nadird.typecheck import Mismatch, build
 
 __all__ = [

@@ -32,6 +32,13 @@ MAX_KEY_CHARS = 512
 
 
 @dataclass(frozen=True)
+class UrlKey:
+    """`item_key: {url_regex: PATTERN}`: the key is group 1, searched in the URL."""
+
+    url_regex: str
+
+
+@dataclass(frozen=True)
 class KeyRule:
     """A compiled `item_key`: exactly one of `fields` and `url_regex` is set."""
 
@@ -39,18 +46,18 @@ class KeyRule:
     url_regex: re.Pattern[str] | None = None
 
 
-def compile_key(item_key: object) -> KeyRule | None:
+def compile_key(item_key: list[str] | UrlKey | None) -> KeyRule | None:
     """The rule of a job's `item_key` (a list of names, or an object with
     `url_regex`); None without one. ValueError('item_key...') when it is wrong."""
     if item_key is None:
         return None
-    if isinstance(item_key, list | tuple):
+    if isinstance(item_key, list):
         if not item_key:
             raise ValueError("item_key: expected at least one field name")
         if len(set(item_key)) != len(item_key):
             raise ValueError("item_key: a field is named twice")
         return KeyRule(fields=tuple(item_key))
-    pattern = str(getattr(item_key, "url_regex", item_key))
+    pattern = item_key.url_regex
     try:
         compiled = re.compile(pattern)
     except re.error as exc:

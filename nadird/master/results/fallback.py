@@ -11,7 +11,7 @@ comes back, so an item invalid here stayed invalid after them.
 
 A job without `on_failure`, or whose `on_failure` job was deleted since
 (the API's DELETE /api/jobs), dead-letters and stores as before. Config
-loading refuses unknown jobs and cycles (jobs.check_fallbacks), so a URL
+loading refuses unknown jobs and cycles (fallback_jobs.check_fallbacks), so a URL
 is handed on at most once per job.
 """
 

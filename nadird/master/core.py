@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from nadird.config import Config
-from nadird.items.schema import invalid_fields
 from nadird.logs import PerKeyLimit, gate, get_logger
 from nadird.master.frontier.admission import Admission, LinkBatch
 from nadird.master.frontier.db import FrontierDB, Row
@@ -28,10 +27,11 @@ from nadird.master.leasing.nodes import Node, NodeRegistry
 from nadird.master.leasing.robots_notes import RobotsNotes
 from nadird.master.results.blocking import BlockStreaks
 from nadird.master.results.by_job import JobTallies
-from nadird.master.results.recent import PageLog
+from nadird.master.results.failing import Failing
 from nadird.master.results.fallback import Fallbacks
+from nadird.master.results.recent import PageLog
 from nadird.master.results.records import record_from_result
-from nadird.master.results.retries import backoff, describe, is_transient
+from nadird.master.results.retries import is_transient
 from nadird.master.service import trace
 from nadird.master.service.metrics import MasterMetrics
 from nadird.protocol.messages import (
@@ -54,7 +54,7 @@ from nadird.urls import domain_of
 log = get_logger()
 
 
-class MasterCore(Dispatching):
+class MasterCore(Dispatching, Failing):
     def __init__(self, config: Config, db: FrontierDB, seen: SeenSet) -> None:
         self.config = config
         master = config.master
@@ -188,21 +188,6 @@ class MasterCore(Dispatching):
             trace.returned(lease, lease.returned, "handed back by the worker")
         self._close_if_finished(lease, now)
 
-    def _throttled(self, row: Row, wait: float, lease: Lease) -> None:
-        """A 429/503: an attempt like any transient failure, retried after the
-        domain's rest (Retry-After), dead-lettered when the tries run out."""
-        job = self.admission.jobs.get(row.job)
-        attempts = row.attempts + 1
-        error = "http: throttled (429/503)"
-        self.blocks.hit(lease.domain, 1, row.job)
-        if job is None or attempts > job.max_retries:
-            self._dead(row, lease, attempts, error)
-            return
-        self.frontier.retry(row, attempts, wait, error)
-        self.stats["retries"] += 1
-        if gate.debug:
-            trace.retried(row, lease, attempts, wait, error)
-
     def _close_if_finished(self, lease: Lease, now: float) -> None:
         if not (lease.done and not lease.pending):
             return
@@ -271,14 +256,12 @@ class MasterCore(Dispatching):
                 continue
             if page.links:
                 links.append((page.links, page.link_fps, page.depth + 1, page.url))
-            invalid = invalid_fields(page.data)
-            self.invalid.update((held.job, name) for name in invalid)
             if row is not None:
-                if invalid and self.fallbacks.hand_over(row, "invalid item: " + ", ".join(invalid)):
-                    self.stats["fallbacks"] += 1
+                if self._invalid_handed_over(page, row, held.job):
                     continue
                 self.frontier.acked(page.fp)
             else:
+                self._count_invalid(page, held.job)
                 late.setdefault(domain_of(page.url), []).append((page.fp, page.row))
             self._record(page, row, held, records, unchanged)
             self.stats["pages_error" if page.error else "pages_ok"] += 1
@@ -342,35 +325,6 @@ class MasterCore(Dispatching):
             domain = domain_of(page.url)
             self.domain_errors[domain] += 1
             self.tallies.failed(job, domain)
-
-    def _failed(self, page: PageResult, row: Row | None, lease: Lease | None) -> None:
-        """A transient failure: back off and retry, or dead-letter when out of tries."""
-        if row is None or lease is None:
-            return  # a late failure changes nothing: the URL is still queued
-        job = self.admission.jobs.get(row.job)
-        attempts = row.attempts + 1
-        error = describe(page)
-        if job is None or attempts > job.max_retries:
-            self._dead(row, lease, attempts, error)
-            return
-        master = self.config.master
-        delay = backoff(attempts, master.retry_base_delay, master.retry_max_delay)
-        self.frontier.retry(row, attempts, delay, error)
-        self.stats["retries"] += 1
-        if gate.debug:
-            trace.retried(row, lease, attempts, delay, error)
-
-    def _dead(self, row: Row, lease: Lease, attempts: int, error: str) -> None:
-        """Out of tries: the URL goes to its job's on_failure job, else it
-        becomes a dead letter."""
-        if self.fallbacks.hand_over(row, error):
-            self.stats["fallbacks"] += 1
-            return
-        self.frontier.dead(row, error, attempts)
-        self.revisits.dead(row)
-        self.stats["dead_letters"] += 1
-        self.tallies.dead_letters[row.job] += 1
-        trace.dead_letter(row, lease, attempts, error)
 
     def on_durable(self, records: Sequence[PageRecord]) -> None:
         self.tallies.durable(records)

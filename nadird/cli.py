@@ -280,6 +280,11 @@ def _add_tools(sub: argparse._SubParsersAction[CommandParser]) -> None:
         help="the history of revisited pages: one JSON line per change, old and new values",
     )
     export.add_argument(
+        "--items",
+        action="store_true",
+        help="the keyed items of jobs with item_key: one JSON line per (job, key)",
+    )
+    export.add_argument(
         "--since", type=moment, metavar="TIME", help="--changes: from TIME (ISO 8601, or 6h ago)"
     )
 

@@ -143,8 +143,10 @@ def _export(args: argparse.Namespace) -> int:
 
     if args.since is not None and not args.changes:
         raise ConfigError("(command line)", "--since", "only with --changes")
-    if args.changes:
-        return _export_changes(args)
+    if args.changes and args.items:
+        raise ConfigError("(command line)", "--items", "not with --changes")
+    if args.changes or args.items:
+        return _export_lines(args)
     if args.format == "jsonl" and (args.fields or args.encoding != "utf-8"):
         option = "--fields" if args.fields else "--encoding"
         raise ConfigError("(command line)", option, "csv only (JSON lines are always UTF-8)")
@@ -169,14 +171,14 @@ def _export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _export_changes(args: argparse.Namespace) -> int:
-    from nadird.store.export import export_changes
+def _export_lines(args: argparse.Namespace) -> int:
+    """`export --changes` and `export --items`: JSON lines of their own shapes."""
+    from nadird.store.export import export_changes, export_items
     from nadird.store.open import open_store
 
+    option = "--items" if args.items else "--changes"
     if args.format != "jsonl" or args.fields:
-        raise ConfigError(
-            "(command line)", "--changes", "JSON lines only (no --format csv, --fields)"
-        )
+        raise ConfigError("(command line)", option, "JSON lines only (no --format csv, --fields)")
     config = _config(args)
     _log_to_stderr(args, "export", config)
     store = open_store(args.store or config.store.uri, config.store)
@@ -184,12 +186,14 @@ def _export_changes(args: argparse.Namespace) -> int:
     async def go() -> int:
         await store.open()
         try:
+            if args.items:
+                return await export_items(store, args.out, args.job)
             return await export_changes(store, args.out, args.job, args.since)
         finally:
             await store.close()
 
     rows = asyncio.run(go())
-    print(f"exported {rows} changes", file=sys.stderr)
+    print(f"exported {rows} {'keyed items' if args.items else 'changes'}", file=sys.stderr)
     return EXIT_OK
 
 

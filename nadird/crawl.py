@@ -37,6 +37,7 @@ from nadird.master.service.status import invalid_by_job
 from nadird.progress import Console, report
 from nadird.store.base import PageRecord, Store
 from nadird.store.export import export_to
+from nadird.store.items import KeyedItem
 from nadird.store.open import open_store
 from nadird.store.uri import describe_store_uri
 from nadird.worker.render.step import new_renderer
@@ -132,6 +133,13 @@ class SinceStart:
 
     async def write(self, records: Sequence[PageRecord]) -> None:
         await self._store.write(records)
+
+    async def upsert_items(self, records: Sequence[PageRecord]) -> int:
+        return await self._store.upsert_items(records)
+
+    def iter_items(self, job: str | None = None) -> AsyncIterator[KeyedItem]:
+        # Keyed items merge fetches of every crawl: they are not filtered by time.
+        return self._store.iter_items(job)
 
     async def count(self, job: str | None = None) -> int:
         return sum([1 async for _ in self.iter_records(job)])
@@ -290,6 +298,7 @@ def _print_summary(
         "dead_letters": master.core.stats["dead_letters"],
         "retries": master.core.stats["retries"],
         "invalid_items": invalid_by_job(master.core.invalid),
+        "fallbacks": invalid_by_job(master.core.fallbacks.handed),
         "seconds": round(seconds, 3),
         "pages_per_s": round(counts["pages"] / seconds, 1) if seconds > 0 else 0.0,
         "store": describe_store_uri(config.store.uri),

@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from nadird.errors import ConfigError
+from nadird.fallback_jobs import OnFailure
+from nadird.items.keys import UrlKey, compile_key
 from nadird.items.schema import FIELD_TYPES, compile_rules
 from nadird.revisit.parse import parse_revisit
 from nadird.revisit.policy import RevisitPolicy
@@ -232,6 +234,12 @@ class Job:
     # CSS selectors of what may change without the page changing (clocks,
     # ads, counters): removed before the page's text signature is taken.
     signature_ignore: list[str] = field(default_factory=list)
+    # An item's identity (items/keys.py): field names, or a regex on the URL.
+    # Without one the URL is the identity.
+    item_key: list[str] | UrlKey | None = None
+    # A URL that dead-letters here, or whose item stays invalid, is handed to
+    # this (simpler) job; checked against the other jobs when the config loads.
+    on_failure: OnFailure | None = None
 
     def __post_init__(self) -> None:
         for i, pattern in enumerate(self.hub_patterns):
@@ -247,6 +255,7 @@ class Job:
                 raise ValueError("proxy_group needs proxies: true")
             if needed not in self.requires:
                 object.__setattr__(self, "requires", [*self.requires, needed])
+        self._check_key()
         if self.render is False:
             return
         if self.render_max_wait <= 0:
@@ -286,6 +295,13 @@ class Job:
             return True
         return any(sel.jmes is not None for sels in self.fields.values() for sel in sels)
 
+    def _check_key(self) -> None:
+        compile_key(self.item_key)
+        if isinstance(self.item_key, list):
+            for i, name in enumerate(self.item_key):
+                if name not in self.fields:
+                    raise ValueError(f"item_key[{i}]: {name!r} is not a field of the job")
+
     def revisit_policy(self, key: str = "revisit", source: str = "(job)") -> RevisitPolicy | None:
         """The job's revisit policy (None: crawled once); ConfigError names `key`."""
         if "_policy" in self.__dict__:
@@ -315,11 +331,21 @@ class Job:
         links = LinkRules(**raw.get("links", {}))
         schema = {name: FieldSpec(**spec) for name, spec in raw.get("schema", {}).items()}
         paginate = raw.get("paginate")
-        pages = Pagination(**paginate) if paginate is not None else None
         ban = ProxyBan(**raw.get("proxy_ban", {}))
-        nested = ("fields", "links", "schema", "paginate", "proxy_ban")
+        nested = ("fields", "links", "schema", "paginate", "proxy_ban", "item_key", "on_failure")
         rest = {k: v for k, v in raw.items() if k not in nested}
-        return cls(fields=fields, links=links, schema=schema, paginate=pages, proxy_ban=ban, **rest)
+        key = raw.get("item_key")
+        on_failure = raw.get("on_failure")
+        return cls(
+            fields=fields,
+            links=links,
+            schema=schema,
+            paginate=Pagination(**paginate) if paginate is not None else None,
+            proxy_ban=ban,
+            item_key=UrlKey(**key) if isinstance(key, dict) else key,
+            on_failure=None if on_failure is None else OnFailure(**on_failure),
+            **rest,
+        )
 
 
 def validate_job(job: Job) -> None:

@@ -58,6 +58,7 @@ def report(url: str, result: PageResult | None, run: BagRun) -> dict[str, Any]:
         "headers": result.headers,
         "rendered": result.rendered,
         "fields": result.data,
+        "item_key": result.item_key,  # what the job's item_key made of them
         "links": result.links,
     }
 

@@ -169,5 +169,11 @@ class PageContent:
     # What a revisit compares: a digest of the extracted fields, else of the
     # main text (worker/parse/signature.py); None when the job does not revisit.
     signature: str | None = field(default=None, metadata=fact(Cell.TEXT, export=False, since=6))
+    # The item's business key (job item_key, items/keys.py); None for a job
+    # without one, a page that is not an item, or an item whose key is missing.
+    item_key: str | None = field(default=None, metadata=fact(Cell.TEXT, since=7))
+    # The job that failed this URL and handed it to `job` (its on_failure).
+    # Set by the master from the queue; a worker never knows it.
+    fallback_from: str | None = field(default=None, metadata=fact(Cell.TEXT, since=7))
     # The extracted fields; kept last (see the module docstring).
     data: dict[str, Any] = field(default_factory=dict, metadata=fact(Cell.JSON, mongo=Mongo.ITEM))

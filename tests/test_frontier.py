@@ -180,7 +180,8 @@ def test_schema_1_state_is_migrated_without_losing_rows(tmp_path: Path, clock: C
             priority INTEGER NOT NULL, fp BLOB NOT NULL UNIQUE, url TEXT NOT NULL,
             depth INTEGER NOT NULL, job TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
             not_before REAL NOT NULL DEFAULT 0, first_failed_at REAL, last_error TEXT);
-        INSERT INTO queue SELECT * FROM q1;
+        INSERT INTO queue SELECT id, domain_id, priority, fp, url, depth, job, attempts,
+            not_before, first_failed_at, last_error FROM q1;
         DROP TABLE q1;
         UPDATE meta SET value='1' WHERE key='schema_version';
         """
@@ -201,6 +202,47 @@ def test_schema_1_state_is_migrated_without_losing_rows(tmp_path: Path, clock: C
     assert sorted(r.url for r in taken) == sorted(r.url for r in rows(3) + rows(2, "b.test"))
     again.durable([r.fp for r in taken])
     assert migrated.total_rows() == 0
+
+
+def test_a_handed_over_url_keeps_its_new_job_across_a_restart_and_schema_2_migrates(
+    tmp_path: Path, clock: Clock
+) -> None:
+    import sqlite3
+
+    path = tmp_path / "f.db"
+    db = FrontierDB(path)
+    f = frontier(db, clock)
+    f.admit(rows(2))
+    ds = f.pop_ready(clock.t)
+    assert ds is not None
+    first, second = f.take(ds, 2)
+    f.retry(first, 2, 0.0, "http: status 500")
+    f.hand_over(first, "simple", "http: status 500")  # its tries ran out
+    f.release(ds.name, clock.t, [second])
+    db.close()
+    reopened = FrontierDB(path)
+    ds = frontier(reopened, clock).pop_ready(clock.t)
+    assert ds is not None
+    taken = {r.url: r for r in reopened.take(ds.id, ds.name, 10, clock.t)}
+    handed = taken[first.url]
+    assert (handed.job, handed.fallback_from, handed.attempts) == ("simple", "j", 0)
+    assert (taken[second.url].job, taken[second.url].fallback_from) == ("j", None)
+    reopened.close()
+    # Schema 2 had no fallback_from column: it is added, the rows stay.
+    raw = sqlite3.connect(path)
+    raw.executescript(
+        """
+        ALTER TABLE queue DROP COLUMN fallback_from;
+        UPDATE meta SET value='2' WHERE key='schema_version';
+        """
+    )
+    raw.close()
+    migrated = FrontierDB(path)
+    assert migrated.meta("schema_version") == "3" and migrated.total_rows() == 2
+    ds = frontier(migrated, clock).pop_ready(clock.t)
+    assert ds is not None
+    assert {r.fallback_from for r in migrated.take(ds.id, ds.name, 10, clock.t)} == {None}
+    migrated.close()
 
 
 def test_state_survives_reopening_and_every_row_is_available_again(

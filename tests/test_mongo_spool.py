@@ -118,6 +118,8 @@ def test_every_record_field_survives_the_spool() -> None:
         headers={"etag": '"v1"'},
         error_kind=ErrorKind.INTERNAL,
         signature="f:0123",
+        item_key="SKU-1",
+        fallback_from="detailed",
     )
     for f in dataclasses.fields(PageRecord):  # none left at its default
         assert getattr(full, f.name) != getattr(

@@ -35,6 +35,7 @@ from nadird.config.proxies import ProviderConfig, ProviderJson, ProxyConfig, Sco
 from nadird.config.service import ApiConfig, SecurityConfig, WorkerConfig, WorkerHttpConfig
 from nadird.config.yaml_strict import DuplicateKey, load_strict
 from nadird.errors import ConfigError
+from nadird.fallback_jobs import check_fallbacks
 from nadird.jobs import Job, validate_job
 from nadird.typecheck import Mismatch, build
 
@@ -133,6 +134,7 @@ def _check_references(config: Config, source: str) -> None:
         check_css(job.signature_ignore, f"jobs.{name}.signature_ignore", source)
         if job.proxy_ban.selector is not None:
             check_css([job.proxy_ban.selector], f"jobs.{name}.proxy_ban.selector", source)
+    check_fallbacks(config.jobs, source)
     for i, seed in enumerate(config.seed_list()):
         if seed.job not in config.jobs:
             raise ConfigError(source, f"seeds[{i}].job", f"unknown job {seed.job!r}")

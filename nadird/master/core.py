@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from nadird.config import Config
-from nadird.items.schema import invalid_fields
 from nadird.logs import PerKeyLimit, gate, get_logger
 from nadird.master.frontier.admission import Admission, LinkBatch
 from nadird.master.frontier.db import FrontierDB, Row
@@ -24,14 +23,16 @@ from nadird.master.frontier.seen import SeenSet
 from nadird.master.leasing.acceptance import REASONS, refusal
 from nadird.master.leasing.dispatch import Dispatching, Outgoing
 from nadird.master.leasing.lease_mark import LeaseMark, headroom_of, recovery_hold
-from nadird.master.leasing.leases import Lease, LeaseTable
+from nadird.master.leasing.leases import EndedLease, Lease, LeaseTable
 from nadird.master.leasing.nodes import Node, NodeRegistry
 from nadird.master.leasing.robots_notes import RobotsNotes
 from nadird.master.results.blocking import BlockStreaks
 from nadird.master.results.by_job import JobTallies
+from nadird.master.results.failing import Failing
+from nadird.master.results.fallback import Fallbacks
 from nadird.master.results.recent import PageLog
 from nadird.master.results.records import record_from_result
-from nadird.master.results.retries import backoff, describe, is_transient
+from nadird.master.results.retries import is_transient
 from nadird.master.service import trace
 from nadird.master.service.metrics import MasterMetrics
 from nadird.protocol.messages import (
@@ -54,7 +55,7 @@ from nadird.urls import domain_of
 log = get_logger()
 
 
-class MasterCore(Dispatching):
+class MasterCore(Dispatching, Failing):
     def __init__(self, config: Config, db: FrontierDB, seen: SeenSet) -> None:
         self.config = config
         master = config.master
@@ -68,6 +69,7 @@ class MasterCore(Dispatching):
         self.revisits = Revisits(
             db.revisits, self.frontier, self.admission.jobs, wall=revisit_wall()
         )
+        self.fallbacks = Fallbacks(self.frontier, self.admission)
         self.stats: Counter[str] = Counter()
         self.errors: Counter[str] = Counter()  # failed attempts by kind (not HTTP statuses)
         self.domain_errors: Counter[str] = Counter()
@@ -190,21 +192,6 @@ class MasterCore(Dispatching):
             trace.returned(lease, lease.returned, "handed back by the worker")
         self._close_if_finished(lease, now)
 
-    def _throttled(self, row: Row, wait: float, lease: Lease) -> None:
-        """A 429/503: an attempt like any transient failure, retried after the
-        domain's rest (Retry-After), dead-lettered when the tries run out."""
-        job = self.admission.jobs.get(row.job)
-        attempts = row.attempts + 1
-        error = "http: throttled (429/503)"
-        self.blocks.hit(lease.domain, 1, row.job)
-        if job is None or attempts > job.max_retries:
-            self._dead(row, lease, attempts, error)
-            return
-        self.frontier.retry(row, attempts, wait, error)
-        self.stats["retries"] += 1
-        if gate.debug:
-            trace.retried(row, lease, attempts, wait, error)
-
     def _close_if_finished(self, lease: Lease, now: float) -> None:
         if not (lease.done and not lease.pending):
             return
@@ -274,10 +261,13 @@ class MasterCore(Dispatching):
             if page.links:
                 links.append((page.links, page.link_fps, page.depth + 1, page.url))
             if row is not None:
+                if self._invalid_handed_over(page, row, held.job):
+                    continue
                 self.frontier.acked(page.fp)
             else:
+                self._count_invalid(page, held.job)
                 late.setdefault(domain_of(page.url), []).append((page.fp, page.row))
-            self._record(page, held.job, held.holder.node, records, unchanged)
+            self._record(page, row, held, records, unchanged)
             self.stats["pages_error" if page.error else "pages_ok"] += 1
         if lease is not None:
             self.blocks.pages(lease.domain, msg.pages, held.job)
@@ -305,19 +295,20 @@ class MasterCore(Dispatching):
     def _record(
         self,
         page: PageResult,
-        job: str,
-        node: str,
+        row: Row | None,
+        held: Lease | EndedLease,
         records: list[PageRecord],
         unchanged: list[bytes],
     ) -> None:
         """The page's record for the store; a 304 of a known URL has none (the
         stored page stays as it is) and is settled at once."""
-        if not self.revisits.on_page(page, job):
+        if not self.revisits.on_page(page, held.job):
             unchanged.append(page.fp)
             return
-        records.append(record_from_result(page, job, node))
-        for name in invalid_fields(page.data):
-            self.invalid[job, name] += 1
+        record = record_from_result(page, held.job, held.holder.node)
+        # Whether the URL came by a fallback is the queue's to say, not the worker's.
+        record.fallback_from = None if row is None else row.fallback_from
+        records.append(record)
 
     def late_window(self) -> float:
         """How long after a lease ended its holder's results are still taken."""
@@ -338,30 +329,6 @@ class MasterCore(Dispatching):
             domain = domain_of(page.url)
             self.domain_errors[domain] += 1
             self.tallies.failed(job, domain)
-
-    def _failed(self, page: PageResult, row: Row | None, lease: Lease | None) -> None:
-        """A transient failure: back off and retry, or dead-letter when out of tries."""
-        if row is None or lease is None:
-            return  # a late failure changes nothing: the URL is still queued
-        job = self.admission.jobs.get(row.job)
-        attempts = row.attempts + 1
-        error = describe(page)
-        if job is None or attempts > job.max_retries:
-            self._dead(row, lease, attempts, error)
-            return
-        master = self.config.master
-        delay = backoff(attempts, master.retry_base_delay, master.retry_max_delay)
-        self.frontier.retry(row, attempts, delay, error)
-        self.stats["retries"] += 1
-        if gate.debug:
-            trace.retried(row, lease, attempts, delay, error)
-
-    def _dead(self, row: Row, lease: Lease, attempts: int, error: str) -> None:
-        self.frontier.dead(row, error, attempts)
-        self.revisits.dead(row)
-        self.stats["dead_letters"] += 1
-        self.tallies.dead_letters[row.job] += 1
-        trace.dead_letter(row, lease, attempts, error)
 
     def on_durable(self, records: Sequence[PageRecord]) -> None:
         self.tallies.durable(records)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, get_args
 
 from nadird.errors import ErrorKind
+from nadird.items.keys import MAX_KEY_CHARS
 from nadird.record import PageContent, PageFetch
 
 FP_LEN = 16
@@ -252,6 +253,8 @@ class PageResult(PageContent, PageFetch):
         # same bound): a longer one would make every later bag of the URL fail.
         if max(len(self.etag), len(self.last_modified), len(self.signature or "")) > MAX_VALIDATOR:
             raise ValueError(f"etag, last_modified, signature: at most {MAX_VALIDATOR} characters")
+        if self.item_key is not None and len(self.item_key) > MAX_KEY_CHARS:
+            raise ValueError(f"item_key: at most {MAX_KEY_CHARS} characters")
         if self.error is None and self.error_kind is not None:
             raise ValueError("error_kind without an error")
         if self.error_kind is None and self.error is not None:

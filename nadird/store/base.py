@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from nadird.errors import ErrorKind
 from nadird.record import (
@@ -24,6 +24,9 @@ from nadird.record import (
     facts,
     stored_kind,
 )
+
+if TYPE_CHECKING:  # store.items builds on PageRecord
+    from nadird.store.items import KeyedItem
 
 
 @dataclass(slots=True)
@@ -70,6 +73,12 @@ class Store(Protocol):
 
     async def write(self, records: Sequence[PageRecord]) -> None:
         """Upsert by fingerprint; durable when it returns."""
+
+    async def upsert_items(self, records: Sequence[PageRecord]) -> int:
+        """Upsert the keyed items of `records` (store/items.py); `write` does
+        it for what it writes. Returns how many items the records held."""
+
+    def iter_items(self, job: str | None = None) -> AsyncIterator[KeyedItem]: ...
 
     async def count(self, job: str | None = None) -> int: ...
 

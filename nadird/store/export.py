@@ -99,6 +99,19 @@ async def export_changes(
     return count
 
 
+async def export_items(store: Store, path: str | None, job: str | None) -> int:
+    """JSON lines of the keyed items (store/items.py), of one job if given."""
+    count = 0
+    with open_output(path, "utf-8") as out:
+        async for item in store.iter_items(job):
+            line = item.export_dict()
+            line["first_seen"] = iso_utc(item.first_seen)
+            line["updated_at"] = iso_utc(item.updated_at)
+            out.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+            count += 1
+    return count
+
+
 @contextlib.contextmanager
 def open_output(path: str | None, encoding: str) -> Iterator[TextIO]:
     # newline="": the csv module writes its own line ends.

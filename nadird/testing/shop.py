@@ -9,13 +9,20 @@ on request, a number with two decimal separators, no title), and the shop
 knows which: `Product` holds each page's true values and the fields an item
 of it must fail on, so a crawl's stored items can be checked against them.
 `SHOP_SCHEMA` is the job schema that reads these pages.
+
+Every product page shows its SKU (`.sku`), but for a few without one
+(`Product.sku` None). With `aliases`, the listing links each product under
+three URLs, /shop/item/N, /shop/item/N?src=list and /shop/p/N/product-N, all
+serving the same page: one product, three URLs, for business keys. With
+`fail_first`, each product URL answers 500 to its first that many requests.
 """
 
 from __future__ import annotations
 
 import html
 import random
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
@@ -78,6 +85,15 @@ class Product:
     def path(self) -> str:
         return f"/shop/item/{self.index}"
 
+    @property
+    def sku(self) -> str | None:
+        """The SKU the page shows; a few pages show none."""
+        return None if self.index % 13 == 9 else f"SKU-{self.index:04d}"
+
+    def aliases(self) -> list[str]:
+        """Every path that serves this product when the shop has aliases."""
+        return [self.path, f"{self.path}?src=list", f"/shop/p/{self.index}/product-{self.index}"]
+
 
 def product(seed: int, index: int) -> Product:
     """Product `index` of the shop `seed`: the same in every process."""
@@ -106,6 +122,10 @@ class Shop:
 
     count: int = 40
     seed: int = 1
+    aliases: bool = False
+    fail_first: int = 0
+    # Requests per product URL (path and query) so far, for fail_first.
+    _asked: Counter[str] = field(default_factory=Counter, repr=False)
 
     def products(self) -> list[Product]:
         return [product(self.seed, i) for i in range(self.count)]
@@ -115,23 +135,34 @@ class Shop:
         if path == "/shop/":
             return _page(self._listing())
         number = path.removeprefix("/shop/item/")
+        if self.aliases and path.startswith("/shop/p/"):
+            number = path.removeprefix("/shop/p/").split("/", 1)[0]
         if number.isdigit() and int(number) < self.count:
+            self._asked[request.path_qs] += 1
+            if self._asked[request.path_qs] <= self.fail_first:
+                return web.Response(status=500, text="500: try again later\n")
             return _page(_item_html(product(self.seed, int(number)), self.count))
         return web.Response(status=404, text="404: Not Found\n")
 
     def _listing(self) -> str:
-        links = "".join(f'<li><a href="item/{i}">item {i}</a></li>' for i in range(self.count))
+        paths = [
+            path
+            for item in self.products()
+            for path in (item.aliases() if self.aliases else [item.path])
+        ]
+        links = "".join(f'<li><a href="{path}">{path}</a></li>' for path in paths)
         return f"<html><head><title>Shop</title></head><body><ul>{links}</ul></body></html>"
 
 
 def _item_html(item: Product, count: int) -> str:
     title = f'<h1 class="title">{html.escape(item.title)}</h1>' if item.title else ""
+    sku = f'<p class="sku">{item.sku}</p>' if item.sku else ""
     following = (item.index + 1) % count
     return (
-        f"<html><head><title>item {item.index}</title></head><body>{title}"
+        f"<html><head><title>item {item.index}</title></head><body>{title}{sku}"
         f'<p>Price <span class="price">{html.escape(item.price_text)}</span></p>'
         f'<p>Listed <span class="listed">{html.escape(item.listed_text)}</span></p>'
-        f'<a class="next" href="{following}">next</a></body></html>'
+        f'<a class="next" href="/shop/item/{following}">next</a></body></html>'
     )
 
 

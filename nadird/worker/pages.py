@@ -24,6 +24,7 @@ from lxml.html import HtmlElement
 
 from nadird.config import FetchConfig
 from nadird.errors import ErrorKind, FetchError
+from nadird.items.keys import apply_key, compile_key
 from nadird.items.processors import Context
 from nadird.items.schema import apply_rules, compile_rules
 from nadird.jobs import Job
@@ -124,6 +125,7 @@ class PageProcessor:
         self._fetcher = fetcher
         self._job = job
         self._rules = compile_rules(job.schema)  # checked when the job was built
+        self._key = compile_key(job.item_key)
         self._fetch = fetch
         self._html_types = set(fetch.html_types)
         self._reads_json = job.reads_json()
@@ -191,6 +193,8 @@ class PageProcessor:
         error, links, keep_body = read.error, read.links, read.keep_body
         if keep_body is None:  # not read as a document: the headers decide
             keep_body = not self._directives(None, outcome).noindex
+        # Last: a key that cannot be made marks the item invalid (items/keys.py).
+        item_key = apply_key(self._key, task.url, outcome.final_url, read.data)
         cap = self._fetch.store_body_bytes
         return PageResult(
             url=task.url,
@@ -216,6 +220,7 @@ class PageProcessor:
             elapsed=outcome.elapsed,
             size=size,
             signature=read.signature,
+            item_key=item_key,
             etag=outcome.headers.get("etag", "")[:MAX_HEADER_CHARS],
             last_modified=outcome.headers.get("last-modified", "")[:MAX_HEADER_CHARS],
         )

@@ -61,6 +61,7 @@ class Row:
     domain: str
     attempts: int = 0
     id: int = 0  # rowid in the queue table; 0 until admitted
+    fallback_from: str | None = None  # the job that handed the URL to `job` (on_failure)
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,11 +184,11 @@ class FrontierDB:
         skip = list(skip_jobs)
         not_in = f" AND job NOT IN ({', '.join('?' * len(skip))})" if skip else ""
         cur = self._db.execute(
-            "SELECT url, fp, depth, job, priority, attempts, id FROM queue "
+            "SELECT url, fp, depth, job, priority, attempts, id, fallback_from FROM queue "
             f"WHERE domain_id=? AND not_before<=?{not_in} ORDER BY priority DESC, id LIMIT ?",
             (domain_id, now_wall, *skip, limit),
         )
-        return [Row(u, fp, d, j, p, name, a, i) for u, fp, d, j, p, a, i in cur]
+        return [Row(u, fp, d, j, p, name, a, i, f) for u, fp, d, j, p, a, i, f in cur]
 
     def fps_of(self, ids: Sequence[int]) -> dict[int, bytes]:
         """The fingerprints of the rows with these ids (those that exist)."""
@@ -234,6 +235,14 @@ class FrontierDB:
             "UPDATE queue SET attempts=?, not_before=?, last_error=?, "
             "first_failed_at=coalesce(first_failed_at, ?) WHERE id=?",
             (attempts, not_before, error[:1000], time.time(), row_id),
+        )
+
+    def hand_over(self, row_id: int, job: str, fallback_from: str, error: str) -> None:
+        """The URL goes to another job (on_failure), with fresh attempts."""
+        self._tx.write(
+            "UPDATE queue SET job=?, fallback_from=?, attempts=0, not_before=0, last_error=? "
+            "WHERE id=?",
+            (job, fallback_from, error[:1000], row_id),
         )
 
     def lowest(self, domain_id: int) -> Row | None:

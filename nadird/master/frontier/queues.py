@@ -296,6 +296,12 @@ class Frontier:
         self._unout(row.fp)
         self.db.schedule_retry(row.id, attempts, self._wall() + delay, error)
 
+    def hand_over(self, row: Row, job: str, error: str) -> None:
+        """Give a URL that `row.job` failed to `job` (its on_failure), to be
+        fetched again from the first attempt."""
+        self._unout(row.fp)
+        self.db.hand_over(row.id, job, row.job, error)
+
     def dead(self, row: Row, error: str, attempts: int) -> None:
         held = self._unout(row.fp)
         self.db.dead_letter(row, error, attempts)

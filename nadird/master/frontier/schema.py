@@ -8,7 +8,7 @@ from pathlib import Path
 
 from nadird.errors import StateError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 _QUEUE_COLUMNS = """
     id INTEGER PRIMARY KEY,
     domain_id INTEGER NOT NULL,
@@ -20,8 +20,14 @@ _QUEUE_COLUMNS = """
     attempts INTEGER NOT NULL DEFAULT 0,
     not_before REAL NOT NULL DEFAULT 0,
     first_failed_at REAL,
-    last_error TEXT
+    last_error TEXT,
+    fallback_from TEXT
 """
+# The queue's columns in schema 1 (later ones are added with their defaults).
+_V1_COLUMNS = (
+    "id, domain_id, priority, fp, url, depth, job, attempts, not_before, "
+    "first_failed_at, last_error"
+)
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS domains (
@@ -66,13 +72,16 @@ CREATE TABLE IF NOT EXISTS overflow (
 
 
 def prepare(db: sqlite3.Connection, path: Path) -> None:
-    """Create what is missing; bring a schema 1 file to the current schema."""
+    """Create what is missing; bring a schema 1 or 2 file to the current schema."""
     db.executescript(_SCHEMA)
     row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
     if row is None:
         db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
-    elif int(row[0]) == 1:
+        return
+    if int(row[0]) == 1:
         _migrate_from_1(db)
+    elif int(row[0]) == 2:
+        _migrate_from_2(db)
     elif int(row[0]) != SCHEMA_VERSION:
         raise StateError(f"{path}: frontier schema {row[0]}, expected {SCHEMA_VERSION}")
 
@@ -85,11 +94,22 @@ def _migrate_from_1(db: sqlite3.Connection) -> None:
         f"""
         BEGIN;
         CREATE TABLE queue_v2 ({_QUEUE_COLUMNS});
-        INSERT INTO queue_v2 SELECT id, domain_id, priority, fp, url, depth, job, attempts,
-            not_before, first_failed_at, last_error FROM queue;
+        INSERT INTO queue_v2 ({_V1_COLUMNS}) SELECT {_V1_COLUMNS} FROM queue;
         DROP TABLE queue;
         ALTER TABLE queue_v2 RENAME TO queue;
         CREATE INDEX queue_take ON queue (domain_id, priority DESC, id);
+        UPDATE meta SET value='{SCHEMA_VERSION}' WHERE key='schema_version';
+        COMMIT;
+        """
+    )
+
+
+def _migrate_from_2(db: sqlite3.Connection) -> None:
+    """Schema 3: queue.fallback_from, the job that handed a URL on (on_failure)."""
+    db.executescript(
+        f"""
+        BEGIN;
+        ALTER TABLE queue ADD COLUMN fallback_from TEXT;
         UPDATE meta SET value='{SCHEMA_VERSION}' WHERE key='schema_version';
         COMMIT;
         """

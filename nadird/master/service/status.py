@@ -60,7 +60,8 @@ def pages_per_second(samples: deque[tuple[float, int]]) -> float:
 
 
 def invalid_by_job(counts: Mapping[tuple[str, str], int]) -> dict[str, dict[str, int]]:
-    """Invalid items per job and field: {job: {field: count}}."""
+    """Invalid items per job and field: {job: {field: count}} (also URLs
+    handed on, per job and fallback job)."""
     by_job: dict[str, dict[str, int]] = {}
     for (job, name), count in sorted(counts.items()):
         by_job.setdefault(job, {})[name] = count
@@ -78,6 +79,7 @@ def full(master: MasterView) -> dict[str, Any]:
         "http_status": status_classes(counts.statuses),
         "paused_jobs": sorted(name for name, job in jobs.items() if job.paused),
         "invalid_items": invalid_by_job(counts.invalid),
+        "fallbacks": invalid_by_job(counts.fallbacks),
         "jobs": {
             name: {"admitted": job.admitted, "paused": job.paused} for name, job in jobs.items()
         },

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from nadird.master.frontier.db import DeadURL
@@ -38,6 +38,8 @@ class Counts:
     refused: Counter[str]  # results dropped, by acceptance.REASONS key
     statuses: Counter[int]  # fetched pages by final HTTP status
     invalid: Counter[tuple[str, str]]  # items that failed their schema, by (job, field)
+    # URLs handed to a fallback job (on_failure), by (job, fallback job).
+    fallbacks: Counter[tuple[str, str]] = field(default_factory=Counter)
 
 
 @dataclass(frozen=True)
@@ -200,7 +202,14 @@ class MasterReads:
 
     def counts(self) -> Counts:
         core = self.core
-        return Counts(core.stats, core.errors, core.refused, core.statuses, core.invalid)
+        return Counts(
+            core.stats,
+            core.errors,
+            core.refused,
+            core.statuses,
+            core.invalid,
+            core.fallbacks.handed,
+        )
 
     def store_progress(self) -> StoreProgress:
         writer = self.writer

@@ -16,12 +16,13 @@ import dataclasses
 import datetime as dt
 import functools
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
 import bson
+import bson.errors
 
 from nadird.record import Cell, Mongo, default_of, facts, has_default
 from nadird.store.base import PageRecord, kind_from_text
@@ -86,6 +87,22 @@ def prepare(
     if record.error is None and (record.data or text_fp is not None):
         item = _item_document(record, text_fp, now, doc_limit)
     return PreparedPage(record, page, item, text_fp)
+
+
+def prepare_all(
+    records: Sequence[PageRecord], body_max_bytes: int, doc_limit: int
+) -> tuple[list[PreparedPage], list[tuple[PageRecord, str]]]:
+    """`prepare` for a batch: the prepared pages, and the records that
+    cannot be encoded at all (to dead-letter) with why."""
+    now = dt.datetime.now(dt.UTC)
+    prepared: list[PreparedPage] = []
+    refused: list[tuple[PageRecord, str]] = []
+    for record in records:
+        try:
+            prepared.append(prepare(record, body_max_bytes, doc_limit, now))
+        except (bson.errors.InvalidDocument, OverflowError, ValueError, TypeError) as exc:
+            refused.append((record, f"cannot encode: {exc}"))
+    return prepared, refused
 
 
 def _page_document(record: PageRecord, text_fp: bytes | None) -> Document:

@@ -20,6 +20,7 @@ from pymongo.asynchronous.database import AsyncDatabase
 
 from nadird.store.mongo.docs import ITEMS, PAGES
 from nadird.store.mongo.history import CHANGES, change_indexes
+from nadird.store.mongo.keyed import KEYED, keyed_indexes
 
 TTL_INDEX = "fetched_at_ttl"
 _DAY = 86_400
@@ -53,6 +54,7 @@ async def ensure_indexes(
     await db[PAGES].create_indexes(page_indexes(unique=not sharded))
     await db[ITEMS].create_indexes(item_indexes())
     await db[CHANGES].create_indexes(change_indexes())
+    await db[KEYED].create_indexes(keyed_indexes())
     await _ensure_ttl(db, retention_days)
 
 

@@ -20,12 +20,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dt
 import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from bson.errors import InvalidDocument
 from pymongo import AsyncMongoClient
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import ConfigurationError, PyMongoError
@@ -35,6 +33,7 @@ from nadird.errors import StoreError
 from nadird.logs import get_logger
 from nadird.store.base import PageRecord
 from nadird.store.history import diffs
+from nadird.store.items import KeyedItem
 from nadird.store.mongo.batch import last_per_fingerprint, merge_outcomes, write_pages
 from nadird.store.mongo.connect import (
     Secrets,
@@ -49,12 +48,12 @@ from nadird.store.mongo.docs import (
     ITEMS,
     PAGES,
     Document,
-    PreparedPage,
     item_id,
-    prepare,
+    prepare_all,
     record_from_document,
 )
 from nadird.store.mongo.history import CHANGES, append_mongo, read_mongo
+from nadird.store.mongo.keyed import KEYED, read_keyed, upsert_mongo
 from nadird.store.mongo.reads import read_chunk
 from nadird.store.mongo.schema import ensure_indexes
 from nadird.store.mongo.spool import DeadRecord, Spool, SpoolLocked
@@ -88,6 +87,7 @@ class MongoStore:
         self._pages: Collection | None = None
         self._items: Collection | None = None
         self._changes: Collection | None = None  # page history (mongo/history.py)
+        self._keyed: Collection | None = None  # keyed items (mongo/keyed.py)
         self._spool = Spool(self.config.spool_path, self._parts.target)
         self._doc_limit = BSON_LIMIT
         self._write_lock = asyncio.Lock()
@@ -177,6 +177,15 @@ class MongoStore:
             if retry:
                 await self._to_spool(retry, attempts=1)
 
+    async def upsert_items(self, records: Sequence[PageRecord]) -> int:
+        """Upsert the keyed items of `records` (store/items.py, mongo/keyed.py)."""
+        return await upsert_mongo(self._coll(KEYED), records)
+
+    async def iter_items(self, job: str | None = None) -> AsyncIterator[KeyedItem]:
+        await self._wait_drained()
+        async for item in read_keyed(self._coll(KEYED), job, repr(self)):
+            yield item
+
     async def count(self, job: str | None = None) -> int:
         await self._wait_drained()
         try:
@@ -255,6 +264,7 @@ class MongoStore:
         self._pages = db.get_collection(PAGES, write_concern=concern)
         self._items = db.get_collection(ITEMS, write_concern=concern)
         self._changes = db.get_collection(CHANGES, write_concern=concern)
+        self._keyed = db.get_collection(KEYED, write_concern=concern)
         try:
             await ensure_indexes(db, self.config.raw_retention_days, sharded)
         except PyMongoError as exc:
@@ -274,7 +284,7 @@ class MongoStore:
     # Writing.
 
     def _coll(self, name: str) -> Collection:
-        found = self._pages if name == PAGES else self._items
+        found = {PAGES: self._pages, ITEMS: self._items, KEYED: self._keyed}[name]
         if found is None:
             raise StoreError(f"{self!r}: store is not open")
         return found
@@ -283,7 +293,11 @@ class MongoStore:
         self, records: Sequence[PageRecord]
     ) -> tuple[list[PageRecord], list[DeadRecord]]:
         """Write to MongoDB; return the records to retry later and the dead letters."""
-        prepared, dead = await asyncio.to_thread(self._prepare_all, records)
+        # On a worker thread: compression, HTML parsing, BSON encoding.
+        prepared, refused = await asyncio.to_thread(
+            prepare_all, records, self.config.body_max_bytes, self._doc_limit
+        )
+        dead = [DeadRecord(record, error) for record, error in refused]
         pages, items = self._coll(PAGES), self._coll(ITEMS)
         async with self._mongo_lock:
             outcome = await write_pages(pages, items, last_per_fingerprint(prepared))
@@ -292,9 +306,11 @@ class MongoStore:
                 outcome = merge_outcomes(outcome, again)
         self.stored += outcome.stored
         self.duplicates += outcome.duplicates
+        failed = {id(p) for p in outcome.retry} | {id(p) for p, _ in outcome.dead}
+        landed = [p.record for p in prepared if id(p) not in failed]
         if self._changes is not None:  # after the pages, before the batch is durable
-            failed = {id(p) for p in outcome.retry} | {id(p) for p, _ in outcome.dead}
-            await append_mongo(self._changes, [p.record for p in prepared if id(p) not in failed])
+            await append_mongo(self._changes, landed)
+        await self.upsert_items(landed)
         dead += [DeadRecord(p.record, error) for p, error in outcome.dead]
         for letter in dead:
             log.error(
@@ -306,20 +322,6 @@ class MongoStore:
         for page in outcome.retry:
             log.warning("mongo_document_retry", id=page.record.fp.hex(), url=page.record.url)
         return [p.record for p in outcome.retry], dead
-
-    def _prepare_all(
-        self, records: Sequence[PageRecord]
-    ) -> tuple[list[PreparedPage], list[DeadRecord]]:
-        # Runs on a worker thread: compression, HTML parsing, BSON encoding.
-        now = dt.datetime.now(dt.UTC)
-        prepared: list[PreparedPage] = []
-        dead: list[DeadRecord] = []
-        for record in records:
-            try:
-                prepared.append(prepare(record, self.config.body_max_bytes, self._doc_limit, now))
-            except (InvalidDocument, OverflowError, ValueError, TypeError) as exc:
-                dead.append(DeadRecord(record, f"cannot encode: {exc}"))
-        return prepared, dead
 
     async def _open_existing_spool(self) -> None:
         # The spool file is created when first needed, so a store that only

@@ -21,6 +21,7 @@ from typing import Any
 from nadird.errors import ErrorKind, StoreError
 from nadird.record import Cell, default_of, facts, has_default
 from nadird.store.base import PageRecord
+from nadird.store.sqlite.items import SCHEMA as ITEMS_SCHEMA
 
 _ZLIB_LEVEL = 6
 
@@ -138,8 +139,12 @@ def from_row(row: _Row) -> PageRecord:
 
 
 def migrate(conn: sqlite3.Connection, path: str) -> None:
-    """Create the tables, or bring an older store's up to SCHEMA_VERSION."""
-    conn.executescript(SCHEMA)
+    """Create the tables, or bring an older store's up to SCHEMA_VERSION.
+
+    Version 7 added keyed items: the `keyed_items` table (created here like
+    the others, empty: an older store's pages were stored without keys) and
+    the `item_key` and `fallback_from` columns."""
+    conn.executescript(SCHEMA + ITEMS_SCHEMA)
     conn.execute(
         "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
         (str(SCHEMA_VERSION),),

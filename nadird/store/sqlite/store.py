@@ -17,6 +17,8 @@ from nadird.store.base import PageRecord
 from nadird.store.db_thread import DbThread
 from nadird.store.history import SQLITE_SCHEMA as HISTORY_SCHEMA
 from nadird.store.history import append_sqlite, diffs, read_sqlite, recent_sqlite
+from nadird.store.items import KeyedItem
+from nadird.store.sqlite.items import items_chunk, upsert_items_sync
 from nadird.store.sqlite.schema import NAMES, from_row, migrate, to_row
 
 # Rows fetched per executor round trip by iter_records: big enough to amortise
@@ -61,6 +63,20 @@ class SqliteStore:
             return
         await self._db.run(self._write_sync, list(records))
 
+    async def upsert_items(self, records: Sequence[PageRecord]) -> int:
+        """Upsert the keyed items of `records` (store/items.py) in a
+        transaction of their own; `write` does it in the pages' transaction."""
+        return await self._db.run(self._upsert_items_sync, list(records))
+
+    async def iter_items(self, job: str | None = None) -> AsyncIterator[KeyedItem]:
+        after = 0
+        while True:
+            items, after = await self._db.run(self._items_chunk_sync, job, after)
+            for item in items:
+                yield item
+            if len(items) < CHUNK_ROWS:
+                return
+
     async def count(self, job: str | None = None) -> int:
         return await self._db.run(self._count_sync, job)
 
@@ -94,11 +110,27 @@ class SqliteStore:
             conn.execute("BEGIN IMMEDIATE")
             conn.executemany(_UPSERT, rows)
             append_sqlite(conn, records)  # the pages' versions, in the same transaction
+            upsert_items_sync(conn, records)  # and their keyed items
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise StoreError(f"{self.path}: write of {len(rows)} records failed: {exc}") from exc
+
+    def _items_chunk_sync(self, job: str | None, after: int) -> tuple[list[KeyedItem], int]:
+        return items_chunk(self._db.conn(), job, after, CHUNK_ROWS)
+
+    def _upsert_items_sync(self, records: list[PageRecord]) -> int:
+        conn = self._db.conn()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            count = upsert_items_sync(conn, records)
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise StoreError(f"{self.path}: upsert of keyed items failed: {exc}") from exc
+        return count
 
     async def iter_changes(
         self, job: str | None = None, since: float | None = None

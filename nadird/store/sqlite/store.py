@@ -18,8 +18,10 @@ from nadird.store.db_thread import DbThread
 from nadird.store.history import SQLITE_SCHEMA as HISTORY_SCHEMA
 from nadird.store.history import append_sqlite, diffs, read_sqlite, recent_sqlite
 from nadird.store.items import KeyedItem
+from nadird.store.sqlite import pages
 from nadird.store.sqlite.items import items_chunk, upsert_items_sync
 from nadird.store.sqlite.schema import NAMES, from_row, migrate, to_row
+from nadird.store.stored import Checkpoint, PageUpdate, StoredPage, UpdateOutcome
 
 # Rows fetched per executor round trip by iter_records: big enough to amortise
 # the thread hop, small enough that a huge store never sits in memory at once.
@@ -93,6 +95,21 @@ class SqliteStore:
     async def close(self) -> None:
         await self._db.close()
 
+    # Re-extraction (store/stored.py, sqlite/pages.py).
+
+    async def read_pages(
+        self, job: str, after: str | None, since: float | None, limit: int
+    ) -> list[StoredPage]:
+        return await self._db.run(self._read_pages_sync, job, after, since, limit)
+
+    async def update_page_data(
+        self, updates: Sequence[PageUpdate], checkpoint: Checkpoint | None = None
+    ) -> UpdateOutcome:
+        return await self._db.run(self._update_sync, list(updates), checkpoint)
+
+    async def load_checkpoint(self, name: str) -> dict[str, Any] | None:
+        return await self._db.run(self._checkpoint_sync, name)
+
     # Everything below runs on the store's thread only.
 
     def _connect(self) -> sqlite3.Connection:
@@ -145,6 +162,19 @@ class SqliteStore:
 
     def _changes_sync(self, job: str | None, since: float | None) -> list[dict[str, Any]]:
         return list(diffs(read_sqlite(self._db.conn(), job), since))
+
+    def _read_pages_sync(
+        self, job: str, after: str | None, since: float | None, limit: int
+    ) -> list[StoredPage]:
+        return pages.read_chunk(self._db.conn(), job, after, since, limit)
+
+    def _update_sync(
+        self, updates: list[PageUpdate], checkpoint: Checkpoint | None
+    ) -> UpdateOutcome:
+        return pages.update_data(self._db.conn(), self.path, updates, checkpoint)
+
+    def _checkpoint_sync(self, name: str) -> dict[str, Any] | None:
+        return pages.load_checkpoint(self._db.conn(), name)
 
     def _count_sync(self, job: str | None) -> int:
         conn = self._db.conn()

@@ -1,0 +1,1 @@
+"""`nadird reextract`: a job's current rules over the bodies already stored."""

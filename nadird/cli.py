@@ -1,4 +1,4 @@
-"""Command line: `nadird --role master|worker -c FILE`, `crawl`, `parse`, `check`, `export`...
+"""Command line: `nadird --role master|worker -c FILE`, `crawl`, `parse`, `reextract`, `export`...
 
 Exit status: 0 success, 1 runtime error, 2 usage or configuration error,
 128 + N when `crawl` was stopped by signal N (130 for Ctrl-C), 141 when
@@ -225,6 +225,33 @@ def _add_parse(sub: argparse._SubParsersAction[CommandParser]) -> None:
     _add_fetch_options(parse)
 
 
+def _add_reextract(sub: argparse._SubParsersAction[CommandParser]) -> None:
+    redo = sub.add_parser(
+        "reextract",
+        parents=[SHARED],
+        formatter_class=DefaultsFormatter,
+        help="run a job's current rules over the pages already stored (fetches nothing)",
+    )
+    redo.add_argument("--job", required=True, help="the job of --config whose rules apply")
+    redo.add_argument("--store", help="store URI (default: store.uri of --config)")
+    redo.add_argument(
+        "--since", type=moment, metavar="TIME", help="only pages fetched at or after TIME"
+    )
+    redo.add_argument(
+        "--jobs", type=positive_int, default=1, metavar="N", help="parse in N processes"
+    )
+    redo.add_argument(
+        "--restart", action="store_true", help="ignore the checkpoint of an interrupted run"
+    )
+    redo.add_argument(
+        "--chunk",
+        type=positive_int,
+        default=500,
+        metavar="N",
+        help="pages per read and per write transaction (and per checkpoint)",
+    )
+
+
 def _add_tools(sub: argparse._SubParsersAction[CommandParser]) -> None:
     check = sub.add_parser(
         "check", parents=[SHARED], help="validate a config file (either role) and exit"
@@ -309,6 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=CommandParser)
     _add_crawl(sub)
     _add_parse(sub)
+    _add_reextract(sub)
     _add_tools(sub)
     return parser
 

@@ -108,6 +108,26 @@ def _parse(args: argparse.Namespace) -> int:
     return run_async(probe(config, config.jobs[args.job], args.url, sys.stdout))
 
 
+def _reextract(args: argparse.Namespace) -> int:
+    from nadird.daemon import run_async
+    from nadird.progress import Console
+    from nadird.reextract.command import run
+    from nadird.reextract.run import Options
+    from nadird.reextract.tally import Progress
+
+    config = _config(args)
+    console = Console(sys.stderr)
+    level = args.log_level or config.log_level
+    configure("reextract", config.node, level, console, args.log_format or config.log_format)
+    if args.job not in config.jobs:
+        known = ", ".join(sorted(config.jobs))
+        where = args.config or "(command line)"
+        raise ConfigError(where, "--job", f"unknown job {args.job!r}; the config has {known}")
+    opts = Options(args.since, args.restart, args.jobs, args.chunk)
+    uri = args.store or config.store.uri
+    return run_async(run(config, args.job, uri, opts, sys.stdout, Progress(console)))
+
+
 def _check(args: argparse.Namespace) -> int:
     """What a master or a worker would refuse at start, without starting one."""
     import zmq.asyncio
@@ -257,6 +277,7 @@ def _daemon(args: argparse.Namespace) -> int:
 COMMANDS = {
     "crawl": _crawl,
     "parse": _parse,
+    "reextract": _reextract,
     "check": _check,
     "export": _export,
     "dead-letters": _dead_letters,

@@ -11,9 +11,9 @@ again meanwhile keeps the newer data.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
 
 from nadird.store.base import PageRecord
 
@@ -43,10 +43,7 @@ class StoredPage:
     key: str  # the store's order (SQLite rowid, MongoDB _id in hex): where a resumed run goes on
     guard: Any  # the fetch time as stored: an update applies only while it still matches
     record: PageRecord | None
-    reason: str | None = None  # why there is no record
-    # Why the store could not update this page's item even if its data
-    # changed (DUPLICATE, NO_ITEM); counted only for pages that would change.
-    no_update: str | None = None
+    reason: str | None = None  # why the page is skipped without being parsed
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,12 +62,18 @@ class Checkpoint:
 
 @dataclass(slots=True)
 class UpdateOutcome:
-    updated: int = 0
+    landed: list[str] = field(default_factory=list)  # the keys of the pages updated
     refetched: int = 0  # stored again by the master since they were read: left alone
     failed: int = 0  # refused by the store (e.g. a document over its size limit)
     versions: int = 0  # history versions appended
 
 
+# The checkpoint to save with a chunk, made from what its updates did, so
+# that the counts it carries are the ones the store applied.
+CheckpointOf = Callable[[UpdateOutcome], Checkpoint]
+
+
+@runtime_checkable
 class PageStore(Protocol):
     """What `nadird reextract` needs of a store, beyond `open` and `close`."""
 
@@ -84,9 +87,10 @@ class PageStore(Protocol):
         """Up to `limit` pages of `job` after key `after`, fetched at or after `since`."""
 
     async def update_page_data(
-        self, updates: Sequence[PageUpdate], checkpoint: Checkpoint | None = None
+        self, updates: Sequence[PageUpdate], checkpoint: CheckpointOf | None = None
     ) -> UpdateOutcome:
         """Store the new data and signatures (history versions when the
-        signature changed), then the checkpoint."""
+        signature changed), then the checkpoint `checkpoint` makes of the
+        outcome (SQLite: in the same transaction)."""
 
     async def load_checkpoint(self, name: str) -> dict[str, Any] | None: ...

@@ -33,6 +33,7 @@ from nadird.store.stored import (
     NO_ITEM,
     UNREADABLE,
     Checkpoint,
+    CheckpointOf,
     PageUpdate,
     StoredPage,
     UpdateOutcome,
@@ -73,12 +74,11 @@ def _page(doc: Document, item: Document | None) -> StoredPage:
         return StoredPage(key, guard, None, UNREADABLE)
     if not readable(record) or not isinstance(guard, dt.datetime):
         return StoredPage(key, guard, None, UNREADABLE)
-    page = StoredPage(key, guard, record)
     if doc.get("duplicate_of") is not None:
-        page.no_update = DUPLICATE
-    elif item is None or item.get("fetched_at") != guard:
-        page.no_update = NO_ITEM
-    return page
+        return StoredPage(key, guard, record, DUPLICATE)
+    if record.error is None and (item is None or item.get("fetched_at") != guard):
+        return StoredPage(key, guard, record, NO_ITEM)
+    return StoredPage(key, guard, record)
 
 
 async def update_data(
@@ -86,7 +86,7 @@ async def update_data(
     items: Collection,
     changes: Collection,
     updates: Sequence[PageUpdate],
-    checkpoint: Checkpoint | None,
+    checkpoint: CheckpointOf | None,
 ) -> UpdateOutcome:
     outcome = UpdateOutcome()
     if updates:
@@ -100,10 +100,10 @@ async def update_data(
         ]
         if ops:
             await pages.bulk_write(ops, ordered=False)
-        outcome.updated = len(landed)
+        outcome.landed = [u.page.key for u in landed]
         outcome.versions = await append_mongo(changes, [u.record for u in landed])
     if checkpoint is not None:
-        await save_checkpoint(pages.database[CHECKPOINTS], checkpoint)
+        await save_checkpoint(pages.database[CHECKPOINTS], checkpoint(outcome))
     return outcome
 
 

@@ -23,6 +23,7 @@ from nadird.store.stored import (
     CORRUPT_BODY,
     UNREADABLE,
     Checkpoint,
+    CheckpointOf,
     PageUpdate,
     StoredPage,
     UpdateOutcome,
@@ -63,7 +64,7 @@ def update_data(
     conn: sqlite3.Connection,
     path: str,
     updates: Sequence[PageUpdate],
-    checkpoint: Checkpoint | None,
+    checkpoint: CheckpointOf | None,
 ) -> UpdateOutcome:
     outcome = UpdateOutcome()
     try:
@@ -75,11 +76,11 @@ def update_data(
             args = (data, record.signature, int(update.page.key), update.page.guard)
             if conn.execute(_UPDATE, args).rowcount:
                 landed.append(record)
-        outcome.updated = len(landed)
+                outcome.landed.append(update.page.key)
         outcome.refetched = len(updates) - len(landed)
         outcome.versions = append_sqlite(conn, landed)  # as the store writer appends them
         if checkpoint is not None:
-            _save_checkpoint(conn, checkpoint)
+            _save_checkpoint(conn, checkpoint(outcome))
         conn.execute("COMMIT")
     except sqlite3.Error as exc:
         if conn.in_transaction:

@@ -21,7 +21,7 @@ from nadird.store.items import KeyedItem
 from nadird.store.sqlite import pages
 from nadird.store.sqlite.items import items_chunk, upsert_items_sync
 from nadird.store.sqlite.schema import NAMES, from_row, migrate, to_row
-from nadird.store.stored import Checkpoint, PageUpdate, StoredPage, UpdateOutcome
+from nadird.store.stored import CheckpointOf, PageUpdate, StoredPage, UpdateOutcome
 
 # Rows fetched per executor round trip by iter_records: big enough to amortise
 # the thread hop, small enough that a huge store never sits in memory at once.
@@ -103,7 +103,7 @@ class SqliteStore:
         return await self._db.run(self._read_pages_sync, job, after, since, limit)
 
     async def update_page_data(
-        self, updates: Sequence[PageUpdate], checkpoint: Checkpoint | None = None
+        self, updates: Sequence[PageUpdate], checkpoint: CheckpointOf | None = None
     ) -> UpdateOutcome:
         return await self._db.run(self._update_sync, list(updates), checkpoint)
 
@@ -169,7 +169,7 @@ class SqliteStore:
         return pages.read_chunk(self._db.conn(), job, after, since, limit)
 
     def _update_sync(
-        self, updates: list[PageUpdate], checkpoint: Checkpoint | None
+        self, updates: list[PageUpdate], checkpoint: CheckpointOf | None
     ) -> UpdateOutcome:
         return pages.update_data(self._db.conn(), self.path, updates, checkpoint)
 

@@ -1,0 +1,128 @@
+"""The pass over a job's stored pages: read a chunk, parse it, write it back.
+
+Chunks follow the store's key order, so the key of a chunk's last page is
+where the pass stands; it is saved with the chunk's updates (SQLite: in the
+same transaction) together with the counts so far. A pass stopped by a
+signal, or killed, goes on from there when run again, unless `restart` or
+the job's rules changed since (then the pages before the checkpoint were
+extracted with other rules, and the pass starts over). A finished pass
+removes its checkpoint. Nothing is fetched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from nadird.jobs import Job
+from nadird.logs import get_logger
+from nadird.reextract.core import Rules
+from nadird.reextract.pool import Extractors, Verdict
+from nadird.reextract.tally import Progress, Tally
+from nadird.store.stored import Checkpoint, PageStore, PageUpdate, StoredPage, UpdateOutcome
+
+log = get_logger()
+CHUNK_PAGES = 500  # pages per read and per write transaction
+
+
+@dataclass(frozen=True)
+class Options:
+    since: float | None = None  # only pages fetched at or after this time
+    restart: bool = False  # ignore a saved checkpoint
+    processes: int = 1
+    chunk: int = CHUNK_PAGES
+
+
+@dataclass
+class Pass:
+    tally: Tally
+    complete: bool
+    resumed: bool
+    seconds: float
+    read_now: int  # pages read by this run (the tally may include an earlier one's)
+
+
+def rules_digest(job: Job) -> str:
+    """What the items depend on: a resumed pass must run the same rules."""
+    wire = job.to_wire()
+    relevant = {k: wire[k] for k in ("fields", "schema", "signature_ignore")}
+    relevant["revisits"] = job.revisits
+    text = json.dumps(relevant, sort_keys=True, default=str)
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+def _resume(
+    saved: dict[str, Any] | None, digest: str, since: float | None
+) -> tuple[str | None, Tally]:
+    """Where a saved checkpoint lets this pass go on (None: the start)."""
+    if saved is None:
+        return None, Tally()
+    after = saved.get("after")
+    if saved.get("rules") != digest or saved.get("since") != since or not isinstance(after, str):
+        log.info("reextract_checkpoint_ignored", why="other rules or --since", after=after)
+        return None, Tally()
+    log.info("reextract_resumed", after=after)
+    return after, Tally.from_dict(saved.get("counts"))
+
+
+async def reextract(
+    store: PageStore,
+    rules: Rules,
+    opts: Options,
+    stop: asyncio.Event,
+    progress: Progress | None = None,
+) -> Pass:
+    """Re-extract the job's pages until done or `stop` is set (between chunks)."""
+    started = time.monotonic()
+    name, digest = rules.job.name, rules_digest(rules.job)
+    saved = None if opts.restart else await store.load_checkpoint(name)
+    after, tally = _resume(saved, digest, opts.since)
+    resumed, before = after is not None, tally.read
+    extractors = Extractors(rules, opts.processes)
+    complete = False
+    try:
+        while not stop.is_set():
+            pages = await store.read_pages(name, after, opts.since, opts.chunk)
+            if pages:
+                after = pages[-1].key
+                updates = await _parse(pages, extractors, tally)
+                state = {"after": after, "since": opts.since, "rules": digest}
+                await store.update_page_data(updates, _checkpoint(name, state, tally, updates))
+            if progress is not None:
+                progress.show(tally)
+            if len(pages) < opts.chunk:
+                complete = True
+                break
+    finally:
+        extractors.close()
+    if complete:
+        await store.update_page_data([], lambda _outcome: Checkpoint(name, None))
+    if progress is not None:
+        progress.show(tally, final=True)
+    return Pass(tally, complete, resumed, time.monotonic() - started, tally.read - before)
+
+
+async def _parse(
+    pages: list[StoredPage], extractors: Extractors, tally: Tally
+) -> list[PageUpdate]:
+    todo = [p for p in pages if p.reason is None and p.record is not None]
+    verdicts = await extractors.run([p.record for p in todo if p.record is not None])
+    by_key: dict[str, Verdict] = {p.key: v for p, v in zip(todo, verdicts, strict=True)}
+    updates = []
+    for page in pages:
+        update = tally.verdict(page, by_key.get(page.key))
+        if update is not None:
+            updates.append(update)
+    return updates
+
+
+def _checkpoint(name: str, state: dict[str, Any], tally: Tally, updates: list[PageUpdate]) -> Any:
+    def made(outcome: UpdateOutcome) -> Checkpoint:
+        tally.written(updates, outcome)
+        return Checkpoint(name, {**state, "counts": tally.to_dict()})
+
+    return made

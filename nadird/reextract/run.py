@@ -106,9 +106,7 @@ async def reextract(
     return Pass(tally, complete, resumed, time.monotonic() - started, tally.read - before)
 
 
-async def _parse(
-    pages: list[StoredPage], extractors: Extractors, tally: Tally
-) -> list[PageUpdate]:
+async def _parse(pages: list[StoredPage], extractors: Extractors, tally: Tally) -> list[PageUpdate]:
     todo = [p for p in pages if p.reason is None and p.record is not None]
     verdicts = await extractors.run([p.record for p in todo if p.record is not None])
     by_key: dict[str, Verdict] = {p.key: v for p, v in zip(todo, verdicts, strict=True)}

@@ -17,8 +17,10 @@ from typing import Any
 
 from pymongo import UpdateOne
 from pymongo.asynchronous.collection import AsyncCollection
-from pymongo.errors import BulkWriteError
+from pymongo.errors import BulkWriteError, PyMongoError
 
+from nadird.errors import StoreError
+from nadird.store.mongo.connect import one_line
 from nadird.store.mongo.docs import (
     ITEM_FIELDS,
     Document,
@@ -42,6 +44,45 @@ from nadird.store.stored import (
 
 CHECKPOINTS = "reextract_checkpoints"
 Collection = AsyncCollection[Document]
+
+
+class PageUpdates:
+    """MongoStore's side of store/stored.py's PageStore (a base of MongoStore,
+    which opens the collections)."""
+
+    _pages: Collection | None
+    _items: Collection | None
+    _changes: Collection | None
+
+    def _open_collections(self) -> tuple[Collection, Collection, Collection]:
+        if self._pages is None or self._items is None or self._changes is None:
+            raise StoreError(f"{self!r}: store is not open")
+        return self._pages, self._items, self._changes
+
+    async def read_pages(
+        self, job: str, after: str | None, since: float | None, limit: int
+    ) -> list[StoredPage]:
+        pages, items, _ = self._open_collections()
+        try:
+            return await read_chunk(pages, items, job, after, since, limit)
+        except PyMongoError as exc:
+            raise StoreError(f"{self!r}: read failed: {one_line(str(exc))}") from exc
+
+    async def update_page_data(
+        self, updates: Sequence[PageUpdate], checkpoint: CheckpointOf | None = None
+    ) -> UpdateOutcome:
+        pages, items, changes = self._open_collections()
+        try:
+            return await update_data(pages, items, changes, updates, checkpoint)
+        except PyMongoError as exc:
+            raise StoreError(f"{self!r}: update failed: {one_line(str(exc))}") from exc
+
+    async def load_checkpoint(self, name: str) -> dict[str, Any] | None:
+        pages, _, _ = self._open_collections()
+        try:
+            return await load_checkpoint(pages.database[CHECKPOINTS], name)
+        except PyMongoError as exc:
+            raise StoreError(f"{self!r}: read failed: {one_line(str(exc))}") from exc
 
 
 async def read_chunk(

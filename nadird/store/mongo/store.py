@@ -54,6 +54,7 @@ from nadird.store.mongo.docs import (
 )
 from nadird.store.mongo.history import CHANGES, append_mongo, read_mongo
 from nadird.store.mongo.keyed import KEYED, read_keyed, upsert_mongo
+from nadird.store.mongo.pages import PageUpdates
 from nadird.store.mongo.reads import read_chunk
 from nadird.store.mongo.schema import ensure_indexes
 from nadird.store.mongo.spool import DeadRecord, Spool, SpoolLocked
@@ -64,7 +65,7 @@ log = get_logger()
 Collection = AsyncCollection[Document]
 
 
-class MongoStore:
+class MongoStore(PageUpdates):
     """Store backed by the `pages` and `items` collections of one database."""
 
     # Records per replay round trip: the master's default batch size.

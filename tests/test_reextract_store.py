@@ -1,0 +1,123 @@
+"""Re-extraction against a real SQLite file, in-process: history versions,
+a page the master stores again meanwhile, and the rules of what is skipped."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from reextract_helpers import NEW_FIELDS, NEW_SCHEMA, page_record
+
+from nadird.jobs import Job
+from nadird.reextract.core import NOT_HTML, Redone, Rules, media_type, redo
+from nadird.reextract.run import Options, reextract
+from nadird.store.sqlite.store import SqliteStore
+from nadird.store.stored import PageUpdate
+from nadird.testing.shop import SHOP_FIELDS, SHOP_SCHEMA
+from nadird.worker.parse.signature import fields_signature
+
+HTML = ["text/html"]
+
+
+def job(fields: dict[str, Any], schema: dict[str, Any], **extra: Any) -> Job:
+    return Job.from_wire({"name": "default", "fields": fields, "schema": schema, **extra})
+
+
+async def opened(path: Path, records: list[Any]) -> SqliteStore:
+    store = SqliteStore(str(path))
+    await store.open()
+    await store.write(records)
+    return store
+
+
+def run(store: SqliteStore, rules: Rules) -> Any:
+    return asyncio.run(reextract(store, rules, Options(chunk=4), asyncio.Event()))
+
+
+def test_a_revisiting_job_gets_one_version_per_changed_page(tmp_path: Path) -> None:
+    revisit = {"revisit": {"every": "1h"}}
+    old = Rules.of(job(SHOP_FIELDS, SHOP_SCHEMA, **revisit), HTML)
+    # As a worker stored them: the old rules' data and signature, one version each.
+    records = []
+    for i in range(10):
+        record = page_record(i)
+        done = redo(record, old)
+        assert isinstance(done, Redone)
+        record.data, record.signature = done.data, done.signature
+        records.append(record)
+    new = Rules.of(job(NEW_FIELDS, NEW_SCHEMA, **revisit), HTML)
+
+    async def go() -> tuple[Any, Any, list[dict[str, Any]]]:
+        store = await opened(tmp_path / "h.db", records)
+        try:
+            first = await reextract(store, new, Options(chunk=4), asyncio.Event())
+            second = await reextract(store, new, Options(chunk=4), asyncio.Event())
+            return first, second, [c async for c in store.iter_changes()]
+        finally:
+            await store.close()
+
+    first, second, changes = asyncio.run(go())
+    assert first.tally.changed == 10 and first.tally.versions == 10
+    assert second.tally.unchanged == 10 and second.tally.versions == 0
+    assert len(changes) == 10
+    # A new field, and prices kept as the text the page shows.
+    assert {tuple(sorted(c["changes"])) for c in changes} == {("heading", "price")}
+    assert all(c["changes"]["price"] == {"old": 12.5, "new": "12.50"} for c in changes)
+    with sqlite3.connect(tmp_path / "h.db") as conn:
+        stored = conn.execute("SELECT data, signature FROM pages").fetchall()
+    # The stored signature is the new data's, as a fetch would have signed it.
+    assert all(sig == fields_signature(json.loads(data)) for data, sig in stored)
+
+
+def test_a_job_that_does_not_revisit_gets_no_versions(tmp_path: Path) -> None:
+    store = asyncio.run(opened(tmp_path / "n.db", [page_record(i) for i in range(5)]))
+    try:
+        done = run(store, Rules.of(job(NEW_FIELDS, NEW_SCHEMA), HTML))
+    finally:
+        asyncio.run(store.close())
+    assert done.tally.changed == 5 and done.tally.versions == 0
+    with sqlite3.connect(tmp_path / "n.db") as conn:
+        assert conn.execute("SELECT count(*) FROM changes").fetchone() == (0,)
+
+
+def test_a_page_stored_again_meanwhile_keeps_the_newer_data(tmp_path: Path) -> None:
+    rules = Rules.of(job(NEW_FIELDS, NEW_SCHEMA), HTML)
+
+    async def go() -> tuple[Any, dict[str, Any]]:
+        store = await opened(tmp_path / "r.db", [page_record(1), page_record(2)])
+        try:
+            pages = await store.read_pages("default", None, None, 10)
+            # The master stores a newer fetch of page 1 between read and write.
+            newer = page_record(1, fetched_at=pages[0].guard + 60, data={"title": "newer"})
+            await store.write([newer])
+            updates = []
+            for page in pages:
+                assert page.record is not None
+                done = redo(page.record, rules)
+                assert isinstance(done, Redone)
+                updates.append(PageUpdate(page, dataclasses.replace(page.record, data=done.data)))
+            outcome = await store.update_page_data(updates)
+            return outcome, {r.url: r.data async for r in store.iter_records()}
+        finally:
+            await store.close()
+
+    outcome, stored = asyncio.run(go())
+    assert outcome.refetched == 1 and outcome.landed == [outcome.landed[0]]
+    assert stored["http://shop.test/p/1"] == {"title": "newer"}
+    assert stored["http://shop.test/p/2"]["heading"] == "Product 2"
+
+
+def test_stored_content_types_and_charsets_read_as_the_worker_reads_them() -> None:
+    assert media_type("text/html") == ("text/html", None)
+    assert media_type('Text/HTML; charset="GB18030"') == ("text/html", "GB18030")
+    assert media_type(None) == (None, None)
+    rules = Rules.of(job(NEW_FIELDS, NEW_SCHEMA), HTML)
+    gbk = "<html><body><h1 class='title'>价格</h1></body></html>".encode("gb18030")
+    record = page_record(1, body=gbk, content_type="text/html; charset=gb18030")
+    done = redo(record, rules)
+    assert isinstance(done, Redone) and done.data["title"] == "价格"
+    assert redo(page_record(2, content_type="application/pdf"), rules) == NOT_HTML

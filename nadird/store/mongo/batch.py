@@ -166,7 +166,9 @@ def _is_existing_id(error: dict[str, Any]) -> bool:
         return False
     pattern = error.get("keyPattern")
     if pattern is not None:
-        return list(pattern) == ["_id"]
+        # A page's _id is its URL's fingerprint, so a page already stored may
+        # be reported on either unique index (SecantusDB names `url` first).
+        return list(pattern) in (["_id"], ["url"])
     return " _id_ " in str(error.get("errmsg", ""))  # servers without keyPattern
 
 

@@ -1,0 +1,98 @@
+"""`nadird reextract` on MongoDB (SecantusDB): the shop crawled into it and
+re-extracted with new rules, a page stored again meanwhile, bad documents."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mongo_helpers import make_store, sync_db
+from reextract_helpers import (
+    NEW_FIELDS,
+    NEW_SCHEMA,
+    crawl_shop,
+    page_record,
+    reextract,
+    summary_of,
+    valid_once_priced_as_text,
+    write_config,
+)
+
+from nadird.jobs import Job
+from nadird.reextract.core import Redone, Rules, redo
+from nadird.reextract.run import Options
+from nadird.reextract.run import reextract as reextract_pass
+from nadird.store.stored import PageUpdate
+from nadird.testing.graph import SiteGraph
+from nadird.testing.shop import Shop
+from nadird.testing.web import run_in_thread
+
+pytestmark = pytest.mark.slow
+
+
+def items_by_url(uri: str) -> dict[str, dict[str, Any]]:
+    with sync_db(uri) as db:
+        return {doc["source_url"]: doc["data"] for doc in db.items.find({})}
+
+
+def test_new_rules_reach_the_stored_items_without_one_request(
+    mongo_uri: str, tmp_path: Path
+) -> None:
+    shop = Shop(count=30, seed=3)
+    with run_in_thread(SiteGraph(hosts=1, pages=2)) as web:
+        crawl_shop(tmp_path, web, shop, mongo_uri)
+        before = items_by_url(mongo_uri)
+        requests = len(web.entries())
+        config = write_config(tmp_path / "new.yaml", mongo_uri, NEW_FIELDS, NEW_SCHEMA)
+        done = summary_of(reextract(tmp_path, config))
+        assert len(web.entries()) == requests
+    after = items_by_url(mongo_uri)
+    assert set(after) == set(before) and len(after) == shop.count + 1  # and the listing
+    assert done["complete"] is True and done["read"] == len(after)
+    assert done["changed"] == len(after) and done["skipped"] == {}
+    assert done["became_valid"] == valid_once_priced_as_text(shop) > 0
+    for product in shop.products():
+        data = next(d for u, d in after.items() if u.endswith(f"/item/{product.index}"))
+        assert data["heading"] == (" ".join((product.title or "").split()) or None)
+        assert data["price"] == " ".join(product.price_text.split())
+    with sync_db(mongo_uri) as db:
+        assert db.reextract_checkpoints.count_documents({}) == 0  # a finished pass leaves none
+
+
+async def test_newer_fetches_win_and_bad_documents_are_counted(
+    mongo_uri: str, tmp_path: Path
+) -> None:
+    rules = Rules.of(Job.from_wire({"fields": NEW_FIELDS, "schema": NEW_SCHEMA}), ["text/html"])
+    store = make_store(mongo_uri, tmp_path)
+    await store.open()
+    try:
+        await store.write([page_record(i) for i in range(6)])
+        pages = await store.read_pages("default", None, None, 10)
+        newer = page_record(0, fetched_at=page_record(0).fetched_at + 60, data={"title": "new"})
+        await store.write([newer])  # as the master would, between read and write
+        updates = []
+        for page in pages:
+            assert page.record is not None
+            if page.record.url not in (page_record(0).url, page_record(1).url):
+                continue
+            done = redo(page.record, rules)
+            assert isinstance(done, Redone)
+            updates.append(PageUpdate(page, dataclasses.replace(page.record, data=done.data)))
+        outcome = await store.update_page_data(updates)
+        assert outcome.refetched == 1 and len(outcome.landed) == 1
+        assert items_by_url(mongo_uri)[newer.url] == {"title": "new"}
+        with sync_db(mongo_uri) as db:
+            db.pages.update_one({"url": page_record(2).url}, {"$set": {"body": b"not zlib"}})
+            db.pages.update_one({"url": page_record(3).url}, {"$unset": {"final_url": 1}})
+            db.items.delete_one({"source_url": page_record(4).url})
+        result = await reextract_pass(store, rules, Options(chunk=2), asyncio.Event())
+    finally:
+        await store.close()
+    tally = result.tally
+    assert tally.read == 6 and tally.skipped == {"corrupt_body": 1, "no_item": 1, "unreadable": 1}
+    # Page 0 (its newer fetch) and page 5; page 1 was updated above already.
+    assert tally.changed == 2 and tally.unchanged == 1
+    assert items_by_url(mongo_uri)[newer.url]["heading"] == "Product 0"

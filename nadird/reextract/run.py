@@ -46,6 +46,39 @@ class Pass:
     read_now: int  # pages read by this run (the tally may include an earlier one's)
 
 
+class Chunks:
+    """The store's chunks in order, the next one read ahead: the store's
+    thread (SQLite, zlib) reads while the parser runs, on another core."""
+
+    def __init__(self, store: PageStore, job: str, opts: Options) -> None:
+        self._store = store
+        self._job = job
+        self._opts = opts
+        self._ahead: tuple[str | None, asyncio.Task[list[StoredPage]]] | None = None
+
+    def _read(self, after: str | None) -> asyncio.Task[list[StoredPage]]:
+        opts = self._opts
+        return asyncio.ensure_future(
+            self._store.read_pages(self._job, after, opts.since, opts.chunk)
+        )
+
+    def prefetch(self, after: str) -> None:
+        self._ahead = (after, self._read(after))
+
+    async def next(self, after: str | None) -> list[StoredPage]:
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and ahead[0] == after:
+            return await ahead[1]
+        if ahead is not None:
+            ahead[1].cancel()
+        return await self._read(after)
+
+    def cancel(self) -> None:
+        if self._ahead is not None:
+            self._ahead[1].cancel()
+            self._ahead = None
+
+
 def rules_digest(job: Job) -> str:
     """What the items depend on: a resumed pass must run the same rules."""
     wire = job.to_wire()
@@ -83,12 +116,14 @@ async def reextract(
     after, tally = _resume(saved, digest, opts.since)
     resumed, before = after is not None, tally.read
     extractors = Extractors(rules, opts.processes)
+    chunks = Chunks(store, name, opts)
     complete = False
     try:
         while not stop.is_set():
-            pages = await store.read_pages(name, after, opts.since, opts.chunk)
+            pages = await chunks.next(after)
             if pages:
                 after = pages[-1].key
+                chunks.prefetch(after)  # read the next chunk while this one is parsed
                 updates = await _parse(pages, extractors, tally)
                 state = {"after": after, "since": opts.since, "rules": digest}
                 await store.update_page_data(updates, _checkpoint(name, state, tally, updates))
@@ -98,6 +133,7 @@ async def reextract(
                 complete = True
                 break
     finally:
+        chunks.cancel()
         extractors.close()
     if complete:
         await store.update_page_data([], lambda _outcome: Checkpoint(name, None))

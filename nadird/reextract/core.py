@@ -20,7 +20,7 @@ from nadird.items.schema import VALID, FieldRule, compile_rules
 from nadird.jobs import Job
 from nadird.store.base import PageRecord
 from nadird.worker.parse.item import extract_item
-from nadird.worker.parse.parser import content_checksum, parse_html
+from nadird.worker.parse.parser import content_checksum, decode_html, parse_text
 from nadird.worker.parse.signature import signature
 
 # Why a page is skipped (the keys of the report's `skipped`).
@@ -96,13 +96,14 @@ def redo(record: PageRecord, rules: Rules) -> Redone | str:
     if reason is not None or record.body is None:
         return reason or NO_BODY
     charset = RENDERED_CHARSET if record.rendered else media_type(record.content_type)[1]
-    doc = parse_html(record.body, record.final_url, charset)
+    text = decode_html(record.body, charset)  # once, for the parser and the regexes
+    doc = parse_text(text, record.final_url)
     if doc is None:
         return UNPARSABLE
     job = rules.job
     ctx = Context(record.final_url, record.fetched_at)
     try:
-        data = extract_item(doc, record.body, charset, job, rules.compiled, ctx)
+        data = extract_item(doc, text, job, rules.compiled, ctx)
     except ValueError:  # a selector that cannot be evaluated on this page
         return EXTRACT_FAILED
     sig = signature(bool(job.fields), data, doc, job.signature_ignore) if job.revisits else None

@@ -15,20 +15,14 @@ from nadird.items.processors import Context
 from nadird.items.schema import FieldRule, apply_rules
 from nadird.jobs import Job
 from nadird.worker.parse.fields import extract_fields
-from nadird.worker.parse.parser import decode_html
 
 
 def extract_item(
-    doc: HtmlElement,
-    body: bytes,
-    charset: str | None,
-    job: Job,
-    rules: tuple[FieldRule, ...],
-    ctx: Context,
+    doc: HtmlElement, text: str, job: Job, rules: tuple[FieldRule, ...], ctx: Context
 ) -> dict[str, Any]:
-    """The item of a page: selectors (regexes on the decoded text), then the
-    processors, types and `required` of the job's schema."""
-    text = decode_html(body, charset)
+    """The item of a page: selectors (regexes on `text`, the body as
+    `decode_html` reads it), then the processors, types and `required` of
+    the job's schema."""
     data: dict[str, Any] = dict(extract_fields(doc, text, job.fields))
     if rules:
         data = apply_rules(data, rules, ctx)

@@ -34,11 +34,16 @@ def parse_html(body: bytes, url: str, encoding: str | None = None) -> lxml.html.
     """
     if not body or body.isspace():
         return None
-    text = decode_html(body, encoding)
-    if "\x00" in text[:_SNIFF_CHARS]:
+    return parse_text(decode_html(body, encoding), url)
+
+
+def parse_text(text: str, url: str) -> lxml.html.HtmlElement | None:
+    """Parse a body already decoded by `decode_html` (for a caller that
+    needs the text as well); None when it is binary or unparsable."""
+    if not text or text.isspace() or "\x00" in text[:_SNIFF_CHARS]:
         return None
     try:
-        # Decoding is done above, once, with browser rules (libxml2 alone would
+        # Decoding is done before, once, with browser rules (libxml2 alone would
         # take undeclared UTF-8 for Latin-1), so lxml gets UTF-8 and is told so.
         # A parser per call: parsers must not be shared between threads, and
         # making one costs ~2 µs against the milliseconds a page takes.

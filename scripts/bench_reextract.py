@@ -1,6 +1,7 @@
 """Benchmark: `nadird reextract` against the crawl's own parse, per core.
 
-    python scripts/bench_reextract.py [--pages 3000] [--filler-kb 30] [--jobs 2] [--crawl]
+    python scripts/bench_reextract.py [--pages 3000] [--filler-kb 30] [--jobs 2]
+                                      [--repeat 3] [--crawl]
 
 The pages are the synthetic web's (nadird.testing.graph, padded with
 --filler-kb of realistic text). Each page goes once through the worker's
@@ -15,8 +16,10 @@ Per core means per CPU second, not per wall second: the machine is shared,
 and CPU time is what a page costs whatever else runs. The in-process steps
 use process_time; a subprocess is charged its children's CPU time
 (getrusage), less the CPU of a pass over a job with no pages (start-up,
-imports, opening the store). The wall-clock rates are printed too. The re-extraction step alone (`reextract.core.redo` over the
-same records, in this process) tells the parsing from the store's share.
+imports, opening the store). The wall-clock rates are printed too. The
+re-extraction step alone (`reextract.core.redo` over the same records, in
+this process) tells the parsing from the store's share. The two in-process
+steps run --repeat times, interleaved; the median counts.
 With --crawl, `nadird crawl` also fetches the same web over loopback (one
 worker, no delay): what re-crawling to apply new rules would cost instead.
 Prints one JSON object, with the machine and versions, for docs/BENCHMARKS.md.
@@ -32,6 +35,7 @@ import os
 import platform
 import resource
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -185,6 +189,7 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=3000)
     parser.add_argument("--filler-kb", type=int, default=30)
     parser.add_argument("--jobs", type=int, default=2, help="processes of the second pass")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of the in-process steps")
     parser.add_argument(
         "--crawl", action="store_true", help="also crawl the same web end to end, for scale"
     )
@@ -192,7 +197,13 @@ def main() -> None:
     graph = SiteGraph(hosts=10, pages=args.pages // 10 + 50, filler_kb=args.filler_kb)
     pages = pages_of(graph, args.pages)
     old = Job.from_wire({"fields": FIELDS, "schema": SCHEMA})
-    spent, records = crawl_parse(pages, old)
+    new = Job.from_wire({"fields": NEW_FIELDS, "schema": NEW_SCHEMA})
+    crawl_rates, alone_rates = [], []
+    for _ in range(args.repeat):
+        spent, records = crawl_parse(pages, old)
+        crawl_rates.append(len(pages) / spent)
+        alone_rates.append(step_alone(records, new))
+    crawl_rate, alone = statistics.median(crawl_rates), statistics.median(alone_rates)
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         asyncio.run(store_records(workdir / "bench.db", records))
@@ -204,8 +215,6 @@ def main() -> None:
         one = reextract(workdir, config, 1, fixed)
         many = reextract(workdir, config, args.jobs, fixed)
         crawl = crawl_end_to_end(graph, workdir, len(pages)) if args.crawl else None
-    crawl_rate = len(pages) / spent
-    alone = step_alone(records, Job.from_wire({"fields": NEW_FIELDS, "schema": NEW_SCHEMA}))
     per_core = {n: run["pages_per_cpu_s"] for n, run in ((1, one), (args.jobs, many))}
     report = {
         "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),

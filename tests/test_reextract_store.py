@@ -121,3 +121,12 @@ def test_stored_content_types_and_charsets_read_as_the_worker_reads_them() -> No
     done = redo(record, rules)
     assert isinstance(done, Redone) and done.data["title"] == "价格"
     assert redo(page_record(2, content_type="application/pdf"), rules) == NOT_HTML
+
+
+def test_a_json_response_is_read_again_as_json() -> None:
+    rules = Rules.of(job({"price": [{"jmes": "offer.price"}]}, {}), HTML)
+    body = b'{"offer": {"price": 12.5}}'
+    record = page_record(1, body=body, content_type="application/json")
+    assert redo(record, rules) == Redone({"price": 12.5}, None)
+    # A job that reads no JSON leaves JSON responses as they are.
+    assert redo(record, Rules.of(job(NEW_FIELDS, NEW_SCHEMA), HTML)) == NOT_HTML

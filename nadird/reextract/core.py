@@ -2,9 +2,10 @@
 
 Pure CPU work, no I/O: the runner (run.py) feeds it the records a store
 reads and writes back what changed. A page is re-extracted only when the
-worker would have extracted it from that body (HTML, no error, status below
-400) and the body is the one the fetch saw: its checksum, taken by the
-worker over the whole body, must match, so a body cut by
+worker would have extracted it from that body (HTML, or JSON when the job
+reads JSON; no error, status below 400) and the body is the one the fetch
+saw: its checksum, taken by the worker over the whole body, must match, so
+a body cut by
 `fetch.store_body_bytes` or `store.body_max_bytes` (or damaged) is skipped
 rather than turned into an item of half a page.
 """
@@ -15,11 +16,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from nadird.errors import FetchError
 from nadird.items.processors import Context
 from nadird.items.schema import VALID, FieldRule, compile_rules
 from nadird.jobs import Job
 from nadird.store.base import PageRecord
-from nadird.worker.parse.item import extract_item
+from nadird.worker.parse.item import ParsedJson, extract_item, json_body, json_text
+from nadird.worker.parse.jsonsources import PageJson, is_json_type, looks_like_json
 from nadird.worker.parse.parser import content_checksum, decode_html, parse_text
 from nadird.worker.parse.signature import signature
 
@@ -30,7 +33,7 @@ NO_BODY = "no_body"  # none stored (noindex, canonical elsewhere, older release)
 BODY_INCOMPLETE = "body_incomplete"  # the body's checksum is not the fetch's
 FETCH_ERROR = "fetch_error"  # the page is stored as an error
 HTTP_ERROR = "http_status"  # status 400 or more: the worker extracts nothing
-NOT_HTML = "not_html"  # a content type outside fetch.html_types
+NOT_HTML = "not_html"  # neither fetch.html_types nor JSON the job reads
 UNPARSABLE = "unparsable"  # no document could be parsed from the body
 EXTRACT_FAILED = "extract_failed"  # a rule raised on this page
 DUPLICATE = "duplicate"  # MongoDB: the content's item belongs to another page
@@ -47,10 +50,11 @@ class Rules:
     job: Job
     html_types: frozenset[str]
     compiled: tuple[FieldRule, ...] = field(default=(), compare=False)
+    reads_json: bool = False  # JSON responses mean something to the job
 
     @classmethod
     def of(cls, job: Job, html_types: Iterable[str]) -> Rules:
-        return cls(job, frozenset(html_types), compile_rules(job.schema))
+        return cls(job, frozenset(html_types), compile_rules(job.schema), job.reads_json())
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +85,8 @@ def why_not(record: PageRecord, rules: Rules) -> str | None:
         return FETCH_ERROR
     if record.status >= 400:
         return HTTP_ERROR
-    if media_type(record.content_type)[0] not in rules.html_types:
+    kind = media_type(record.content_type)[0]
+    if kind not in rules.html_types and not _may_be_json(record, kind, rules):
         return NOT_HTML
     if record.body is None:
         return NO_BODY
@@ -90,23 +95,48 @@ def why_not(record: PageRecord, rules: Rules) -> str | None:
     return None
 
 
+def _may_be_json(record: PageRecord, kind: str | None, rules: Rules) -> bool:
+    if not rules.reads_json:
+        return False
+    return is_json_type(kind) or (record.body is not None and looks_like_json(record.body))
+
+
 def redo(record: PageRecord, rules: Rules) -> Redone | str:
     """The page's item under the current rules, or the reason it is skipped."""
     reason = why_not(record, rules)
     if reason is not None or record.body is None:
         return reason or NO_BODY
-    charset = RENDERED_CHARSET if record.rendered else media_type(record.content_type)[1]
-    text = decode_html(record.body, charset)  # once, for the parser and the regexes
+    kind, charset = media_type(record.content_type)
+    ctx = Context(record.final_url, record.fetched_at)
+    found = json_body(rules.reads_json, kind, record.body)
+    try:
+        if isinstance(found, FetchError):
+            return UNPARSABLE
+        if isinstance(found, ParsedJson):
+            return _from_json(record.body, found, rules, ctx)
+        if kind not in rules.html_types:  # it only looked like JSON
+            return NOT_HTML
+        return _from_html(record, RENDERED_CHARSET if record.rendered else charset, rules, ctx)
+    except ValueError:  # a selector that cannot be evaluated on this page
+        return EXTRACT_FAILED
+
+
+def _from_html(record: PageRecord, charset: str | None, rules: Rules, ctx: Context) -> Redone | str:
+    body = record.body or b""
+    text = decode_html(body, charset)  # once, for the parser and the regexes
     doc = parse_text(text, record.final_url)
     if doc is None:
         return UNPARSABLE
     job = rules.job
-    ctx = Context(record.final_url, record.fetched_at)
-    try:
-        data = extract_item(doc, text, job, rules.compiled, ctx)
-    except ValueError:  # a selector that cannot be evaluated on this page
-        return EXTRACT_FAILED
+    data = extract_item(doc, text, job, rules.compiled, ctx)[1]
     sig = signature(bool(job.fields), data, doc, job.signature_ignore) if job.revisits else None
+    return Redone(data, sig)
+
+
+def _from_json(body: bytes, found: ParsedJson, rules: Rules, ctx: Context) -> Redone:
+    job, page = rules.job, PageJson(None, found.value)
+    data = extract_item(None, json_text(body), job, rules.compiled, ctx, page)[1]
+    sig = signature(bool(job.fields), data, None, []) if job.revisits else None
     return Redone(data, sig)
 
 

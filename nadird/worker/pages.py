@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lxml.cssselect import CSSSelector
 from lxml.html import HtmlElement
@@ -26,7 +26,7 @@ from nadird.config import FetchConfig
 from nadird.errors import ErrorKind, FetchError
 from nadird.items.keys import apply_key, compile_key
 from nadird.items.processors import Context
-from nadird.items.schema import apply_rules, compile_rules
+from nadird.items.schema import compile_rules
 from nadird.jobs import Job
 from nadird.logs import get_logger
 from nadird.protocol.messages import PageResult
@@ -36,8 +36,8 @@ from nadird.worker.follow.filter import LinkPipeline
 from nadird.worker.follow.find import extract_links, resolve_hrefs
 from nadird.worker.follow.jsonlinks import json_hrefs, next_page
 from nadird.worker.parse.directives import Directives, canonical_link, robots_directives
-from nadird.worker.parse.fields import extract_fields
-from nadird.worker.parse.jsonsources import PageJson, is_json_type, load_json, looks_like_json
+from nadird.worker.parse.item import JsonBody, extract_item, json_body, json_text
+from nadird.worker.parse.jsonsources import PageJson
 from nadird.worker.parse.parser import content_checksum, decode_html, parse_html
 from nadird.worker.parse.signature import signature
 
@@ -87,15 +87,6 @@ class Read:
     canonical: str | None = None
     signature: str | None = None
     keep_body: bool | None = None  # None: as the X-Robots-Tag header says
-
-
-@dataclass(frozen=True, slots=True)
-class ParsedJson:
-    value: Any  # the body's JSON value (None is JSON's null)
-
-
-# A JSON response's body, or the error of one that claims to be JSON and is not.
-JsonBody = ParsedJson | FetchError
 
 
 @dataclass(slots=True)
@@ -238,8 +229,8 @@ class PageProcessor:
         selected: dict[str, object] = {}
         if read.keep_body:
             text = decode_html(outcome.body, outcome.charset)
-            selected = dict(extract_fields(doc, text, self._job.fields))
-            read.data = self._processed(dict(selected), outcome, started)
+            ctx = Context(outcome.final_url, started)
+            selected, read.data = extract_item(doc, text, self._job, self._rules, ctx)
         if self.follows(task.depth) and not directives.nofollow:
             nofollow = self._fetch.robots.respect_nofollow
             found = extract_links(doc, outcome.final_url, nofollow)
@@ -259,10 +250,9 @@ class PageProcessor:
         directives = self._directives(None, outcome)  # X-Robots-Tag
         selected: dict[str, object] = {}
         if not directives.noindex:
-            text = outcome.body.decode("utf-8", "replace")  # for regex selectors
-            page = PageJson(None, body.value)
-            selected = dict(extract_fields(None, text, self._job.fields, page))
-            read.data = self._processed(dict(selected), outcome, started)
+            ctx, page = Context(outcome.final_url, started), PageJson(None, body.value)
+            text = json_text(outcome.body)
+            selected, read.data = extract_item(None, text, self._job, self._rules, ctx, page)
         if self.follows(task.depth) and not directives.nofollow:
             hrefs = [
                 *self._next_page(selected, outcome),
@@ -276,19 +266,7 @@ class PageProcessor:
         return read
 
     def _json_body(self, outcome: FetchOutcome) -> JsonBody | None:
-        """The JSON of a response this job reads as JSON; a FetchError when it
-        claims to be JSON and is not; None when it is no JSON response."""
-        if not self._reads_json:
-            return None
-        claimed = is_json_type(outcome.content_type)
-        if not claimed and not looks_like_json(outcome.body):
-            return None
-        try:
-            return ParsedJson(load_json(outcome.body))
-        except ValueError as exc:
-            if claimed:
-                return FetchError(ErrorKind.PARSE, f"body is not JSON: {exc}")
-            return None  # it only looked like JSON: read it as what its type says
+        return json_body(self._reads_json, outcome.content_type, outcome.body)
 
     def _next_page(self, selected: dict[str, object], outcome: FetchOutcome) -> list[str]:
         """The href of the next page of a paginated walk (first of the page's
@@ -296,13 +274,6 @@ class PageProcessor:
         rule = self._job.paginate
         found = None if rule is None else next_page(rule, selected, outcome.final_url)
         return [] if found is None else [found]
-
-    def _processed(
-        self, data: dict[str, object], outcome: FetchOutcome, started: float
-    ) -> dict[str, object]:
-        if not self._rules:
-            return data
-        return apply_rules(data, self._rules, Context(outcome.final_url, started))
 
     def _banned(self, outcome: FetchOutcome) -> FetchError | None:
         """A ban signal of the job (a status, or a page matching its selector)

@@ -1,29 +1,71 @@
 """A page's item: the job's fields selected, then its schema applied.
 
-The one code path from a parsed page to its `data`, shared by the worker
+The one code path from a fetched body to its `data`, shared by the worker
 (worker/pages.py, on a fetched page) and `nadird reextract` (on a stored
-body), so that re-extracting a page gives what a fetch would have given.
+body), so that re-extracting a page gives what a fetch would have given:
+whether the body is read as JSON, which text the regexes see, and the
+selectors, processors, types and `required` of the job.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from lxml.html import HtmlElement
 
+from nadird.errors import ErrorKind, FetchError
 from nadird.items.processors import Context
 from nadird.items.schema import FieldRule, apply_rules
 from nadird.jobs import Job
 from nadird.worker.parse.fields import extract_fields
+from nadird.worker.parse.jsonsources import PageJson, is_json_type, load_json, looks_like_json
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedJson:
+    value: Any  # the body's JSON value (None is JSON's null)
+
+
+# A JSON response's body, or the error of one that claims to be JSON and is not.
+JsonBody = ParsedJson | FetchError
+
+
+def json_body(reads_json: bool, content_type: str | None, body: bytes) -> JsonBody | None:
+    """The JSON of a response a job that `reads_json` reads as JSON; a
+    FetchError when it claims to be JSON and is not; None when it is no JSON
+    response (then it is read as what its type says)."""
+    if not reads_json:
+        return None
+    claimed = is_json_type(content_type)
+    if not claimed and not looks_like_json(body):
+        return None
+    try:
+        return ParsedJson(load_json(body))
+    except ValueError as exc:
+        if claimed:
+            return FetchError(ErrorKind.PARSE, f"body is not JSON: {exc}")
+        return None  # it only looked like JSON
+
+
+def json_text(body: bytes) -> str:
+    """What the regex selectors of a JSON response run on."""
+    return body.decode("utf-8", "replace")
 
 
 def extract_item(
-    doc: HtmlElement, text: str, job: Job, rules: tuple[FieldRule, ...], ctx: Context
-) -> dict[str, Any]:
-    """The item of a page: selectors (regexes on `text`, the body as
-    `decode_html` reads it), then the processors, types and `required` of
-    the job's schema."""
-    data: dict[str, Any] = dict(extract_fields(doc, text, job.fields))
-    if rules:
-        data = apply_rules(data, rules, ctx)
-    return data
+    doc: HtmlElement | None,
+    text: str,
+    job: Job,
+    rules: tuple[FieldRule, ...],
+    ctx: Context,
+    page: PageJson | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(what the selectors found, the item the schema made of it).
+
+    `text` is what regexes run on (an HTML body as `decode_html` reads it,
+    `json_text` of a JSON one); `page` the JSON of a JSON response."""
+    selected: dict[str, Any] = dict(extract_fields(doc, text, job.fields, page))
+    if not rules:
+        return selected, dict(selected)
+    return selected, apply_rules(dict(selected), rules, ctx)

@@ -1,8 +1,8 @@
 """Command line: `nadird --role master|worker -c FILE`, `crawl`, `parse`, `reextract`, `export`...
 
 Exit status: 0 success, 1 runtime error, 2 usage or configuration error,
-128 + N when `crawl` was stopped by signal N (130 for Ctrl-C), 141 when
-stdout was closed early (`nadird status | head`).
+128 + N when `crawl` or `reextract` was stopped by signal N (130 for
+Ctrl-C), 141 when stdout was closed early (`nadird status | head`).
 
 Options may come before, between and after a command's positional
 arguments; `-c/--config` and `--log-level` mean the same before the command
@@ -51,7 +51,7 @@ crawl in one command (crawl). `nadird COMMAND -h` tells more.
 
 Options may come before, between and after a command's arguments.
 Exit status: 0 success, 1 runtime error, 2 usage or configuration error,
-130/143 crawl stopped by SIGINT/SIGTERM, 141 stdout closed early."""
+130/143 crawl or reextract stopped by SIGINT/SIGTERM, 141 stdout closed early."""
 
 
 class Parser(argparse.ArgumentParser):

@@ -96,3 +96,37 @@ async def test_newer_fetches_win_and_bad_documents_are_counted(
     # Page 0 (its newer fetch) and page 5; page 1 was updated above already.
     assert tally.changed == 2 and tally.unchanged == 1
     assert items_by_url(mongo_uri)[newer.url]["heading"] == "Product 0"
+
+
+async def test_a_revisiting_job_gets_a_version_per_changed_page(
+    mongo_uri: str, tmp_path: Path
+) -> None:
+    revisit = {"revisit": {"every": "1h"}}
+    old = Rules.of(Job.from_wire({"fields": {"title": [{"css": "h1"}]}, **revisit}), ["text/html"])
+    records = []
+    for i in range(4):
+        record = page_record(i)
+        done = redo(record, old)
+        assert isinstance(done, Redone)
+        record.data, record.signature = done.data, done.signature
+        records.append(record)
+    new_job = Job.from_wire({"fields": NEW_FIELDS, "schema": NEW_SCHEMA, **revisit})
+    new = Rules.of(new_job, ["text/html"])
+    store = make_store(mongo_uri, tmp_path)
+    await store.open()
+    try:
+        await store.write(records)  # the first version of each page
+        first = await reextract_pass(store, new, Options(), asyncio.Event())
+        again = await reextract_pass(store, new, Options(), asyncio.Event())
+        changes = [c async for c in store.iter_changes()]
+    finally:
+        await store.close()
+    assert first.tally.changed == 4 and first.tally.versions == 4
+    assert again.tally.unchanged == 4 and again.tally.versions == 0
+    assert len(changes) == 4 and all("heading" in c["changes"] for c in changes)
+    with sync_db(mongo_uri) as db:
+        signatures = {
+            d["url"]: d["signature"] for d in db.pages.find({}, {"signature": 1, "url": 1})
+        }
+        latest = {d["url"]: d["signature"] for d in db.changes.find({}).sort("_id", 1)}
+    assert signatures == latest  # each page's signature is its latest version's

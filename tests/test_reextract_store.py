@@ -130,3 +130,42 @@ def test_a_json_response_is_read_again_as_json() -> None:
     assert redo(record, rules) == Redone({"price": 12.5}, None)
     # A job that reads no JSON leaves JSON responses as they are.
     assert redo(record, Rules.of(job(NEW_FIELDS, NEW_SCHEMA), HTML)) == NOT_HTML
+
+
+class StopsAfterOneChunk(SqliteStore):
+    """The real store, which asks the pass to stop once a chunk is written
+    (as a Ctrl-C would between chunks)."""
+
+    def __init__(self, path: str, stop: asyncio.Event) -> None:
+        super().__init__(path)
+        self.stop = stop
+
+    async def update_page_data(self, updates: Any, checkpoint: Any = None) -> Any:
+        done = await super().update_page_data(updates, checkpoint)
+        self.stop.set()
+        return done
+
+
+def test_a_resumed_pass_keeps_its_since(tmp_path: Path) -> None:
+    rules = Rules.of(job(NEW_FIELDS, NEW_SCHEMA), HTML)
+    records = [page_record(i) for i in range(10)]
+    since = records[2].fetched_at  # pages 2 to 9
+
+    async def go() -> tuple[Any, Any]:
+        stop = asyncio.Event()
+        store = StopsAfterOneChunk(str(tmp_path / "s.db"), stop)
+        await store.open()
+        await store.write(records)
+        try:
+            first = await reextract(store, rules, Options(since=since, chunk=4), stop)
+            # Given again with another --since (`6h ago` is another moment
+            # each time): the pass goes on with its own.
+            rest = await reextract(store, rules, Options(since=None, chunk=4), asyncio.Event())
+            return first, rest
+        finally:
+            await store.close()
+
+    first, rest = asyncio.run(go())
+    assert first.complete is False and first.tally.read == 4
+    assert rest.resumed is True and rest.complete is True
+    assert rest.tally.read == 8 and rest.tally.changed == 8 and rest.read_now == 4

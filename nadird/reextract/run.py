@@ -3,9 +3,9 @@
 Chunks follow the store's key order, so the key of a chunk's last page is
 where the pass stands; it is saved with the chunk's updates (SQLite: in the
 same transaction) together with the counts so far. A pass stopped by a
-signal, or killed, goes on from there when run again, unless `restart` or
-the job's rules changed since (then the pages before the checkpoint were
-extracted with other rules, and the pass starts over). A finished pass
+signal, or killed, goes on from there when run again, with its own `since`,
+unless `restart` or the job's rules changed since (then the pages before
+the checkpoint were extracted with other rules, and the pass starts over). A finished pass
 removes its checkpoint. Nothing is fetched.
 """
 
@@ -15,7 +15,7 @@ import asyncio
 import hashlib
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from nadird.jobs import Job
@@ -88,18 +88,27 @@ def rules_digest(job: Job) -> str:
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
-def _resume(
-    saved: dict[str, Any] | None, digest: str, since: float | None
-) -> tuple[str | None, Tally]:
-    """Where a saved checkpoint lets this pass go on (None: the start)."""
+def _resume(saved: dict[str, Any] | None, digest: str, opts: Options) -> tuple[Resume, Options]:
+    """Where a saved checkpoint lets this pass go on, and the options it goes
+    on with: a resumed pass keeps its own --since (`6h ago` names another
+    moment each time it is given)."""
     if saved is None:
-        return None, Tally()
-    after = saved.get("after")
-    if saved.get("rules") != digest or saved.get("since") != since or not isinstance(after, str):
-        log.info("reextract_checkpoint_ignored", why="other rules or --since", after=after)
-        return None, Tally()
+        return Resume(None, Tally()), opts
+    after, since = saved.get("after"), saved.get("since")
+    usable = isinstance(after, str) and (since is None or isinstance(since, int | float))
+    if saved.get("rules") != digest or not usable:
+        log.info("reextract_checkpoint_ignored", why="the job's rules changed", after=after)
+        return Resume(None, Tally()), opts
+    if since != opts.since:
+        log.info("reextract_keeps_since", since=since, given=opts.since)
     log.info("reextract_resumed", after=after)
-    return after, Tally.from_dict(saved.get("counts"))
+    return Resume(after, Tally.from_dict(saved.get("counts"))), replace(opts, since=since)
+
+
+@dataclass(frozen=True)
+class Resume:
+    after: str | None
+    tally: Tally
 
 
 async def reextract(
@@ -113,10 +122,13 @@ async def reextract(
     started = time.monotonic()
     name, digest = rules.job.name, rules_digest(rules.job)
     saved = None if opts.restart else await store.load_checkpoint(name)
-    after, tally = _resume(saved, digest, opts.since)
+    resume, opts = _resume(saved, digest, opts)
+    after, tally = resume.after, resume.tally
     resumed, before = after is not None, tally.read
     extractors = Extractors(rules, opts.processes)
     chunks = Chunks(store, name, opts)
+    if progress is not None:
+        progress.begin(before)
     complete = False
     try:
         while not stop.is_set():

@@ -83,6 +83,10 @@ class Progress:
         self._interval = interval
         self._started = time.monotonic()
         self._last = 0.0
+        self._before = 0  # pages an interrupted run read: not part of this run's rate
+
+    def begin(self, already_read: int) -> None:
+        self._started, self._before = time.monotonic(), already_read
 
     def show(self, tally: Tally, final: bool = False) -> None:
         now = time.monotonic()
@@ -90,7 +94,7 @@ class Progress:
             return
         self._last = now
         elapsed = now - self._started
-        rate = tally.read / elapsed if elapsed > 0 else 0.0
+        rate = (tally.read - self._before) / elapsed if elapsed > 0 else 0.0
         if self._console.isatty():
             skipped = sum(tally.skipped.values())
             self._console.show(

@@ -235,7 +235,10 @@ def _add_reextract(sub: argparse._SubParsersAction[CommandParser]) -> None:
     redo.add_argument("--job", required=True, help="the job of --config whose rules apply")
     redo.add_argument("--store", help="store URI (default: store.uri of --config)")
     redo.add_argument(
-        "--since", type=moment, metavar="TIME", help="only pages fetched at or after TIME"
+        "--since",
+        type=moment,
+        metavar="TIME",
+        help="only pages fetched at or after TIME (ISO 8601, or 6h ago)",
     )
     redo.add_argument(
         "--jobs", type=positive_int, default=1, metavar="N", help="parse in N processes"

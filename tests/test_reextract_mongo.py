@@ -25,6 +25,7 @@ from nadird.jobs import Job
 from nadird.reextract.core import Redone, Rules, redo
 from nadird.reextract.run import Options
 from nadird.reextract.run import reextract as reextract_pass
+from nadird.store.mongo.keyed import KEYED
 from nadird.store.stored import PageUpdate
 from nadird.testing.graph import SiteGraph
 from nadird.testing.shop import Shop
@@ -98,17 +99,17 @@ async def test_newer_fetches_win_and_bad_documents_are_counted(
     assert items_by_url(mongo_uri)[newer.url]["heading"] == "Product 0"
 
 
-async def test_a_revisiting_job_gets_a_version_per_changed_page(
+async def test_a_revisiting_keyed_job_gets_versions_and_keyed_items(
     mongo_uri: str, tmp_path: Path
 ) -> None:
-    revisit = {"revisit": {"every": "1h"}}
+    revisit = {"revisit": {"every": "1h"}, "item_key": ["title"]}
     old = Rules.of(Job.from_wire({"fields": {"title": [{"css": "h1"}]}, **revisit}), ["text/html"])
     records = []
     for i in range(4):
         record = page_record(i)
         done = redo(record, old)
         assert isinstance(done, Redone)
-        record.data, record.signature = done.data, done.signature
+        record.data, record.signature, record.item_key = done.data, done.signature, done.item_key
         records.append(record)
     new_job = Job.from_wire({"fields": NEW_FIELDS, "schema": NEW_SCHEMA, **revisit})
     new = Rules.of(new_job, ["text/html"])
@@ -130,3 +131,7 @@ async def test_a_revisiting_job_gets_a_version_per_changed_page(
         }
         latest = {d["url"]: d["signature"] for d in db.changes.find({}).sort("_id", 1)}
     assert signatures == latest  # each page's signature is its latest version's
+    with sync_db(mongo_uri) as db:  # the keyed items follow the new fields
+        keyed = {d["key"]: d["data"] for d in db[KEYED].find({})}
+    assert sorted(keyed) == [f"Product {i}" for i in range(4)]
+    assert all(data["heading"] == key for key, data in keyed.items())

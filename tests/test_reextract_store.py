@@ -169,3 +169,29 @@ def test_a_resumed_pass_keeps_its_since(tmp_path: Path) -> None:
     assert first.complete is False and first.tally.read == 4
     assert rest.resumed is True and rest.complete is True
     assert rest.tally.read == 8 and rest.tally.changed == 8 and rest.read_now == 4
+
+
+def test_keyed_items_follow_the_reextracted_fields(tmp_path: Path) -> None:
+    keyed = {"item_key": ["title"]}
+    old = Rules.of(job(SHOP_FIELDS, SHOP_SCHEMA, **keyed), HTML)
+    records = []
+    for i in range(3):
+        record = page_record(i)
+        done = redo(record, old)
+        assert isinstance(done, Redone) and done.item_key == f"Product {i}"
+        record.data, record.item_key = done.data, done.item_key
+        records.append(record)
+    new = Rules.of(job(NEW_FIELDS, NEW_SCHEMA, **keyed), HTML)
+
+    async def go() -> tuple[Any, list[Any]]:
+        store = await opened(tmp_path / "k.db", records)  # the keyed items as crawled
+        try:
+            done = await reextract(store, new, Options(), asyncio.Event())
+            return done, [item async for item in store.iter_items()]
+        finally:
+            await store.close()
+
+    done, items = asyncio.run(go())
+    assert done.tally.changed == 3
+    assert sorted(item.key for item in items) == ["Product 0", "Product 1", "Product 2"]
+    assert all(item.data["heading"] == item.key and item.data["price"] == "12.50" for item in items)

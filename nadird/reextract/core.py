@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nadird.errors import FetchError
+from nadird.items.keys import KeyRule, apply_key, compile_key
 from nadird.items.processors import Context
 from nadird.items.schema import VALID, FieldRule, compile_rules
 from nadird.jobs import Job
@@ -51,10 +52,14 @@ class Rules:
     html_types: frozenset[str]
     compiled: tuple[FieldRule, ...] = field(default=(), compare=False)
     reads_json: bool = False  # JSON responses mean something to the job
+    key: KeyRule | None = field(default=None, compare=False)  # the job's item_key
 
     @classmethod
     def of(cls, job: Job, html_types: Iterable[str]) -> Rules:
-        return cls(job, frozenset(html_types), compile_rules(job.schema), job.reads_json())
+        compiled = compile_rules(job.schema)
+        return cls(
+            job, frozenset(html_types), compiled, job.reads_json(), compile_key(job.item_key)
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +68,7 @@ class Redone:
 
     data: dict[str, Any]
     signature: str | None
+    item_key: str | None = None
 
 
 def media_type(content_type: str | None) -> tuple[str | None, str | None]:
@@ -113,7 +119,7 @@ def redo(record: PageRecord, rules: Rules) -> Redone | str:
         if isinstance(found, FetchError):
             return UNPARSABLE
         if isinstance(found, ParsedJson):
-            return _from_json(record.body, found, rules, ctx)
+            return _from_json(record, found, rules, ctx)
         if kind not in rules.html_types:  # it only looked like JSON
             return NOT_HTML
         return _from_html(record, RENDERED_CHARSET if record.rendered else charset, rules, ctx)
@@ -129,15 +135,23 @@ def _from_html(record: PageRecord, charset: str | None, rules: Rules, ctx: Conte
         return UNPARSABLE
     job = rules.job
     data = extract_item(doc, text, job, rules.compiled, ctx)[1]
+    key = _key(record, data, rules)
     sig = signature(bool(job.fields), data, doc, job.signature_ignore) if job.revisits else None
-    return Redone(data, sig)
+    return Redone(data, sig, key)
 
 
-def _from_json(body: bytes, found: ParsedJson, rules: Rules, ctx: Context) -> Redone:
+def _from_json(record: PageRecord, found: ParsedJson, rules: Rules, ctx: Context) -> Redone:
     job, page = rules.job, PageJson(None, found.value)
-    data = extract_item(None, json_text(body), job, rules.compiled, ctx, page)[1]
+    data = extract_item(None, json_text(record.body or b""), job, rules.compiled, ctx, page)[1]
+    key = _key(record, data, rules)
     sig = signature(bool(job.fields), data, None, []) if job.revisits else None
-    return Redone(data, sig)
+    return Redone(data, sig, key)
+
+
+def _key(record: PageRecord, data: dict[str, Any], rules: Rules) -> str | None:
+    """The item's key, as the worker makes it: last, since a key that cannot
+    be made marks the item invalid."""
+    return apply_key(rules.key, record.url, record.final_url, data)
 
 
 def is_invalid(data: dict[str, Any]) -> bool:

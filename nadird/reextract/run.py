@@ -82,7 +82,7 @@ class Chunks:
 def rules_digest(job: Job) -> str:
     """What the items depend on: a resumed pass must run the same rules."""
     wire = job.to_wire()
-    relevant = {k: wire[k] for k in ("fields", "schema", "signature_ignore")}
+    relevant = {k: wire[k] for k in ("fields", "schema", "signature_ignore", "item_key")}
     relevant["revisits"] = job.revisits
     text = json.dumps(relevant, sort_keys=True, default=str)
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()

@@ -41,10 +41,13 @@ class Tally:
         if isinstance(verdict, str) or verdict is None or record is None:
             self.skip(page.reason or (verdict if isinstance(verdict, str) else "unreadable"))
             return None
-        if verdict.data == record.data and verdict.signature == record.signature:
+        now = (verdict.data, verdict.signature, verdict.item_key)
+        if now == (record.data, record.signature, record.item_key):
             self.unchanged += 1
             return None
-        new = dataclasses.replace(record, data=verdict.data, signature=verdict.signature)
+        new = dataclasses.replace(
+            record, data=verdict.data, signature=verdict.signature, item_key=verdict.item_key
+        )
         return PageUpdate(page, new)
 
     def written(self, updates: list[PageUpdate], outcome: UpdateOutcome) -> None:

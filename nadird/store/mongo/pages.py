@@ -1,11 +1,12 @@
 """MongoDB side of re-extraction: pages by _id, item updates in bulk.
 
 Safe beside a running master: each update is a `$set` of the item's `data`
-(and `updated_at`) and of the page's `signature`, filtered on the fetch
+(and `updated_at`) and of the page's `signature` and `item_key`, filtered on the fetch
 time it was made from, so a page the master stored again meanwhile keeps
 its newer data; nothing else of either document is touched. The chunk's
 history versions are appended after its updates, as the store writer does
-(mongo/history.py), and the checkpoint last, in `reextract_checkpoints`.
+(mongo/history.py), then their keyed items (mongo/keyed.py), and the
+checkpoint last, in `reextract_checkpoints`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from nadird.store.mongo.docs import (
     to_datetime,
 )
 from nadird.store.mongo.history import append_mongo
+from nadird.store.mongo.keyed import upsert_mongo
 from nadird.store.stored import (
     CORRUPT_BODY,
     DUPLICATE,
@@ -53,16 +55,19 @@ class PageUpdates:
     _pages: Collection | None
     _items: Collection | None
     _changes: Collection | None
+    _keyed: Collection | None
 
-    def _open_collections(self) -> tuple[Collection, Collection, Collection]:
-        if self._pages is None or self._items is None or self._changes is None:
+    def _open_collections(self) -> tuple[Collection, Collection, Collection, Collection]:
+        if self._pages is None or self._items is None:
             raise StoreError(f"{self!r}: store is not open")
-        return self._pages, self._items, self._changes
+        if self._changes is None or self._keyed is None:
+            raise StoreError(f"{self!r}: store is not open")
+        return self._pages, self._items, self._changes, self._keyed
 
     async def read_pages(
         self, job: str, after: str | None, since: float | None, limit: int
     ) -> list[StoredPage]:
-        pages, items, _ = self._open_collections()
+        pages, items, _, _ = self._open_collections()
         try:
             return await read_chunk(pages, items, job, after, since, limit)
         except PyMongoError as exc:
@@ -71,14 +76,14 @@ class PageUpdates:
     async def update_page_data(
         self, updates: Sequence[PageUpdate], checkpoint: CheckpointOf | None = None
     ) -> UpdateOutcome:
-        pages, items, changes = self._open_collections()
+        pages, items, changes, keyed = self._open_collections()
         try:
-            return await update_data(pages, items, changes, updates, checkpoint)
+            return await update_data(pages, items, changes, keyed, updates, checkpoint)
         except PyMongoError as exc:
             raise StoreError(f"{self!r}: update failed: {one_line(str(exc))}") from exc
 
     async def load_checkpoint(self, name: str) -> dict[str, Any] | None:
-        pages, _, _ = self._open_collections()
+        pages, _, _, _ = self._open_collections()
         try:
             return await load_checkpoint(pages.database[CHECKPOINTS], name)
         except PyMongoError as exc:
@@ -126,6 +131,7 @@ async def update_data(
     pages: Collection,
     items: Collection,
     changes: Collection,
+    keyed: Collection,
     updates: Sequence[PageUpdate],
     checkpoint: CheckpointOf | None,
 ) -> UpdateOutcome:
@@ -135,7 +141,7 @@ async def update_data(
         ops = [
             UpdateOne(
                 {"_id": u.record.fp, "fetched_at": u.page.guard},
-                {"$set": {"signature": u.record.signature}},
+                {"$set": {"signature": u.record.signature, "item_key": u.record.item_key}},
             )
             for u in landed
         ]
@@ -143,6 +149,7 @@ async def update_data(
             await pages.bulk_write(ops, ordered=False)
         outcome.landed = [u.page.key for u in landed]
         outcome.versions = await append_mongo(changes, [u.record for u in landed])
+        await upsert_mongo(keyed, [u.record for u in landed])
     if checkpoint is not None:
         await save_checkpoint(pages.database[CHECKPOINTS], checkpoint(outcome))
     return outcome

@@ -4,8 +4,9 @@ Runs on the store's thread (SqliteStore). Safe beside a running master: WAL
 lets the reads run during its writes, each chunk's updates are one
 IMMEDIATE transaction of a few milliseconds (the connection's busy timeout
 waits out the master's), and an update is applied only while the row still
-holds the fetch it was made from. The checkpoint is a row of `meta`,
-written in the same transaction as the chunk it follows.
+holds the fetch it was made from. History versions and keyed items follow
+the updates as they follow the store writer's, and the checkpoint (a row
+of `meta`), all in the chunk's one transaction.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from nadird.errors import StoreError
 from nadird.store.history import append_sqlite
+from nadird.store.sqlite.items import upsert_items_sync
 from nadird.store.sqlite.schema import NAMES, from_row
 from nadird.store.stored import (
     CORRUPT_BODY,
@@ -32,7 +34,9 @@ from nadird.store.stored import (
 
 _FETCHED_AT = NAMES.index("fetched_at")
 _SELECT = f"SELECT rowid, {', '.join(NAMES)} FROM pages WHERE job = ? AND rowid > ?"
-_UPDATE = "UPDATE pages SET data = ?, signature = ? WHERE rowid = ? AND fetched_at = ?"
+_UPDATE = (
+    "UPDATE pages SET data = ?, signature = ?, item_key = ? WHERE rowid = ? AND fetched_at = ?"
+)
 _CHECKPOINT = "checkpoint:"
 
 
@@ -73,12 +77,14 @@ def update_data(
         for update in updates:
             record = update.record
             data = json.dumps(record.data, ensure_ascii=False, separators=(",", ":"))
-            args = (data, record.signature, int(update.page.key), update.page.guard)
+            key, guard = int(update.page.key), update.page.guard
+            args = (data, record.signature, record.item_key, key, guard)
             if conn.execute(_UPDATE, args).rowcount:
                 landed.append(record)
                 outcome.landed.append(update.page.key)
         outcome.refetched = len(updates) - len(landed)
         outcome.versions = append_sqlite(conn, landed)  # as the store writer appends them
+        upsert_items_sync(conn, landed)  # and their keyed items
         if checkpoint is not None:
             _save_checkpoint(conn, checkpoint(outcome))
         conn.execute("COMMIT")

@@ -30,7 +30,7 @@ from nadird.items.schema import apply_rules, compile_rules
 from nadird.jobs import Job
 from nadird.logs import get_logger
 from nadird.protocol.messages import PageResult
-from nadird.urls import fingerprint
+from nadird.request import RequestSpec, link_fields
 from nadird.worker.fetch.fetcher import Fetcher, FetchOutcome, HopCheck
 from nadird.worker.follow.filter import LinkPipeline
 from nadird.worker.follow.find import extract_links, resolve_hrefs
@@ -66,6 +66,12 @@ class PageTask:
     row: int = 0  # Bag.rows entry, echoed in the result
     etag: str = ""  # the validators of a revisit (Bag.validators)
     last_modified: str = ""
+    request: RequestSpec | None = None  # Bag.requests entry; None: a plain GET
+
+    def asked(self) -> dict[str, Any]:
+        """The record's `method` and `meta` (nothing for a plain GET: the defaults)."""
+        spec = self.request
+        return {} if spec is None else {"method": spec.method, "meta": spec.meta}
 
     def conditional(self) -> dict[str, str]:
         """The request headers that let the server answer 304 Not Modified."""
@@ -146,6 +152,7 @@ class PageProcessor:
                 conditional=task.conditional(),
                 proxy_group=self._job.proxy_group,
                 sticky=self._sticky,
+                request=self._request(task),
             )
         except FetchError as exc:
             result = error_result(task, started, exc)
@@ -180,6 +187,15 @@ class PageProcessor:
         strained = outcome.status in _STRAIN_STATUSES
         return Processed(result, outcome.status, None, outcome.elapsed, strained)
 
+    def _request(self, task: PageTask) -> RequestSpec | None:
+        """The task's request under the job's default headers and cookies;
+        None when that is a plain GET (the fetcher's own path)."""
+        job = self._job
+        if task.request is None and not (job.headers or job.cookies):
+            return None
+        spec = (task.request or RequestSpec(task.url)).with_defaults(job.headers, job.cookies)
+        return None if spec.plain else spec
+
     def _from_outcome(
         self, task: PageTask, outcome: FetchOutcome, started: float, size: int
     ) -> PageResult:
@@ -210,8 +226,7 @@ class PageProcessor:
             error=None if error is None else error.message,
             error_kind=None if error is None else error.kind,
             redirects=outcome.redirects,
-            links=links,
-            link_fps=[fingerprint(u) for u in links],
+            **link_fields(links),
             canonical=read.canonical,
             headers=self._stored_headers(outcome),
             row=task.row,
@@ -223,6 +238,7 @@ class PageProcessor:
             item_key=item_key,
             etag=outcome.headers.get("etag", "")[:MAX_HEADER_CHARS],
             last_modified=outcome.headers.get("last-modified", "")[:MAX_HEADER_CHARS],
+            **task.asked(),
         )
 
     def _read_html(self, task: PageTask, outcome: FetchOutcome, started: float) -> Read:
@@ -370,6 +386,7 @@ def not_modified(task: PageTask, outcome: FetchOutcome, started: float) -> PageR
         # A 304 may send updated validators; the ones sent stay valid otherwise.
         etag=headers.get("etag", task.etag)[:MAX_HEADER_CHARS],
         last_modified=headers.get("last-modified", task.last_modified)[:MAX_HEADER_CHARS],
+        **task.asked(),
     )
 
 
@@ -385,4 +402,5 @@ def error_result(task: PageTask, started: float, error: FetchError) -> PageResul
         error=error.message[:1000],
         error_kind=error.kind,
         row=task.row,
+        **task.asked(),
     )

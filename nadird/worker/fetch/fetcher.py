@@ -26,6 +26,7 @@ from yarl import URL
 
 from nadird.config import FetchConfig
 from nadird.errors import ConfigError, ErrorKind, FetchError, InvalidURL
+from nadird.request import RequestSpec
 from nadird.urls import canonicalize
 from nadird.worker.fetch.addresses import AddressPolicy
 from nadird.worker.fetch.decoding import accept_encoding, decoder_for
@@ -35,6 +36,12 @@ from nadird.worker.fetch.resolver import AddressBlocked, PolicyResolver
 
 READ_CHUNK = 64 * 1024
 REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
+# Redirects after which a request with a body goes on as a GET without one
+# (as browsers and requests do): 303 always, 301/302 after a POST. 307 and
+# 308 repeat the method and the body.
+_TO_GET = {303: ("POST", "PUT"), 301: ("POST",), 302: ("POST",)}
+# Not sent on to another host: they were meant for the first one.
+_HOST_BOUND = ("authorization", "cookie")
 # Response headers the worker acts on (politeness, robots directives).
 KEPT_HEADERS = ("retry-after", "x-robots-tag", "etag", "last-modified")
 # How long a fetch waits for a provider to refill an empty pool before it
@@ -151,9 +158,11 @@ class Fetcher:
         conditional: Mapping[str, str] | None = None,
         proxy_group: str | None = None,
         sticky: str | None = None,
+        request: RequestSpec | None = None,
     ) -> FetchOutcome:
-        """GET url. `max_bytes` caps the decoded body (default max_decoded_bytes);
-        with `truncate` a longer body is cut there instead of failing.
+        """GET url, or send `request` (its method, headers, cookies, body).
+        `max_bytes` caps the decoded body (default max_decoded_bytes); with
+        `truncate` a longer body is cut there instead of failing.
         `conditional` are request headers (If-None-Match...) for the URL
         itself, not for the redirect targets: validators belong to one URL.
         `proxy_group` limits the proxies to one group; `sticky` keeps one
@@ -165,8 +174,9 @@ class Fetcher:
         started = time.monotonic()
         try:
             async with asyncio.timeout(self.config.total_timeout):
+                hop = _Hop.first(request, conditional)
                 outcome = await self._follow(
-                    url, proxy, max_redirects, max_bytes, truncate, hop_check, conditional
+                    url, proxy, max_redirects, max_bytes, truncate, hop_check, hop
                 )
         except Exception as exc:
             error = exc if isinstance(exc, FetchError) else classify(exc)
@@ -203,7 +213,7 @@ class Fetcher:
         max_bytes: int | None,
         truncate: bool,
         hop_check: HopCheck | None,
-        conditional: Mapping[str, str] | None = None,
+        hop: _Hop,
     ) -> FetchOutcome:
         limit = self.config.max_redirects if max_redirects is None else max_redirects
         # encoded=True: the URL is already canonical; re-quoting could change it.
@@ -212,9 +222,9 @@ class Fetcher:
         redirects: list[str] = []
         while True:
             await self._guard(current, proxy)
-            extra = conditional if not redirects else None
-            async with self._get(current, proxy, extra) as resp:
-                location = resp.headers.get("Location") if resp.status in REDIRECT_CODES else None
+            async with self._request(hop, current, proxy) as resp:
+                status = resp.status
+                location = resp.headers.get("Location") if status in REDIRECT_CODES else None
                 if location is None or limit == 0:
                     body, truncated = await self._read_limited(resp, max_bytes, truncate)
                     return FetchOutcome(
@@ -239,10 +249,11 @@ class Fetcher:
             seen.add(key)
             if hop_check is not None:
                 await hop_check(key)
+            hop = hop.next(status, current.host != target.host)
             current = target
 
-    def _get(
-        self, url: URL, proxy: Proxy | None, extra: Mapping[str, str] | None = None
+    def _request(
+        self, hop: _Hop, url: URL, proxy: Proxy | None
     ) -> aiohttp.client._RequestContextManager:
         assert self._session is not None
         session = self._session
@@ -252,12 +263,14 @@ class Fetcher:
                 session = self._socks_session(proxy)
             else:
                 kwargs["proxy"] = proxy.url
-        headers = dict(extra or {})
+        headers = dict(hop.headers)
         if self._agents is not None:
             headers["User-Agent"] = next(self._agents)
         if headers:
             kwargs["headers"] = headers
-        return session.get(url, allow_redirects=False, **kwargs)  # type: ignore[arg-type]
+        if hop.body:
+            kwargs["data"] = hop.body
+        return session.request(hop.method, url, allow_redirects=False, **kwargs)  # type: ignore[arg-type]
 
     async def _guard(self, url: URL, proxy: Proxy | None) -> None:
         """The address policy for what the resolver does not see."""
@@ -296,6 +309,34 @@ class Fetcher:
         if body.take(decoder.finish(), truncate):
             return body.joined(), True
         return body.joined(), False
+
+
+@dataclass(frozen=True, slots=True)
+class _Hop:
+    """How one hop of a fetch is asked for: the request, then what the
+    redirects leave of it."""
+
+    method: str
+    headers: Mapping[str, str]
+    body: bytes = b""
+
+    @classmethod
+    def first(cls, request: RequestSpec | None, conditional: Mapping[str, str] | None) -> _Hop:
+        if request is None:
+            return cls("GET", conditional or {})
+        return cls(request.method, {**request.send_headers(), **(conditional or {})}, request.body)
+
+    def next(self, status: int, other_host: bool) -> _Hop:
+        """The hop after a redirect: validators belong to the first URL only."""
+        drop = {"if-none-match", "if-modified-since"}
+        if other_host:
+            drop.update(_HOST_BOUND)
+        method, body = self.method, self.body
+        if method in _TO_GET.get(status, ()):
+            method, body = "GET", b""
+            drop.add("content-type")
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in drop}
+        return _Hop(method, headers, body)
 
 
 def _kept_headers(resp: aiohttp.ClientResponse, stored: list[str]) -> dict[str, str]:

@@ -15,35 +15,55 @@ The spec travels as `to_wire()` (a small map with only what differs from a
 plain GET) in the frontier (`queue.request`, msgpack) and in bags; a plain GET
 travels as nothing at all, so the common case costs nothing.
 
-The body is kept in canonical form, and that is what is sent: form fields
-sorted by name (the values of one name keep their order), JSON with sorted
-keys and no spaces. So two spellings of one request are one request, for the
-fingerprint and on the wire alike.
+The body is kept in canonical form (request_body.py), and that is what is
+sent: form fields sorted by name, JSON with sorted keys and no spaces. So two
+spellings of one request are one request, for the fingerprint and on the
+wire alike.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
 
 import msgpack
 
+from nadird.request_body import (
+    MAX_BODY_BYTES,
+    RequestError,
+    body_of,
+    canonical_json,
+    kind_of,
+    mapping_of,
+    media_type,
+    string_of,
+    text_of,
+)
 from nadird.urls import canonicalize
 from nadird.urls import fingerprint as url_fingerprint
 
+__all__ = [
+    "METHODS",
+    "USER_KEYS",
+    "RequestError",
+    "RequestSpec",
+    "check_cookies",
+    "check_headers",
+    "check_meta",
+    "check_wire",
+    "link_fields",
+    "pack_wire",
+    "parse",
+    "unpack_wire",
+]
+
 METHODS = ("GET", "POST", "PUT", "HEAD")
-FORM_TYPE = "application/x-www-form-urlencoded"
-JSON_TYPE = "application/json"
 USER_KEYS = ("url", "method", "headers", "cookies", "json", "form", "body", "content_type", "meta")
 # Bounds that keep a bag (up to bag_size requests) far below a frame's limit.
-MAX_BODY_BYTES = 256 * 1024
 MAX_META_BYTES = 64 * 1024
 MAX_HEADERS = 64
 MAX_HEADER_VALUE = 8192
@@ -58,17 +78,6 @@ RESERVED_HEADERS = {
 }
 # RFC 9110 token characters: what a header or cookie name may hold.
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-# Control characters but tab; a newline would end the header (request splitting).
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
-
-
-class RequestError(ValueError):
-    """A request the crawler will not send; `key` is where it is wrong."""
-
-    def __init__(self, key: str, reason: str) -> None:
-        self.key = key
-        self.reason = reason
-        super().__init__(f"{key}: {reason}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +108,7 @@ class RequestSpec:
         if self.method == "GET" and not self.body:
             return url_fingerprint(self.url)
         digest = hashlib.blake2b(digest_size=16)
-        for part in (self.method, self.url, _media_type(self.content_type)):
+        for part in (self.method, self.url, media_type(self.content_type)):
             digest.update(part.encode())
             digest.update(b"\0")
         digest.update(self.body)
@@ -132,14 +141,11 @@ class RequestSpec:
 
     def pack(self) -> bytes | None:
         """The frontier's `request` cell: msgpack of to_wire(), NULL for a plain GET."""
-        wire = self.to_wire()
-        return None if wire is None else bytes(msgpack.packb(wire, use_bin_type=True))
+        return pack_wire(self.to_wire())
 
     @classmethod
     def unpack(cls, url: str, packed: bytes | None) -> RequestSpec:
-        if packed is None:
-            return cls(url)
-        return cls.from_wire(url, msgpack.unpackb(packed, raw=False))
+        return cls.from_wire(url, unpack_wire(packed))
 
     def with_defaults(self, headers: Mapping[str, str], cookies: Mapping[str, str]) -> RequestSpec:
         """The spec with a job's default headers and cookies under its own
@@ -160,6 +166,19 @@ class RequestSpec:
         return sent
 
 
+def pack_wire(wire: Mapping[str, Any] | None) -> bytes | None:
+    """RequestSpec.pack() of a to_wire() map, without building the spec."""
+    return None if not wire else bytes(msgpack.packb(wire, use_bin_type=True))
+
+
+def unpack_wire(packed: bytes | None) -> dict[str, Any] | None:
+    """The to_wire() map of a RequestSpec.pack() (None for a plain GET)."""
+    if packed is None:
+        return None
+    wire: dict[str, Any] = msgpack.unpackb(packed, raw=False)
+    return wire
+
+
 def link_fields(urls: Sequence[str], requests: Sequence[RequestSpec] = ()) -> dict[str, Any]:
     """A PageResult's `links`, `link_fps` and `link_requests` for the plain
     links a page led to and the requests it calls for (a next page as a
@@ -176,10 +195,6 @@ def link_fields(urls: Sequence[str], requests: Sequence[RequestSpec] = ()) -> di
     return {"links": links, "link_fps": fps, "link_requests": wires if any(wires) else []}
 
 
-def _media_type(content_type: str) -> str:
-    return content_type.partition(";")[0].strip().lower()
-
-
 # ------------------------------------------------------------ the user shape
 def parse(data: Any) -> RequestSpec:
     """A spec from the user shape (see the module docstring). The URL is kept
@@ -188,54 +203,34 @@ def parse(data: Any) -> RequestSpec:
     if isinstance(data, str):
         return RequestSpec(data)
     if not isinstance(data, Mapping):
-        raise RequestError("(request)", f"expected a URL or a mapping, got {_kind(data)}")
+        raise RequestError("(request)", f"expected a URL or a mapping, got {kind_of(data)}")
     unknown = [k for k in data if k not in USER_KEYS]
     if unknown:
         expected = ", ".join(USER_KEYS)
         raise RequestError(str(unknown[0]), f"unknown key; expected one of: {expected}")
     if "url" not in data:
         raise RequestError("url", "required")
-    url = _string(data["url"], "url")
+    url = string_of(data["url"], "url")
     method = _method(data.get("method", "GET"))
     headers = check_headers(data.get("headers", {}), "headers")
     cookies = check_cookies(data.get("cookies", {}), "cookies")
-    body, content_type = _body(data, method)
+    body, content_type = body_of(data, method)
     meta = check_meta(data.get("meta", {}), "meta")
     return RequestSpec(url, method, headers, cookies, body, content_type, meta)
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean"}.get(
-        type(value), type(value).__name__
-    )
-
-
-def _string(value: Any, key: str) -> str:
-    if not isinstance(value, str):
-        raise RequestError(key, f"expected a string, got {_kind(value)}")
-    return value
-
-
 def _method(value: Any) -> str:
-    method = _string(value, "method").upper()
+    method = string_of(value, "method").upper()
     if method not in METHODS:
         raise RequestError("method", f"expected one of {', '.join(METHODS)}, got {value!r:.40}")
     return method
-
-
-def _mapping(value: Any, key: str) -> Mapping[Any, Any]:
-    if not isinstance(value, Mapping):
-        raise RequestError(key, f"expected a mapping, got {_kind(value)}")
-    return value
 
 
 def check_headers(value: Any, key: str) -> dict[str, str]:
     """Header names are tokens, values strings without control characters
     (a newline would let a value start a header of its own)."""
     headers: dict[str, str] = {}
-    raw = _mapping(value, key)
+    raw = mapping_of(value, key)
     if len(raw) > MAX_HEADERS:
         raise RequestError(key, f"at most {MAX_HEADERS} headers")
     for name, text in raw.items():
@@ -245,130 +240,28 @@ def check_headers(value: Any, key: str) -> dict[str, str]:
         reserved = RESERVED_HEADERS.get(name.lower())
         if reserved is not None:
             raise RequestError(where, f"not allowed: {reserved}")
-        _text(text, where, MAX_HEADER_VALUE)
+        text_of(text, where, MAX_HEADER_VALUE)
         headers[name] = text
     return headers
 
 
 def check_cookies(value: Any, key: str) -> dict[str, str]:
     cookies: dict[str, str] = {}
-    for name, text in _mapping(value, key).items():
+    for name, text in mapping_of(value, key).items():
         where = f"{key}.{name}"
         if not isinstance(name, str) or not _TOKEN.fullmatch(name):
             raise RequestError(where, "a cookie name is a token (letters, digits, !#$%&'*+-.^_`|~)")
-        _text(text, where, MAX_HEADER_VALUE)
+        text_of(text, where, MAX_HEADER_VALUE)
         if ";" in text:
             raise RequestError(where, "a cookie value may not hold ';'")
         cookies[name] = text
     return cookies
 
 
-def _text(value: Any, key: str, limit: int) -> str:
-    text = _string(value, key)
-    if _CONTROL.search(text):
-        raise RequestError(key, "holds a newline or another control character")
-    if len(text) > limit:
-        raise RequestError(key, f"longer than {limit} characters")
-    return text
-
-
 def check_meta(value: Any, key: str) -> dict[str, Any]:
-    meta = dict(_mapping(value, key))
-    _encoded(meta, key, MAX_META_BYTES)
+    meta = dict(mapping_of(value, key))
+    canonical_json(meta, key, MAX_META_BYTES)
     return meta
-
-
-def _encoded(value: Any, key: str, limit: int) -> bytes:
-    """Canonical JSON (sorted keys, no spaces); RequestError if not JSON."""
-    try:
-        text = json.dumps(
-            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-        )
-    except (TypeError, ValueError) as exc:  # a non-str key, a set, NaN...
-        raise RequestError(key, f"not JSON: {exc}") from None
-    encoded = text.encode()
-    if len(encoded) > limit:
-        raise RequestError(key, f"more than {limit} bytes")
-    return encoded
-
-
-def _body(data: Mapping[str, Any], method: str) -> tuple[bytes, str]:
-    """(canonical body, content type) of whichever of json, form, body is given."""
-    given = [k for k in ("json", "form", "body") if k in data]
-    if len(given) > 1:
-        raise RequestError(given[1], f"give one of json, form or body (also {given[0]})")
-    content_type = data.get("content_type")
-    if content_type is not None:
-        content_type = _text(content_type, "content_type", 256)
-    if not given:
-        if content_type is not None:
-            raise RequestError("content_type", "only with body or json")
-        return b"", ""
-    if method == "HEAD":
-        raise RequestError(given[0], "a HEAD request has no body")
-    if given[0] == "json":
-        if content_type is not None and not _is_json(content_type):
-            raise RequestError("content_type", f"a JSON type with json, got {content_type!r}")
-        return _encoded(data["json"], "json", MAX_BODY_BYTES), content_type or JSON_TYPE
-    if given[0] == "form":
-        if content_type is not None:
-            raise RequestError("content_type", f"form bodies are {FORM_TYPE}")
-        return _form(data["form"]), FORM_TYPE
-    if content_type is None:
-        raise RequestError("content_type", "required with body")
-    return _raw_body(_string(data["body"], "body"), content_type), content_type
-
-
-def _is_json(content_type: str) -> bool:
-    media = _media_type(content_type)
-    return media == JSON_TYPE or media.endswith("+json")
-
-
-def _form(value: Any) -> bytes:
-    pairs: list[tuple[str, str]] = []
-    for name, given in _mapping(value, "form").items():
-        where = f"form.{name}"
-        if not isinstance(name, str):
-            raise RequestError(where, "a field name is a string")
-        for item in given if isinstance(given, list) else [given]:
-            pairs.append((name, _form_value(item, where)))
-    return _sorted_form(pairs, "form")
-
-
-def _form_value(value: Any, key: str) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        return str(value)
-    raise RequestError(key, f"expected a string, a number or a list of them, got {_kind(value)}")
-
-
-def _sorted_form(pairs: list[tuple[str, str]], key: str) -> bytes:
-    # Stable: the values of one name keep their order (a[]=2&a[]=1 is not a[]=1&a[]=2).
-    encoded = urlencode(sorted(pairs, key=lambda pair: pair[0])).encode()
-    if len(encoded) > MAX_BODY_BYTES:
-        raise RequestError(key, f"more than {MAX_BODY_BYTES} bytes")
-    return encoded
-
-
-def _raw_body(text: str, content_type: str) -> bytes:
-    """A raw body; one of a JSON or form type is checked and made canonical."""
-    if _is_json(content_type):
-        try:
-            value = json.loads(text, parse_constant=_no_constant)
-        except ValueError as exc:
-            raise RequestError("body", f"not valid JSON for {content_type}: {exc}") from None
-        return _encoded(value, "body", MAX_BODY_BYTES)
-    if _media_type(content_type) == FORM_TYPE:
-        return _sorted_form(parse_qsl(text, keep_blank_values=True), "body")
-    encoded = text.encode()
-    if len(encoded) > MAX_BODY_BYTES:
-        raise RequestError("body", f"more than {MAX_BODY_BYTES} bytes")
-    return encoded
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
 
 
 # ------------------------------------------------------------ the wire shape
@@ -392,7 +285,7 @@ def check_wire(wire: Mapping[str, Any]) -> None:
     _method(wire.get("method", "GET"))
     check_headers(wire.get("headers", {}), "headers")
     check_cookies(wire.get("cookies", {}), "cookies")
-    _text(wire.get("content_type", ""), "content_type", 256)
+    text_of(wire.get("content_type", ""), "content_type", 256)
     if len(wire.get("body", b"")) > MAX_BODY_BYTES:
         raise RequestError("body", f"more than {MAX_BODY_BYTES} bytes")
     check_meta(wire.get("meta", {}), "meta")

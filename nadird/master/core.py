@@ -49,6 +49,7 @@ from nadird.protocol.messages import (
     Results,
     Welcome,
 )
+from nadird.request import pack_wire
 from nadird.store.base import PageRecord
 from nadird.urls import domain_of
 
@@ -259,7 +260,8 @@ class MasterCore(Dispatching, Failing):
                 self._failed(page, row, lease)
                 continue
             if page.links:
-                links.append((page.links, page.link_fps, page.depth + 1, page.url))
+                requests = [pack_wire(w) for w in page.link_requests]
+                links.append((page.links, page.link_fps, page.depth + 1, page.url, requests))
             if row is not None:
                 if self._invalid_handed_over(page, row, held.job):
                     continue

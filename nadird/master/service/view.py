@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from nadird.master.results.writer import ResultWriter
     from nadird.master.service.health import StateHealth
     from nadird.master.service.loops import LoopGuard
+    from nadird.request import RequestSpec
 
 
 @dataclass(frozen=True)
@@ -178,7 +179,7 @@ class MasterView(Protocol):
         """Mark dead letters for retry (re-queued within master.dead_letter_poll)."""
 
     def admit_seeds(
-        self, seeds: list[tuple[str, str]], invalid: list[tuple[int, str]] | None = None
+        self, seeds: list[tuple[RequestSpec, str]], invalid: list[tuple[int, str]] | None = None
     ) -> int: ...
 
     def pause_job(self, job: str) -> None: ...

@@ -298,3 +298,22 @@ def test_seeds_file_lines_may_be_requests(tmp_path: Path) -> None:
         assert proc.returncode == 2, proc.stderr
         assert f"{seeds}: {message}" in proc.stderr
         assert not (tmp_path / "s").exists()  # nothing ran
+
+
+def test_a_revisited_request_is_asked_again_alike(tmp_path: Path) -> None:
+    from nadird.master.frontier.queues import Frontier
+    from nadird.master.frontier.revisits import Revisits
+
+    jobs = config_from_dict({"jobs": {"shop": {"revisit": {"every": "1h"}}}}, "t.yaml").jobs
+    db = FrontierDB(tmp_path / "f.db")
+    wall = [1_800_000_000.0]
+    revisits = Revisits(db.revisits, Frontier(db), dict(jobs), wall=lambda: wall[0])
+    post = spec(method="POST", form={"q": "kettle"}, meta={"m": 1})
+    page = PageResult(URL, post.fingerprint(), URL, 200, 0.0, depth=0, method="POST", signature="s")
+    assert revisits.on_page(page, "shop", post.pack())
+    revisits.settle([page.fp])
+    wall[0] += 3601
+    assert revisits.scan() == 1
+    (row,) = db.take(db.domain_id("shop.test"), "shop.test", 10, wall[0])
+    assert row.fp == post.fingerprint() and RequestSpec.unpack(row.url, row.request) == post
+    db.close()

@@ -303,8 +303,10 @@ class MasterCore(Dispatching, Failing):
         unchanged: list[bytes],
     ) -> None:
         """The page's record for the store; a 304 of a known URL has none (the
-        stored page stays as it is) and is settled at once."""
-        if not self.revisits.on_page(page, held.job):
+        stored page stays as it is) and is settled at once. The queue row's
+        request is kept for revisits, which ask again alike."""
+        request = None if row is None else row.request
+        if not self.revisits.on_page(page, held.job, request):
             unchanged.append(page.fp)
             return
         record = record_from_result(page, held.job, held.holder.node)

@@ -65,9 +65,8 @@ class SearchForm:
         links = "".join(
             f'<li><a class=result href="{path}">{path}</a></li>' for path in self.hits(query, page)
         )
-        return _page(
-            f"<h1 class=query>{html.escape(query)}</h1><span class=page>{page}</span><ul>{links}</ul>"
-        )
+        heading = f"<h1 class=query>{html.escape(query)}</h1><span class=page>{page}</span>"
+        return _page(f"{heading}<ul>{links}</ul>")
 
 
 def _asked(body: bytes, content_type: str) -> tuple[str, int] | None:

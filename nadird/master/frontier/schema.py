@@ -11,7 +11,7 @@ from nadird.errors import StateError
 SCHEMA_VERSION = 4
 # Schema 4: the request of a URL that is more than a plain GET
 # (nadird/request.py, msgpack of RequestSpec.to_wire(); NULL for a plain GET).
-_REQUEST_TABLES = ("queue", "dead_letters", "overflow")
+_REQUEST_TABLES = ("queue", "dead_letters", "overflow")  # revisits: revisit_db.py
 _QUEUE_COLUMNS = """
     id INTEGER PRIMARY KEY,
     domain_id INTEGER NOT NULL,

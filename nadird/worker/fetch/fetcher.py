@@ -226,7 +226,9 @@ class Fetcher:
                 status = resp.status
                 location = resp.headers.get("Location") if status in REDIRECT_CODES else None
                 if location is None or limit == 0:
-                    body, truncated = await self._read_limited(resp, max_bytes, truncate)
+                    body, truncated = b"", False
+                    if hop.method != "HEAD":  # its Content-Length is the GET's
+                        body, truncated = await self._read_limited(resp, max_bytes, truncate)
                     return FetchOutcome(
                         status=resp.status,
                         final_url=str(resp.url),

@@ -35,6 +35,7 @@ import msgpack
 from nadird.request_body import (
     MAX_BODY_BYTES,
     RequestError,
+    body_fields,
     body_of,
     canonical_json,
     kind_of,
@@ -42,6 +43,7 @@ from nadird.request_body import (
     media_type,
     string_of,
     text_of,
+    with_body_field,
 )
 from nadird.urls import canonicalize
 from nadird.urls import fingerprint as url_fingerprint
@@ -155,6 +157,15 @@ class RequestSpec:
         own = {name.lower() for name in self.headers}
         merged = {k: v for k, v in headers.items() if k.lower() not in own} | self.headers
         return dataclasses.replace(self, headers=merged, cookies={**cookies, **self.cookies})
+
+    def fields(self) -> dict[str, Any] | None:
+        """The body's form fields or JSON object keys (None: no such body)."""
+        return body_fields(self.body, self.content_type) if self.body else None
+
+    def with_field(self, name: str, value: Any) -> RequestSpec:
+        """The same request with body field `name` set (see fields())."""
+        body = with_body_field(self.body, self.content_type, name, value)
+        return dataclasses.replace(self, body=body)
 
     def send_headers(self) -> dict[str, str]:
         """The request headers the spec adds: its own, Cookie, Content-Type."""

@@ -94,7 +94,7 @@ def body_of(data: Mapping[str, Any], method: str) -> tuple[bytes, str]:
     if method == "HEAD":
         raise RequestError(given[0], "a HEAD request has no body")
     if given[0] == "json":
-        if content_type is not None and not _is_json(content_type):
+        if content_type is not None and not is_json(content_type):
             raise RequestError("content_type", f"a JSON type with json, got {content_type!r}")
         return canonical_json(data["json"], "json", MAX_BODY_BYTES), content_type or JSON_TYPE
     if given[0] == "form":
@@ -106,7 +106,7 @@ def body_of(data: Mapping[str, Any], method: str) -> tuple[bytes, str]:
     return _raw_body(string_of(data["body"], "body"), content_type), content_type
 
 
-def _is_json(content_type: str) -> bool:
+def is_json(content_type: str) -> bool:
     media = media_type(content_type)
     return media == JSON_TYPE or media.endswith("+json")
 
@@ -140,7 +140,7 @@ def _sorted_form(pairs: list[tuple[str, str]], key: str) -> bytes:
 
 def _raw_body(text: str, content_type: str) -> bytes:
     """A raw body; one of a JSON or form type is checked and made canonical."""
-    if _is_json(content_type):
+    if is_json(content_type):
         try:
             value = json.loads(text, parse_constant=_no_constant)
         except ValueError as exc:
@@ -156,3 +156,31 @@ def _raw_body(text: str, content_type: str) -> bytes:
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
+
+
+# ------------------------------------------------------ fields of a body
+def body_fields(body: bytes, content_type: str) -> dict[str, Any] | None:
+    """A form body's fields (a name's first value) or a JSON object body's
+    keys; None for any other body (a paginated walk cannot change it)."""
+    media = media_type(content_type)
+    try:
+        if media == FORM_TYPE:
+            fields: dict[str, Any] = {}
+            for name, value in parse_qsl(body.decode(), keep_blank_values=True):
+                fields.setdefault(name, value)
+            return fields
+        if is_json(content_type):
+            value = json.loads(body)
+            return value if isinstance(value, dict) else None
+    except ValueError:  # a peer's body that is not what its type says
+        return None
+    return None
+
+
+def with_body_field(body: bytes, content_type: str, name: str, value: Any) -> bytes:
+    """The canonical body with field `name` set to `value` (added if absent);
+    the body must be one body_fields reads."""
+    if media_type(content_type) == FORM_TYPE:
+        pairs = [(k, v) for k, v in parse_qsl(body.decode(), keep_blank_values=True) if k != name]
+        return _sorted_form([*pairs, (name, str(value))], "body")
+    return canonical_json({**json.loads(body), name: value}, "body", MAX_BODY_BYTES)

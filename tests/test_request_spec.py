@@ -317,3 +317,25 @@ def test_a_revisited_request_is_asked_again_alike(tmp_path: Path) -> None:
     (row,) = db.take(db.domain_id("shop.test"), "shop.test", 10, wall[0])
     assert row.fp == post.fingerprint() and RequestSpec.unpack(row.url, row.request) == post
     db.close()
+
+
+def test_a_walk_sets_its_page_in_a_form_or_json_body() -> None:
+    from nadird.jobs import Pagination
+    from nadird.worker.follow.jsonlinks import next_request
+
+    by_number = Pagination(param="page", until_empty="results")
+    form = spec(method="POST", form={"q": "kettle"}, meta={"m": 1})
+    second = next_request(by_number, {"results": ["a"]}, form)
+    assert second is not None and second.body == b"page=2&q=kettle" and second.meta == {"m": 1}
+    third = next_request(by_number, {"results": ["a"]}, second)
+    assert third is not None and third.body == b"page=3&q=kettle"
+    assert next_request(by_number, {"results": []}, second) is None  # the walk ends
+    posted = spec(method="POST", json={"q": "tea", "page": 4})
+    after = next_request(by_number, {"results": ["a"]}, posted)
+    assert after is not None and after.body == b'{"page":5,"q":"tea"}'
+    assert after.fingerprint() != posted.fingerprint()
+    cursor = Pagination(next="cursor", param="after")
+    nxt = next_request(cursor, {"cursor": "c2"}, posted)
+    assert nxt is not None and json.loads(nxt.body) == {"after": "c2", "page": 4, "q": "tea"}
+    wrong = spec(method="POST", json={"q": "tea", "page": "x"})
+    assert next_request(by_number, {"results": ["a"]}, wrong) is None

@@ -157,3 +157,49 @@ def test_requests_from_the_api_are_checked_deduplicated_and_survive_kill_9(
     stored = {r.data["query"]: r for r in cluster.records()}
     assert stored["kettle"].meta == {"from": "config"} and stored["teapot"].meta == {"t": 1}
     assert {r.method for r in stored.values()} == {"POST"}
+
+
+def test_a_walk_whose_page_is_in_the_post_body_goes_on_as_posts(tmp_path: Path) -> None:
+    config = tmp_path / "walk.yaml"
+    job = {"fields": FIELDS, "paginate": {"param": "page", "until_empty": "results"}}
+    config.write_text(json.dumps({"jobs": {"default": job}}))
+    with run_in_thread(SiteGraph(hosts=1, pages=2)) as web:
+        SearchForm().install(web)
+        url = f"http://search.test:{web.port}/search"
+        lines = [
+            {"url": url, "method": "POST", "form": {"q": "kettle"}, "meta": {"q": "kettle"}},
+            {
+                "url": url,
+                "method": "POST",
+                "json": {"q": "teapot", "page": 1},
+                "meta": {"q": "tea"},
+            },
+        ]
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        proc, store = crawl(tmp_path, web, "-c", str(config), "--seeds", str(seeds), seeds=[])
+        entries = web.entries()
+    assert summary(proc)["complete"] is True
+    # Page 3 holds no results: the walk ends there, for the form and the JSON body alike.
+    assert sorted(e.body for e in posts(entries)) == [
+        "page=2&q=kettle",
+        "page=3&q=kettle",
+        "q=kettle",
+        '{"page":1,"q":"teapot"}',
+        '{"page":2,"q":"teapot"}',
+        '{"page":3,"q":"teapot"}',
+    ]
+    walked = [r for r in records(store) if r.method == "POST"]
+    assert sorted((r.data["query"], r.data["page"], r.depth) for r in walked) == [
+        ("kettle", "1", 0),
+        ("kettle", "2", 1),
+        ("kettle", "3", 2),
+        ("teapot", "1", 0),
+        ("teapot", "2", 1),
+        ("teapot", "3", 2),
+    ]
+    assert {r.data["query"]: r.meta for r in walked} == {
+        "kettle": {"q": "kettle"},
+        "teapot": {"q": "tea"},
+    }
+    assert len(item_gets(entries)) == 12  # two pages of three results, twice

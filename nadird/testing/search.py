@@ -3,14 +3,15 @@
 Paths, on any host:
 
   GET  /search                 the form (<form method=post action=/search>)
-  POST /search                 results for the fields `q` and `page` (1 or 2),
-                               sent as a form or as a JSON object
+  POST /search                 results for the fields `q` and `page` (1 by
+                               default), sent as a form or as a JSON object
   GET  /search/item/Q/N        the page of result N of query Q
 
 A results page names its query (`.query`), its page (`.page`) and holds
-PER_PAGE links `a.result` to item pages (plain GETs). It does not link to the
-next page: that is a POST, which a link cannot express. A body that is not a
-form or JSON object with a `q`, or a page beyond PAGES, is answered 400; with
+PER_PAGE links `a.result` to item pages (plain GETs) on pages 1 to PAGES,
+none beyond (where a walk ends). It does not link to the next page: that is
+a POST, which a link cannot express. A body that is not a form or JSON
+object with a `q` and a whole page number >= 1 is answered 400; with
 `key` set, a request without the header `X-Api-Key: KEY` is answered 403.
 The access log (testing/access.py) records each request's method and body.
 """
@@ -45,6 +46,8 @@ class SearchForm:
     @staticmethod
     def hits(query: str, page: int) -> list[str]:
         """The item paths a results page lists."""
+        if page > PAGES:
+            return []
         first = (page - 1) * PER_PAGE
         return [f"{PREFIX}/item/{query}/{n}" for n in range(first, first + PER_PAGE)]
 
@@ -81,7 +84,7 @@ def _asked(body: bytes, content_type: str) -> tuple[str, int] | None:
         query, page = fields["q"], int(fields.get("page", "1"))
     except (ValueError, KeyError):
         return None
-    if not query.isalnum() or not 1 <= page <= PAGES:
+    if not query.isalnum() or page < 1:
         return None
     return query, page
 

@@ -34,7 +34,7 @@ from nadird.request import RequestSpec, link_fields
 from nadird.worker.fetch.fetcher import Fetcher, FetchOutcome, HopCheck
 from nadird.worker.follow.filter import LinkPipeline
 from nadird.worker.follow.find import extract_links, resolve_hrefs
-from nadird.worker.follow.jsonlinks import json_hrefs, next_page
+from nadird.worker.follow.jsonlinks import json_hrefs, next_page, next_request
 from nadird.worker.parse.directives import Directives, canonical_link, robots_directives
 from nadird.worker.parse.fields import extract_fields
 from nadird.worker.parse.jsonsources import PageJson, is_json_type, load_json, looks_like_json
@@ -89,6 +89,7 @@ class Read:
 
     data: dict[str, object] = field(default_factory=dict)
     links: list[str] = field(default_factory=list)
+    requests: list[RequestSpec] = field(default_factory=list)  # follow-ups: a next POST
     error: FetchError | None = None
     canonical: str | None = None
     signature: str | None = None
@@ -226,7 +227,7 @@ class PageProcessor:
             error=None if error is None else error.message,
             error_kind=None if error is None else error.kind,
             redirects=outcome.redirects,
-            **link_fields(links),
+            **link_fields(links, read.requests),
             canonical=read.canonical,
             headers=self._stored_headers(outcome),
             row=task.row,
@@ -259,7 +260,8 @@ class PageProcessor:
         if self.follows(task.depth) and not directives.nofollow:
             nofollow = self._fetch.robots.respect_nofollow
             found = extract_links(doc, outcome.final_url, nofollow)
-            pages = resolve_hrefs(self._next_page(selected, outcome), outcome.final_url)
+            hrefs, read.requests = self._next_page(selected, task, outcome)
+            pages = resolve_hrefs(hrefs, outcome.final_url)
             read.links = self._links.follow(pages + found, outcome.final_url)
         if self._job.revisits:  # last: it may remove ignored elements
             job = self._job
@@ -280,10 +282,8 @@ class PageProcessor:
             selected = dict(extract_fields(None, text, self._job.fields, page))
             read.data = self._processed(dict(selected), outcome, started)
         if self.follows(task.depth) and not directives.nofollow:
-            hrefs = [
-                *self._next_page(selected, outcome),
-                *json_hrefs(body.value, self._job.links.jmes),
-            ]
+            hrefs, read.requests = self._next_page(selected, task, outcome)
+            hrefs += json_hrefs(body.value, self._job.links.jmes)
             read.links = self._links.follow(
                 resolve_hrefs(hrefs, outcome.final_url), outcome.final_url
             )
@@ -306,12 +306,23 @@ class PageProcessor:
                 return FetchError(ErrorKind.PARSE, f"body is not JSON: {exc}")
             return None  # it only looked like JSON: read it as what its type says
 
-    def _next_page(self, selected: dict[str, object], outcome: FetchOutcome) -> list[str]:
-        """The href of the next page of a paginated walk (first of the page's
-        links), if the job walks and this page has one."""
+    def _next_page(
+        self, selected: dict[str, object], task: PageTask, outcome: FetchOutcome
+    ) -> tuple[list[str], list[RequestSpec]]:
+        """The next page of a paginated walk, if the job walks and this page
+        has one: an href (first of the page's links), or the next request
+        when the page parameter lives in the request's form or JSON body."""
         rule = self._job.paginate
-        found = None if rule is None else next_page(rule, selected, outcome.final_url)
-        return [] if found is None else [found]
+        if rule is None:
+            return [], []
+        spec = task.request
+        if rule.param is not None and spec is not None and spec.fields() is not None:
+            after = next_request(rule, selected, spec)
+            scope = self._links.scope(outcome.final_url)
+            keep = after is not None and self._links.allowed(after.url, scope)
+            return [], [after] if after is not None and keep else []
+        found = next_page(rule, selected, outcome.final_url)
+        return [] if found is None else [found], []
 
     def _processed(
         self, data: dict[str, object], outcome: FetchOutcome, started: float

@@ -239,7 +239,7 @@ def test_a_bag_or_result_with_a_made_up_request_is_refused() -> None:
             decode(msgpack.packb(bag, use_bin_type=True))
 
 
-def test_a_schema_2_frontier_gets_the_request_column_and_keeps_its_rows(tmp_path: Path) -> None:
+def test_a_schema_3_frontier_gets_the_request_column_and_keeps_its_rows(tmp_path: Path) -> None:
     path = tmp_path / "f.db"
     db = FrontierDB(path)
     db.admit(
@@ -252,17 +252,17 @@ def test_a_schema_2_frontier_gets_the_request_column_and_keeps_its_rows(tmp_path
     )
     db.close()
     raw = sqlite3.connect(path)
-    for table in ("queue", "dead_letters", "overflow"):
+    for table in ("queue", "dead_letters", "overflow", "revisits"):
         raw.execute(f"ALTER TABLE {table} DROP COLUMN request")
-    raw.execute("UPDATE meta SET value='2' WHERE key='schema_version'")
+    raw.execute("UPDATE meta SET value='3' WHERE key='schema_version'")
     raw.commit()
     raw.close()
     again = FrontierDB(path)
-    assert again.meta("schema_version") == "3"
+    assert again.meta("schema_version") == "4"
     (row,) = again.take(again.domain_id("a.test"), "a.test", 10, 1e12)
     assert row.url == "http://a.test/" and row.request is None
-    columns = {c[1] for c in again._db.execute("PRAGMA table_info(dead_letters)")}
-    assert "request" in columns
+    for table in ("dead_letters", "overflow", "revisits"):
+        assert "request" in {c[1] for c in again._db.execute(f"PRAGMA table_info({table})")}
     again.close()
 
 

@@ -35,6 +35,13 @@ from nadird.worker.fetch.fetcher import Fetcher, FetchOutcome, HopCheck
 from nadird.worker.follow.filter import LinkPipeline
 from nadird.worker.follow.find import extract_links, resolve_hrefs
 from nadird.worker.follow.jsonlinks import json_hrefs, next_page, next_request
+from nadird.worker.page_task import (
+    MAX_HEADER_CHARS,
+    NOT_MODIFIED,
+    PageTask,
+    error_result,
+    not_modified,
+)
 from nadird.worker.parse.directives import Directives, canonical_link, robots_directives
 from nadird.worker.parse.fields import extract_fields
 from nadird.worker.parse.jsonsources import PageJson, is_json_type, load_json, looks_like_json
@@ -45,42 +52,14 @@ if TYPE_CHECKING:
     from nadird.worker.render.step import RenderStep
 
 log = get_logger()
+__all__ = ["PageProcessor", "PageTask", "Processed", "error_result", "not_modified"]
 
 THROTTLE_CODES = frozenset({429, 503})
-NOT_MODIFIED = 304
-# A stored header value is cut here: ETags and dates are short, and a hostile
-# server must not fill the store (or the results message) through one.
-MAX_HEADER_CHARS = 1024
 # What tells the adaptive delay that the server is struggling: timeouts,
 # refused connections and gateway errors. Not a 500: a broken page on a
 # healthy site is no reason to slow the whole site down.
 _STRAIN_ERRORS = frozenset({ErrorKind.TIMEOUT, ErrorKind.CONNECT})
 _STRAIN_STATUSES = frozenset({502, 504})
-
-
-@dataclass(frozen=True, slots=True)
-class PageTask:
-    url: str
-    fp: bytes
-    depth: int
-    row: int = 0  # Bag.rows entry, echoed in the result
-    etag: str = ""  # the validators of a revisit (Bag.validators)
-    last_modified: str = ""
-    request: RequestSpec | None = None  # Bag.requests entry; None: a plain GET
-
-    def asked(self) -> dict[str, Any]:
-        """The record's `method` and `meta` (nothing for a plain GET: the defaults)."""
-        spec = self.request
-        return {} if spec is None else {"method": spec.method, "meta": spec.meta}
-
-    def conditional(self) -> dict[str, str]:
-        """The request headers that let the server answer 304 Not Modified."""
-        headers = {}
-        if self.etag:
-            headers["If-None-Match"] = self.etag
-        if self.last_modified:
-            headers["If-Modified-Since"] = self.last_modified
-        return headers
 
 
 @dataclass(slots=True)
@@ -379,39 +358,3 @@ class PageProcessor:
     def follows(self, depth: int) -> bool:
         job = self._job
         return job.links.follow and (job.max_depth is None or depth < job.max_depth)
-
-
-def not_modified(task: PageTask, outcome: FetchOutcome, started: float) -> PageResult:
-    """A 304: checked and unchanged. No body, fields or links: the master keeps
-    the stored record and the links of the last full fetch."""
-    headers = outcome.headers
-    return PageResult(
-        url=task.url,
-        fp=task.fp,
-        final_url=outcome.final_url,
-        status=NOT_MODIFIED,
-        fetched_at=started,
-        depth=task.depth,
-        row=task.row,
-        elapsed=outcome.elapsed,
-        # A 304 may send updated validators; the ones sent stay valid otherwise.
-        etag=headers.get("etag", task.etag)[:MAX_HEADER_CHARS],
-        last_modified=headers.get("last-modified", task.last_modified)[:MAX_HEADER_CHARS],
-        **task.asked(),
-    )
-
-
-def error_result(task: PageTask, started: float, error: FetchError) -> PageResult:
-    """The result of a page that failed: status 0, the error's kind and text."""
-    return PageResult(
-        url=task.url,
-        fp=task.fp,
-        final_url=task.url,
-        status=0,
-        fetched_at=started,
-        depth=task.depth,
-        error=error.message[:1000],
-        error_kind=error.kind,
-        row=task.row,
-        **task.asked(),
-    )

@@ -30,18 +30,13 @@ from nadird.request import RequestSpec
 from nadird.urls import canonicalize
 from nadird.worker.fetch.addresses import AddressPolicy
 from nadird.worker.fetch.decoding import accept_encoding, decoder_for
+from nadird.worker.fetch.hops import Hop
 from nadird.worker.fetch.proxies import Proxy, ProxyPool
 from nadird.worker.fetch.proxy_sources import ProviderFeeds
 from nadird.worker.fetch.resolver import AddressBlocked, PolicyResolver
 
 READ_CHUNK = 64 * 1024
 REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
-# Redirects after which a request with a body goes on as a GET without one
-# (as browsers and requests do): 303 always, 301/302 after a POST. 307 and
-# 308 repeat the method and the body.
-_TO_GET = {303: ("POST", "PUT"), 301: ("POST",), 302: ("POST",)}
-# Not sent on to another host: they were meant for the first one.
-_HOST_BOUND = ("authorization", "cookie")
 # Response headers the worker acts on (politeness, robots directives).
 KEPT_HEADERS = ("retry-after", "x-robots-tag", "etag", "last-modified")
 # How long a fetch waits for a provider to refill an empty pool before it
@@ -174,7 +169,7 @@ class Fetcher:
         started = time.monotonic()
         try:
             async with asyncio.timeout(self.config.total_timeout):
-                hop = _Hop.first(request, conditional)
+                hop = Hop.first(request, conditional)
                 outcome = await self._follow(
                     url, proxy, max_redirects, max_bytes, truncate, hop_check, hop
                 )
@@ -213,7 +208,7 @@ class Fetcher:
         max_bytes: int | None,
         truncate: bool,
         hop_check: HopCheck | None,
-        hop: _Hop,
+        hop: Hop,
     ) -> FetchOutcome:
         limit = self.config.max_redirects if max_redirects is None else max_redirects
         # encoded=True: the URL is already canonical; re-quoting could change it.
@@ -255,7 +250,7 @@ class Fetcher:
             current = target
 
     def _request(
-        self, hop: _Hop, url: URL, proxy: Proxy | None
+        self, hop: Hop, url: URL, proxy: Proxy | None
     ) -> aiohttp.client._RequestContextManager:
         assert self._session is not None
         session = self._session
@@ -311,34 +306,6 @@ class Fetcher:
         if body.take(decoder.finish(), truncate):
             return body.joined(), True
         return body.joined(), False
-
-
-@dataclass(frozen=True, slots=True)
-class _Hop:
-    """How one hop of a fetch is asked for: the request, then what the
-    redirects leave of it."""
-
-    method: str
-    headers: Mapping[str, str]
-    body: bytes = b""
-
-    @classmethod
-    def first(cls, request: RequestSpec | None, conditional: Mapping[str, str] | None) -> _Hop:
-        if request is None:
-            return cls("GET", conditional or {})
-        return cls(request.method, {**request.send_headers(), **(conditional or {})}, request.body)
-
-    def next(self, status: int, other_host: bool) -> _Hop:
-        """The hop after a redirect: validators belong to the first URL only."""
-        drop = {"if-none-match", "if-modified-since"}
-        if other_host:
-            drop.update(_HOST_BOUND)
-        method, body = self.method, self.body
-        if method in _TO_GET.get(status, ()):
-            method, body = "GET", b""
-            drop.add("content-type")
-        headers = {k: v for k, v in self.headers.items() if k.lower() not in drop}
-        return _Hop(method, headers, body)
 
 
 def _kept_headers(resp: aiohttp.ClientResponse, stored: list[str]) -> dict[str, str]:

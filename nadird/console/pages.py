@@ -17,7 +17,6 @@ from nadird.errors import StoreError
 from nadird.master.service import status
 from nadird.master.service.api_body import MAX_SEEDS_PER_REQUEST
 from nadird.master.service.metrics import status_classes
-from nadird.request import RequestSpec
 
 NAV = [
     ("", "Crawl"),
@@ -178,7 +177,7 @@ class Pages:
             notice = f"At most {MAX_SEEDS_PER_REQUEST} URLs at once; got {len(urls)}."
         else:
             invalid: list[tuple[int, str]] = []
-            admitted = self.master.admit_seeds([(RequestSpec(url), job) for url in urls], invalid)
+            admitted = self.master.admit_seeds([(url, job) for url in urls], invalid)
             notice = f"{admitted} of {len(urls)} URLs admitted to job {job}."
             if invalid:
                 shown = "; ".join(f"{urls[i]}: {why}" for i, why in invalid[:5])

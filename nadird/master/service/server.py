@@ -10,6 +10,7 @@ import asyncio
 import collections
 import contextlib
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import zmq
@@ -186,13 +187,16 @@ class Master(MasterReads):
 
     # ---------------------------------------------------------------- seeds
     def admit_seeds(
-        self, seeds: list[tuple[RequestSpec, str]], invalid: list[tuple[int, str]] | None = None
+        self,
+        seeds: Sequence[tuple[RequestSpec | str, str]],
+        invalid: list[tuple[int, str]] | None = None,
     ) -> int:
-        """Queue new seeds (requests, checked but for their URLs) with their
-        jobs; returns how many were new. Each invalid URL is counted, logged,
-        and appended to `invalid` as (its index, why)."""
+        """Queue new seeds (URLs, or requests checked but for their URLs)
+        with their jobs; returns how many were new. Each invalid URL is
+        counted, logged, and appended to `invalid` as (its index, why)."""
         added = 0
-        for i, (request, job) in enumerate(seeds):
+        for i, (given, job) in enumerate(seeds):
+            request = RequestSpec(given) if isinstance(given, str) else given
             try:
                 spec = request.canonical()
             except InvalidURL as exc:

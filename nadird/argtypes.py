@@ -12,12 +12,15 @@ float option takes finite numbers only.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 from pathlib import PurePath
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from nadird.config.seeds import seed_of
 from nadird.errors import InvalidURL
+from nadird.request import RequestError
 from nadird.urls import canonicalize
 
 # `--out` formats by file extension: JSON lines or CSV (the export module's writers).
@@ -144,6 +147,23 @@ def seed_url(text: str) -> str:
         return check_seed(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def seed_request(text: str) -> str | dict[str, Any]:
+    """A seed URL, or a request as a JSON object ('{"url": ..., "method":
+    "POST", ...}', see nadird/request.py), checked before anything is sent."""
+    if not text.lstrip().startswith("{"):
+        return seed_url(text)
+    try:
+        request = json.loads(text)
+        seed_url(seed_of(request).url)
+    except RequestError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    except ValueError as exc:  # not JSON
+        raise argparse.ArgumentTypeError(f"not a JSON object: {exc}") from None
+    if not isinstance(request, dict):
+        raise argparse.ArgumentTypeError("expected a URL or a JSON object")
+    return request
 
 
 def out_format(path: str) -> OutFormat:

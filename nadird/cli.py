@@ -26,6 +26,7 @@ from nadird.argtypes import (
     non_negative_int,
     out_file,
     positive_int,
+    seed_request,
     seed_url,
 )
 from nadird.errors import BindError, ConfigError, StateError, StoreError
@@ -274,7 +275,7 @@ def _add_tools(sub: argparse._SubParsersAction[CommandParser]) -> None:
         cmd.add_argument("--api", help="API URL (default: from the master's state dir)")
         cmd.add_argument("--token", help="API token (default: config or state dir)")
         if name == "submit":
-            cmd.add_argument("words", nargs="+", metavar="URL", type=seed_url)
+            cmd.add_argument("words", nargs="+", metavar="URL", type=seed_request)
             cmd.add_argument("--job", default="default")
         elif name in ("pause", "resume", "delete-job"):
             cmd.add_argument("words", nargs=1, metavar="JOB")

@@ -51,7 +51,12 @@ def call(url: str, token: str, method: str, path: str, body: Any = None) -> Any:
 
 
 def run(
-    command: str, config: Config, url: str | None, token: str | None, args: list[str], job: str
+    command: str,
+    config: Config,
+    url: str | None,
+    token: str | None,
+    args: list[Any],  # submit: URLs and request objects; otherwise one job name
+    job: str,
 ) -> int:
     base, secret = endpoint(config, url, token)
     if command == "status":

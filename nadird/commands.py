@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 from nadird.argtypes import check_seed
-from nadird.config import Config, load_config
+from nadird.config import Config, Seed, load_config
+from nadird.config.seeds import line_seed
 from nadird.errors import ConfigError, StoreError
 from nadird.logs import configure
 
@@ -26,31 +27,41 @@ def _log_to_stderr(args: argparse.Namespace, role: str, config: Config) -> None:
     configure(role, config.node, level, sys.stderr, args.log_format or config.log_format)
 
 
-def _seeds(args: argparse.Namespace, base: Config) -> list[str]:
+def _seeds(args: argparse.Namespace, base: Config) -> list[Seed]:
     for i, seed in enumerate(base.seed_list()):
         try:
             check_seed(seed.url)
         except ValueError as exc:
             raise ConfigError(args.config, f"seeds[{i}]", f"a crawlable URL ({exc})") from None
-    seeds = list(args.seed_urls)
+    seeds = [Seed(url) for url in args.seed_urls]
     if args.seeds:
-        try:
-            lines = Path(args.seeds).read_text(encoding="utf-8").splitlines()
-        except OSError as exc:
-            raise ConfigError(
-                args.seeds, "(file)", f"readable seed file ({exc.strerror})"
-            ) from None
-        for number, line in enumerate(lines, 1):
-            url = line.strip()
-            if not url or url.startswith("#"):
-                continue
-            try:
-                seeds.append(check_seed(url))
-            except ValueError as exc:
-                where = f"line {number}"
-                raise ConfigError(args.seeds, where, f"a crawlable URL ({exc})") from None
+        seeds += _seeds_file(args.seeds, base)
     if not seeds and not base.seeds:
         raise ConfigError("(command line)", "SEED_URL", "at least one seed URL or --seeds FILE")
+    return seeds
+
+
+def _seeds_file(path: str, base: Config) -> list[Seed]:
+    """One seed per line: a URL, or a request as a JSON object (see config/seeds.py)."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ConfigError(path, "(file)", f"readable seed file ({exc.strerror})") from None
+    seeds = []
+    for number, line in enumerate(lines, 1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        seed = line_seed(text, path, number)
+        try:
+            check_seed(seed.url)
+        except ValueError as exc:
+            where = f"line {number}"
+            raise ConfigError(path, where, f"a crawlable URL ({exc})") from None
+        if seed.job not in base.jobs:
+            known = ", ".join(sorted(base.jobs))
+            raise ConfigError(path, f"line {number}: job", f"one of: {known}")
+        seeds.append(seed)
     return seeds
 
 

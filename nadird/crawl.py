@@ -47,7 +47,7 @@ log = get_logger()
 
 @dataclass
 class CrawlOptions:
-    seeds: list[str]
+    seeds: list[Seed]
     workers: int = 2
     max_pages: int | None = None
     max_depth: int | None = None
@@ -108,7 +108,7 @@ def crawl_config(opts: CrawlOptions, base: Config, state_dir: str) -> Config:
         fetch=fetch,
         store=dataclasses.replace(base.store, uri=opts.store),
         jobs=jobs,
-        seeds=[*base.seeds, *(Seed(url=u) for u in opts.seeds)],
+        seeds=[*base.seeds, *opts.seeds],
     )
 
 

@@ -14,6 +14,7 @@ from nadird.errors import ConfigError
 from nadird.fallback_jobs import OnFailure
 from nadird.items.keys import UrlKey, compile_key
 from nadird.items.schema import FIELD_TYPES, compile_rules
+from nadird.request import check_cookies, check_headers
 from nadird.revisit.parse import parse_revisit
 from nadird.revisit.policy import RevisitPolicy
 
@@ -240,8 +241,14 @@ class Job:
     # A URL that dead-letters here, or whose item stays invalid, is handed to
     # this (simpler) job; checked against the other jobs when the config loads.
     on_failure: OnFailure | None = None
+    # Sent with every request of the job; a request's own headers and
+    # cookies of the same name win (nadird/request.py checks both alike).
+    headers: dict[str, str] = field(default_factory=dict)
+    cookies: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        check_headers(self.headers, "headers")
+        check_cookies(self.cookies, "cookies")
         for i, pattern in enumerate(self.hub_patterns):
             try:
                 re.compile(pattern)

@@ -35,6 +35,11 @@ from typing import Any
 from nadird.errors import ErrorKind
 
 FACT = "nadird.fact"
+# Field metadata: the codec leaves the field out of a message while it holds
+# its default, so that what most pages never use (a request's method and
+# meta, a bag's request specs) costs nothing on the wire.
+SPARSE = "nadird.sparse"
+SPARSE_FIELD: Mapping[str, bool] = {SPARSE: True}
 
 
 class Cell(enum.Enum):
@@ -75,9 +80,13 @@ def fact(
     mongo: Mongo = Mongo.PAGE,
     since: int = 1,
     key: bool = False,
-) -> Mapping[str, Fact]:
-    """Metadata for `dataclasses.field(metadata=...)`."""
-    return {FACT: Fact(cell, export, mongo, since, key)}
+    sparse: bool = False,
+) -> Mapping[str, Any]:
+    """Metadata for `dataclasses.field(metadata=...)`; `sparse`: see SPARSE."""
+    declared: dict[str, Any] = {FACT: Fact(cell, export, mongo, since, key)}
+    if sparse:
+        declared[SPARSE] = True
+    return declared
 
 
 def fact_of(f: dataclasses.Field[Any]) -> Fact | None:
@@ -175,5 +184,11 @@ class PageContent:
     # The job that failed this URL and handed it to `job` (its on_failure).
     # Set by the master from the queue; a worker never knows it.
     fallback_from: str | None = field(default=None, metadata=fact(Cell.TEXT, since=7))
+    # The request (nadird/request.py): its method, and the `meta` given with
+    # it, kept as it was. A plain URL is a GET with no meta.
+    method: str = field(default="GET", metadata=fact(Cell.TEXT, since=8, sparse=True))
+    meta: dict[str, Any] = field(
+        default_factory=dict, metadata=fact(Cell.JSON, since=8, sparse=True)
+    )
     # The extracted fields; kept last (see the module docstring).
     data: dict[str, Any] = field(default_factory=dict, metadata=fact(Cell.JSON, mongo=Mongo.ITEM))

@@ -217,15 +217,17 @@ def test_a_schema_6_store_gets_keyed_items_when_opened(tmp_path: Path) -> None:
         raw.execute("DROP TABLE keyed_items")
         raw.execute("ALTER TABLE pages DROP COLUMN item_key")
         raw.execute("ALTER TABLE pages DROP COLUMN fallback_from")
+        raw.execute("ALTER TABLE pages DROP COLUMN method")  # schema 8's, too
+        raw.execute("ALTER TABLE pages DROP COLUMN meta")
         raw.execute("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
     asyncio.run(_open_close(path, page("http://s.test/1", 1.0, {"price": 1})))
     with sqlite3.connect(path) as raw:
         (version,) = raw.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         keyed = raw.execute("SELECT job, key, urls FROM keyed_items").fetchall()
         columns = {row[1] for row in raw.execute("PRAGMA table_info(pages)")}
-    assert version == str(SCHEMA_VERSION) == "7"
+    assert version == str(SCHEMA_VERSION) == "8"
     assert keyed == [("shop", "A1", '["http://s.test/1"]')]
-    assert {"item_key", "fallback_from"} <= columns
+    assert {"item_key", "fallback_from", "method", "meta"} <= columns
 
 
 async def _open_close(path: Path, *records: PageRecord) -> None:

@@ -120,6 +120,8 @@ def test_every_record_field_survives_the_spool() -> None:
         signature="f:0123",
         item_key="SKU-1",
         fallback_from="detailed",
+        method="POST",
+        meta={"query": "kettle"},
     )
     for f in dataclasses.fields(PageRecord):  # none left at its default
         assert getattr(full, f.name) != getattr(

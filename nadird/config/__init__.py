@@ -32,6 +32,7 @@ from nadird.config.fetch import (
 )
 from nadird.config.master import BloomConfig, MasterConfig, PolitenessConfig, StoreConfig
 from nadird.config.proxies import ProviderConfig, ProviderJson, ProxyConfig, ScoreConfig
+from nadird.config.seeds import Seed, config_seeds
 from nadird.config.service import ApiConfig, SecurityConfig, WorkerConfig, WorkerHttpConfig
 from nadird.config.yaml_strict import DuplicateKey, load_strict
 from nadird.errors import ConfigError
@@ -69,12 +70,6 @@ __all__ = [
 ]
 
 LogLevel = Literal["debug", "info", "warning", "error"]
-
-
-@dataclass(frozen=True)
-class Seed:
-    url: str
-    job: str = "default"
 
 
 @dataclass(frozen=True)
@@ -150,10 +145,16 @@ def config_from_dict(data: Any, source: str) -> Config:
     if bad is not None:
         path, value = bad
         raise ConfigError(source, path, f"expected a finite number (not .nan or .inf), got {value}")
+    data = dict(data) if isinstance(data, dict) else ({} if data is None else data)
+    # Read apart from the rest: a request's errors name their own keys
+    # (seeds[0].headers.X-Token), which a union of types could not.
+    has_seeds = isinstance(data, dict) and "seeds" in data
+    seeds = config_seeds(data.pop("seeds"), source) if has_seeds else []
     try:
-        config = build(Config, data if data is not None else {})
+        config = build(Config, data)
     except Mismatch as exc:
         raise ConfigError(source, exc.path, exc.expected) from exc
+    config = dataclasses.replace(config, seeds=seeds)
     config = _name_jobs(config, source)
     _check_references(config, source)
     return config

@@ -49,6 +49,7 @@ from nadird.protocol.messages import (
     Results,
     Welcome,
 )
+from nadird.request import pack_wire
 from nadird.store.base import PageRecord
 from nadird.urls import domain_of
 
@@ -259,7 +260,8 @@ class MasterCore(Dispatching, Failing):
                 self._failed(page, row, lease)
                 continue
             if page.links:
-                links.append((page.links, page.link_fps, page.depth + 1, page.url))
+                requests = [pack_wire(w) for w in page.link_requests]
+                links.append((page.links, page.link_fps, page.depth + 1, page.url, requests))
             if row is not None:
                 if self._invalid_handed_over(page, row, held.job):
                     continue
@@ -301,8 +303,10 @@ class MasterCore(Dispatching, Failing):
         unchanged: list[bytes],
     ) -> None:
         """The page's record for the store; a 304 of a known URL has none (the
-        stored page stays as it is) and is settled at once."""
-        if not self.revisits.on_page(page, held.job):
+        stored page stays as it is) and is settled at once. The queue row's
+        request is kept for revisits, which ask again alike."""
+        request = None if row is None else row.request
+        if not self.revisits.on_page(page, held.job, request):
             unchanged.append(page.fp)
             return
         record = record_from_result(page, held.job, held.holder.node)

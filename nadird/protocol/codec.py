@@ -17,6 +17,7 @@ import msgpack
 from nadird.errors import ProtocolError
 from nadird.protocol.fastbuild import Builder, Slow, builder, nested_within
 from nadird.protocol.messages import MAX_PAGES, MESSAGE_TYPES, Message
+from nadird.record import SPARSE, default_of
 from nadird.typecheck import Mismatch, build
 
 VERSION = 1
@@ -47,12 +48,24 @@ _LIMITS: dict[str, Any] = {
 }
 
 
+_ALWAYS = object()  # a field sent whatever it holds
+
+
 @cache
-def _plan(cls: type) -> tuple[tuple[str, bool], ...]:
-    """(field name, holds dataclasses) per field: only those need a walk, the
-    rest (URL lists, fingerprints) go to msgpack as they are."""
+def _plan(cls: type) -> tuple[tuple[str, bool, Any], ...]:
+    """(field name, holds dataclasses, default) per field: only those holding
+    dataclasses need a walk, the rest (URL lists, fingerprints) go to msgpack
+    as they are; a sparse field (record.SPARSE) is left out while it holds
+    its default (the decoder fills it in again), any other is always sent."""
     hints = typing.get_type_hints(cls)
-    return tuple((f.name, _holds_dataclass(hints[f.name])) for f in dataclasses.fields(cls))
+    return tuple(
+        (
+            f.name,
+            _holds_dataclass(hints[f.name]),
+            default_of(f) if f.metadata.get(SPARSE) else _ALWAYS,
+        )
+        for f in dataclasses.fields(cls)
+    )
 
 
 def _holds_dataclass(tp: Any) -> bool:
@@ -63,10 +76,12 @@ def _holds_dataclass(tp: Any) -> bool:
 
 def _to_plain(msg: Any) -> Any:
     if dataclasses.is_dataclass(msg) and not isinstance(msg, type):
-        return {
-            name: _to_plain(getattr(msg, name)) if nested else getattr(msg, name)
-            for name, nested in _plan(type(msg))
-        }
+        plain = {}
+        for name, nested, default in _plan(type(msg)):
+            value = getattr(msg, name)
+            if default is _ALWAYS or value != default:
+                plain[name] = _to_plain(value) if nested else value
+        return plain
     if isinstance(msg, list):
         return [_to_plain(v) for v in msg]
     return msg

@@ -19,7 +19,8 @@ from typing import Any, ClassVar, get_args
 
 from nadird.errors import ErrorKind
 from nadird.items.keys import MAX_KEY_CHARS
-from nadird.record import PageContent, PageFetch
+from nadird.record import SPARSE_FIELD, PageContent, PageFetch
+from nadird.request import METHODS, check_wire
 
 FP_LEN = 16
 
@@ -51,6 +52,17 @@ def _check_names(**names: str) -> None:
     for field_name, value in names.items():
         if len(value) > MAX_NAME:
             raise ValueError(f"{field_name}: longer than {MAX_NAME} characters")
+
+
+def _check_requests(name: str, urls: list[str], requests: list[dict[str, Any] | None]) -> None:
+    """RequestSpec.to_wire() maps beside their URLs (None: a plain GET)."""
+    if not requests:
+        return
+    if len(requests) != len(urls):
+        raise ValueError(f"urls, {name} must have the same length")
+    for wire in requests:
+        if wire is not None:
+            check_wire(wire)
 
 
 def _same_length(**lists: list[Any]) -> None:
@@ -175,9 +187,13 @@ class Bag:
     # A revisit's validators from its last fetch, [ETag, Last-Modified] per
     # URL ("" when absent), sent as If-None-Match / If-Modified-Since.
     validators: list[list[str]] = field(default_factory=list)
+    # How to ask for each URL (RequestSpec.to_wire(), None: a plain GET);
+    # empty, and not sent at all, when every URL of the bag is a plain GET.
+    requests: list[dict[str, Any] | None] = field(default_factory=list, metadata=SPARSE_FIELD)
 
     def __post_init__(self) -> None:
         _same_length(urls=self.urls, fps=self.fps, depths=self.depths)
+        _check_requests("requests", self.urls, self.requests)
         if self.rows:
             _same_length(urls=self.urls, rows=self.rows)
         if self.attempts:
@@ -243,10 +259,17 @@ class PageResult(PageContent, PageFetch):
     # The response's validators, kept in the master's revisit schedule.
     etag: str = ""
     last_modified: str = ""
+    # Links that are requests of their own (RequestSpec.to_wire() per link,
+    # None: a plain GET; link_fps then hold RequestSpec.fingerprint()).
+    # Empty, and not sent, when every link is a plain GET.
+    link_requests: list[dict[str, Any] | None] = field(default_factory=list, metadata=SPARSE_FIELD)
 
     def __post_init__(self) -> None:
         _check_fps("fp", [self.fp])
         _same_length(links=self.links, link_fps=self.link_fps)
+        _check_requests("link_requests", self.links, self.link_requests)
+        if self.method != "GET" and self.method not in METHODS:
+            raise ValueError(f"method: one of {', '.join(METHODS)}")
         _check_fps("link_fps", self.link_fps)
         _check_urls("links", [self.url, self.final_url, *self.links])
         # Kept in the revisit schedule and sent back in bags (Bag checks the

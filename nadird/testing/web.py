@@ -32,14 +32,21 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
-from typing import Any, TextIO
+from typing import TextIO
 
 from aiohttp import web
 from aiohttp.abc import AbstractResolver, ResolveResult
 
+from nadird.testing.access import (
+    MAX_LOGGED_BODY,
+    AccessEntry,
+    logged_headers,
+    read_access_log,
+)
 from nadird.testing.catalog import Catalog
 from nadird.testing.graph import SiteGraph
+
+__all__ = ["AccessEntry", "LoopbackResolver", "SyntheticWeb", "read_access_log", "run_in_thread"]
 
 Handler = Callable[[web.Request, str], Awaitable[web.StreamResponse]]
 
@@ -51,34 +58,7 @@ _SHUTDOWN_TIMEOUT = 1.0
 # Every graph page says it last changed then (so crawls have headers to keep).
 LAST_MODIFIED = "Sun, 01 Nov 2026 00:00:00 GMT"
 _START_TIMEOUT = 10.0
-
-
-@dataclass(frozen=True)
-class AccessEntry:
-    """One request as the server saw it."""
-
-    t_start: float  # time.time() when the handler started
-    t_end: float  # time.time() once the response was prepared (headers sent) or abandoned
-    host: str  # Host header, lower-case, without port
-    path: str  # path as sent, with the query string if any
-    status: int
-    client: str  # remote IP address
-    ua: str  # User-Agent header, "" if none
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> AccessEntry:
-        return cls(**raw)
-
-
-def read_access_log(path: str) -> list[AccessEntry]:
-    """The entries of a JSON-lines access log, even while a server appends to it."""
-    with open(path, encoding="utf-8") as file:
-        lines = file.read().split("\n")
-    # The last element is "" or a line still being written: not an entry yet.
-    return [AccessEntry.from_dict(json.loads(line)) for line in lines[:-1] if line]
+READ_METHODS = frozenset({"GET", "HEAD"})
 
 
 class SyntheticWeb:
@@ -100,18 +80,23 @@ class SyntheticWeb:
         self._lock = threading.Lock()
         self._log_file: TextIO | None = None
         self._runner: web.AppRunner | None = None
-        self._routes: list[tuple[str, Handler]] = [("/", self.serve_graph)]
+        self._routes: list[tuple[str, Handler, frozenset[str]]] = [
+            ("/", self.serve_graph, READ_METHODS)
+        ]
 
-    def add_route(self, prefix: str, handler: Handler) -> None:
+    def add_route(
+        self, prefix: str, handler: Handler, methods: frozenset[str] = frozenset()
+    ) -> None:
         """Answer paths starting with prefix with handler; the longest prefix wins.
 
         The handler gets the request and its lower-case host; latency, the
         access log and method checks are applied around it as for any route.
         A prefix given again replaces its handler ("/" replaces the graph,
-        which the new handler may still call as serve_graph).
+        which the new handler may still call as serve_graph). `methods` are
+        the ones it takes besides GET and HEAD (others are answered 405).
         """
         self._routes = [route for route in self._routes if route[0] != prefix]
-        self._routes.append((prefix, handler))
+        self._routes.append((prefix, handler, READ_METHODS | methods))
         self._routes.sort(key=lambda route: len(route[0]), reverse=True)
 
     def entries(self) -> list[AccessEntry]:
@@ -166,6 +151,8 @@ class SyntheticWeb:
         t_start = time.time()
         host = request_host(request)
         status = CLIENT_CLOSED
+        # Read first (aiohttp keeps it for the handler): the log shows what was sent.
+        body = await request.read() if request.body_exists else b""
         try:
             response = await self._prepared_response(request, host)
             status = response.status
@@ -181,7 +168,7 @@ class SyntheticWeb:
         finally:
             # Recorded before the last write, so that a client holding a
             # complete response always finds its entry in the log.
-            self._record(request, host, status, t_start)
+            self._record(request, host, status, t_start, body)
         await response.write_eof()
         return response
 
@@ -195,13 +182,15 @@ class SyntheticWeb:
         return response
 
     async def _respond(self, request: web.Request, host: str) -> web.StreamResponse:
-        if request.method not in ("GET", "HEAD"):
-            return web.Response(status=405, text="405: Method Not Allowed\n")
         path = request.path
-        handler = next(h for prefix, h in self._routes if path.startswith(prefix))
+        handler, methods = next((h, m) for prefix, h, m in self._routes if path.startswith(prefix))
+        if request.method not in methods:
+            return web.Response(status=405, text="405: Method Not Allowed\n")
         return await handler(request, host)
 
-    def _record(self, request: web.Request, host: str, status: int, t_start: float) -> None:
+    def _record(
+        self, request: web.Request, host: str, status: int, t_start: float, body: bytes
+    ) -> None:
         entry = AccessEntry(
             t_start=t_start,
             t_end=time.time(),
@@ -210,6 +199,9 @@ class SyntheticWeb:
             status=status,
             client=request.remote or "",
             ua=request.headers.get("User-Agent", ""),
+            method=request.method,
+            body=body[:MAX_LOGGED_BODY].decode("utf-8", "replace"),
+            headers=logged_headers(request),
         )
         with self._lock:
             self.access_log.append(entry)

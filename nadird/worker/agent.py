@@ -39,6 +39,7 @@ from nadird.protocol.messages import (
     Shutdown,
     Welcome,
 )
+from nadird.request import RequestSpec
 from nadird.security import secure_client
 from nadird.urls import origin_of
 from nadird.worker.bag import BagRun, RobotsGate, SitemapHook, crawl_bag
@@ -286,10 +287,11 @@ class WorkerAgent:
             job = None
         rows = bag.rows or [0] * len(bag.urls)
         validators = bag.validators or [["", ""]] * len(bag.urls)
+        requests = bag.requests or [None] * len(bag.urls)
         tasks = deque(
-            PageTask(u, f, d, r, etag, modified)
-            for u, f, d, r, (etag, modified) in zip(
-                bag.urls, bag.fps, bag.depths, rows, validators, strict=True
+            PageTask(u, f, d, r, etag, modified, RequestSpec.from_wire(u, q) if q else None)
+            for u, f, d, r, (etag, modified), q in zip(
+                bag.urls, bag.fps, bag.depths, rows, validators, requests, strict=True
             )
         )
         pacer = Pacer(bag.delay, self.domains.get(bag.domain), self.config.fetch.throttle)

@@ -125,10 +125,12 @@ class SitemapHook:
         extra = [u for u in self._links.follow_raw(raw, result.url) if u not in have]
         if not extra:
             return result
+        requests = result.link_requests
         return dataclasses.replace(
             result,
             links=[*result.links, *extra],
             link_fps=[*result.link_fps, *(fingerprint(u) for u in extra)],
+            link_requests=[*requests, *[None] * len(extra)] if requests else [],
         )
 
 

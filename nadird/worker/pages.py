@@ -30,11 +30,18 @@ from nadird.items.schema import compile_rules
 from nadird.jobs import Job
 from nadird.logs import get_logger
 from nadird.protocol.messages import PageResult
-from nadird.urls import fingerprint
+from nadird.request import RequestSpec, link_fields
 from nadird.worker.fetch.fetcher import Fetcher, FetchOutcome, HopCheck
 from nadird.worker.follow.filter import LinkPipeline
 from nadird.worker.follow.find import extract_links, resolve_hrefs
-from nadird.worker.follow.jsonlinks import json_hrefs, next_page
+from nadird.worker.follow.jsonlinks import json_hrefs, next_page, next_request
+from nadird.worker.page_task import (
+    MAX_HEADER_CHARS,
+    NOT_MODIFIED,
+    PageTask,
+    error_result,
+    not_modified,
+)
 from nadird.worker.parse.directives import Directives, canonical_link, robots_directives
 from nadird.worker.parse.item import JsonBody, extract_item, json_body, json_text
 from nadird.worker.parse.jsonsources import PageJson
@@ -45,36 +52,14 @@ if TYPE_CHECKING:
     from nadird.worker.render.step import RenderStep
 
 log = get_logger()
+__all__ = ["PageProcessor", "PageTask", "Processed", "error_result", "not_modified"]
 
 THROTTLE_CODES = frozenset({429, 503})
-NOT_MODIFIED = 304
-# A stored header value is cut here: ETags and dates are short, and a hostile
-# server must not fill the store (or the results message) through one.
-MAX_HEADER_CHARS = 1024
 # What tells the adaptive delay that the server is struggling: timeouts,
 # refused connections and gateway errors. Not a 500: a broken page on a
 # healthy site is no reason to slow the whole site down.
 _STRAIN_ERRORS = frozenset({ErrorKind.TIMEOUT, ErrorKind.CONNECT})
 _STRAIN_STATUSES = frozenset({502, 504})
-
-
-@dataclass(frozen=True, slots=True)
-class PageTask:
-    url: str
-    fp: bytes
-    depth: int
-    row: int = 0  # Bag.rows entry, echoed in the result
-    etag: str = ""  # the validators of a revisit (Bag.validators)
-    last_modified: str = ""
-
-    def conditional(self) -> dict[str, str]:
-        """The request headers that let the server answer 304 Not Modified."""
-        headers = {}
-        if self.etag:
-            headers["If-None-Match"] = self.etag
-        if self.last_modified:
-            headers["If-Modified-Since"] = self.last_modified
-        return headers
 
 
 @dataclass(slots=True)
@@ -83,6 +68,7 @@ class Read:
 
     data: dict[str, object] = field(default_factory=dict)
     links: list[str] = field(default_factory=list)
+    requests: list[RequestSpec] = field(default_factory=list)  # follow-ups: a next POST
     error: FetchError | None = None
     canonical: str | None = None
     signature: str | None = None
@@ -137,6 +123,7 @@ class PageProcessor:
                 conditional=task.conditional(),
                 proxy_group=self._job.proxy_group,
                 sticky=self._sticky,
+                request=self._request(task),
             )
         except FetchError as exc:
             result = error_result(task, started, exc)
@@ -171,6 +158,15 @@ class PageProcessor:
         strained = outcome.status in _STRAIN_STATUSES
         return Processed(result, outcome.status, None, outcome.elapsed, strained)
 
+    def _request(self, task: PageTask) -> RequestSpec | None:
+        """The task's request under the job's default headers and cookies;
+        None when that is a plain GET (the fetcher's own path)."""
+        job = self._job
+        if task.request is None and not (job.headers or job.cookies):
+            return None
+        spec = (task.request or RequestSpec(task.url)).with_defaults(job.headers, job.cookies)
+        return None if spec.plain else spec
+
     def _from_outcome(
         self, task: PageTask, outcome: FetchOutcome, started: float, size: int
     ) -> PageResult:
@@ -201,8 +197,7 @@ class PageProcessor:
             error=None if error is None else error.message,
             error_kind=None if error is None else error.kind,
             redirects=outcome.redirects,
-            links=links,
-            link_fps=[fingerprint(u) for u in links],
+            **link_fields(links, read.requests),
             canonical=read.canonical,
             headers=self._stored_headers(outcome),
             row=task.row,
@@ -214,6 +209,7 @@ class PageProcessor:
             item_key=item_key,
             etag=outcome.headers.get("etag", "")[:MAX_HEADER_CHARS],
             last_modified=outcome.headers.get("last-modified", "")[:MAX_HEADER_CHARS],
+            **task.asked(),
         )
 
     def _read_html(self, task: PageTask, outcome: FetchOutcome, started: float) -> Read:
@@ -234,7 +230,8 @@ class PageProcessor:
         if self.follows(task.depth) and not directives.nofollow:
             nofollow = self._fetch.robots.respect_nofollow
             found = extract_links(doc, outcome.final_url, nofollow)
-            pages = resolve_hrefs(self._next_page(selected, outcome), outcome.final_url)
+            hrefs, read.requests = self._next_page(selected, task, outcome)
+            pages = resolve_hrefs(hrefs, outcome.final_url)
             read.links = self._links.follow(pages + found, outcome.final_url)
         if self._job.revisits:  # last: it may remove ignored elements
             job = self._job
@@ -254,10 +251,8 @@ class PageProcessor:
             text = json_text(outcome.body)
             selected, read.data = extract_item(None, text, self._job, self._rules, ctx, page)
         if self.follows(task.depth) and not directives.nofollow:
-            hrefs = [
-                *self._next_page(selected, outcome),
-                *json_hrefs(body.value, self._job.links.jmes),
-            ]
+            hrefs, read.requests = self._next_page(selected, task, outcome)
+            hrefs += json_hrefs(body.value, self._job.links.jmes)
             read.links = self._links.follow(
                 resolve_hrefs(hrefs, outcome.final_url), outcome.final_url
             )
@@ -268,12 +263,23 @@ class PageProcessor:
     def _json_body(self, outcome: FetchOutcome) -> JsonBody | None:
         return json_body(self._reads_json, outcome.content_type, outcome.body)
 
-    def _next_page(self, selected: dict[str, object], outcome: FetchOutcome) -> list[str]:
-        """The href of the next page of a paginated walk (first of the page's
-        links), if the job walks and this page has one."""
+    def _next_page(
+        self, selected: dict[str, object], task: PageTask, outcome: FetchOutcome
+    ) -> tuple[list[str], list[RequestSpec]]:
+        """The next page of a paginated walk, if the job walks and this page
+        has one: an href (first of the page's links), or the next request
+        when the page parameter lives in the request's form or JSON body."""
         rule = self._job.paginate
-        found = None if rule is None else next_page(rule, selected, outcome.final_url)
-        return [] if found is None else [found]
+        if rule is None:
+            return [], []
+        spec = task.request
+        if rule.param is not None and spec is not None and spec.fields() is not None:
+            after = next_request(rule, selected, spec)
+            scope = self._links.scope(outcome.final_url)
+            keep = after is not None and self._links.allowed(after.url, scope)
+            return [], [after] if after is not None and keep else []
+        found = next_page(rule, selected, outcome.final_url)
+        return [] if found is None else [found], []
 
     def _banned(self, outcome: FetchOutcome) -> FetchError | None:
         """A ban signal of the job (a status, or a page matching its selector)
@@ -323,37 +329,3 @@ class PageProcessor:
     def follows(self, depth: int) -> bool:
         job = self._job
         return job.links.follow and (job.max_depth is None or depth < job.max_depth)
-
-
-def not_modified(task: PageTask, outcome: FetchOutcome, started: float) -> PageResult:
-    """A 304: checked and unchanged. No body, fields or links: the master keeps
-    the stored record and the links of the last full fetch."""
-    headers = outcome.headers
-    return PageResult(
-        url=task.url,
-        fp=task.fp,
-        final_url=outcome.final_url,
-        status=NOT_MODIFIED,
-        fetched_at=started,
-        depth=task.depth,
-        row=task.row,
-        elapsed=outcome.elapsed,
-        # A 304 may send updated validators; the ones sent stay valid otherwise.
-        etag=headers.get("etag", task.etag)[:MAX_HEADER_CHARS],
-        last_modified=headers.get("last-modified", task.last_modified)[:MAX_HEADER_CHARS],
-    )
-
-
-def error_result(task: PageTask, started: float, error: FetchError) -> PageResult:
-    """The result of a page that failed: status 0, the error's kind and text."""
-    return PageResult(
-        url=task.url,
-        fp=task.fp,
-        final_url=task.url,
-        status=0,
-        fetched_at=started,
-        depth=task.depth,
-        error=error.message[:1000],
-        error_kind=error.kind,
-        row=task.row,
-    )

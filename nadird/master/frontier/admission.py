@@ -24,8 +24,9 @@ from nadird.master.service import trace
 
 SEED_BONUS = 1000
 # The links of one page: URLs, their fingerprints, the depth they enter at,
-# and the page's URL ("" for seeds).
-LinkBatch = tuple[Sequence[str], Sequence[bytes], int, str]
+# the page's URL ("" for seeds), and per URL its packed request
+# (RequestSpec.pack(), None for a plain GET; empty when all are plain GETs).
+LinkBatch = tuple[Sequence[str], Sequence[bytes], int, str, Sequence[bytes | None]]
 
 
 def priority(job: Job, depth: int, url: str = "") -> int:
@@ -65,9 +66,16 @@ class Admission:
         # filled from disk on first use.
         self._domains: dict[tuple[str, str], int] = {}
 
-    def admit(self, job_name: str, urls: Sequence[str], fps: Sequence[bytes], depth: int) -> int:
+    def admit(
+        self,
+        job_name: str,
+        urls: Sequence[str],
+        fps: Sequence[bytes],
+        depth: int,
+        requests: Sequence[bytes | None] = (),
+    ) -> int:
         """Admit links found at `depth - 1`; returns how many were new."""
-        return self.admit_many(job_name, [(urls, fps, depth, "")])
+        return self.admit_many(job_name, [(urls, fps, depth, "", requests)])
 
     def admit_many(self, job_name: str, batches: Iterable[LinkBatch]) -> int:
         """Admit the links of several pages of one job in ONE frontier
@@ -83,7 +91,7 @@ class Admission:
         cap = job.max_pages_per_domain
         hubs = hub_patterns(job)
         debug = gate.debug
-        for urls, fps, depth, referer in batches:
+        for urls, fps, depth, referer, requests in batches:
             first = len(rows)
             if job.max_depth is not None and depth > job.max_depth:
                 continue
@@ -91,7 +99,8 @@ class Admission:
             if not fresh:
                 continue  # the common case: every link of the page is known
             new = set(fresh)
-            for url, fp in zip(urls, fps, strict=True):
+            packed = requests or (None,) * len(urls)
+            for url, fp, request in zip(urls, fps, packed, strict=True):
                 # `fp in seen` again: a link twice in one page was marked the first time.
                 if fp not in new or fp in seen:
                     continue
@@ -106,7 +115,7 @@ class Admission:
                 seen.mark(fp)
                 per_domain[domain] += 1
                 rank = _priority(job, depth, url, hubs)
-                rows.append(Row(url, fp, depth, job_name, rank, domain))
+                rows.append(Row(url, fp, depth, job_name, rank, domain, request=request))
             if debug:
                 trace.admitted(rows[first:], referer)
         if rows:

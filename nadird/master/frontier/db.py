@@ -37,6 +37,10 @@ from nadird.master.frontier.revisit_db import RevisitTable
 from nadird.master.frontier.schema import prepare
 from nadird.master.service.health import StateHealth
 
+_INSERT_ROW = (
+    "INSERT INTO queue (domain_id, priority, fp, url, depth, job, request) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
 # Row ids or fingerprints per statement: well under SQLite's bound on parameters.
 CHUNK = 500
 _T = TypeVar("_T")
@@ -62,6 +66,8 @@ class Row:
     attempts: int = 0
     id: int = 0  # rowid in the queue table; 0 until admitted
     fallback_from: str | None = None  # the job that handed the URL to `job` (on_failure)
+    # RequestSpec.pack() of a request that is more than a plain GET (None).
+    request: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +94,11 @@ class DeadURL:
     first_failed_at: float
     last_failed_at: float
     requeue: bool
+    request: bytes | None = None  # as Row.request
+
+
+def _row_values(domain_id: int, r: Row) -> tuple[object, ...]:
+    return (domain_id, r.priority, r.fp, r.url, r.depth, r.job, r.request)
 
 
 class FrontierDB:
@@ -162,11 +173,7 @@ class FrontierDB:
         # No duplicate check: the seen set admits a fingerprint once, and it
         # holds every queued one (replayed from `admitted` after a crash).
         rows = list(rows)
-        self._tx.write_many(
-            "INSERT INTO queue (domain_id, priority, fp, url, depth, job) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            [(did, r.priority, r.fp, r.url, r.depth, r.job) for did, r in rows],
-        )
+        self._tx.write_many(_INSERT_ROW, [_row_values(did, r) for did, r in rows])
         self._tx.write_many("INSERT INTO admitted (fp) VALUES (?)", [(r.fp,) for _, r in rows])
         per_job: dict[str, int] = {}
         for _, r in rows:
@@ -184,11 +191,12 @@ class FrontierDB:
         skip = list(skip_jobs)
         not_in = f" AND job NOT IN ({', '.join('?' * len(skip))})" if skip else ""
         cur = self._db.execute(
-            "SELECT url, fp, depth, job, priority, attempts, id, fallback_from FROM queue "
-            f"WHERE domain_id=? AND not_before<=?{not_in} ORDER BY priority DESC, id LIMIT ?",
+            "SELECT url, fp, depth, job, priority, attempts, id, fallback_from, request "
+            f"FROM queue WHERE domain_id=? AND not_before<=?{not_in} "
+            "ORDER BY priority DESC, id LIMIT ?",
             (domain_id, now_wall, *skip, limit),
         )
-        return [Row(u, fp, d, j, p, name, a, i, f) for u, fp, d, j, p, a, i, f in cur]
+        return [Row(u, fp, d, j, p, name, a, i, f, rq) for u, fp, d, j, p, a, i, f, rq in cur]
 
     def fps_of(self, ids: Sequence[int]) -> dict[int, bytes]:
         """The fingerprints of the rows with these ids (those that exist)."""
@@ -247,30 +255,26 @@ class FrontierDB:
 
     def lowest(self, domain_id: int) -> Row | None:
         row = self._db.execute(
-            "SELECT url, fp, depth, job, priority, attempts, id FROM queue WHERE domain_id=? "
-            "ORDER BY priority ASC, id DESC LIMIT 1",
+            "SELECT url, fp, depth, job, priority, attempts, id, request FROM queue "
+            "WHERE domain_id=? ORDER BY priority ASC, id DESC LIMIT 1",
             (domain_id,),
         ).fetchone()
         if row is None:
             return None
-        url, fp, depth, job, priority, attempts, row_id = row
-        return Row(url, fp, depth, job, priority, "", attempts, row_id)
+        url, fp, depth, job, priority, attempts, row_id, request = row
+        return Row(url, fp, depth, job, priority, "", attempts, row_id, request=request)
 
     def overflow(self, row: Row, reason: str) -> None:
         self._tx.write(
-            "INSERT INTO overflow (url, fp, job, domain, priority, reason, dropped_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (row.url, row.fp, row.job, row.domain, row.priority, reason, time.time()),
+            "INSERT INTO overflow (url, fp, job, domain, priority, reason, dropped_at, request) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (row.url, row.fp, row.job, row.domain, row.priority, reason, time.time(), row.request),
         )
 
     def requeue(self, rows: Sequence[tuple[int, Row]]) -> None:
         """Queue known URLs again (revisits): no admission log entry (the seen
         set has them) and no job count (max_pages counts distinct URLs)."""
-        self._tx.write_many(
-            "INSERT INTO queue (domain_id, priority, fp, url, depth, job) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            [(did, r.priority, r.fp, r.url, r.depth, r.job) for did, r in rows],
-        )
+        self._tx.write_many(_INSERT_ROW, [_row_values(did, r) for did, r in rows])
 
     def job_rows(self, job: str) -> list[tuple[int, bytes, str]]:
         """(row id, fingerprint, domain) of every queued URL of a job."""
@@ -335,7 +339,8 @@ class FrontierDB:
         self._tx.write("DELETE FROM queue WHERE id=?", (row.id,))
         self._tx.write(
             "INSERT OR REPLACE INTO dead_letters (fp, url, job, domain, depth, priority, error, "
-            "attempts, first_failed_at, last_failed_at, requeue) VALUES (?,?,?,?,?,?,?,?,?,?,0)",
+            "attempts, first_failed_at, last_failed_at, requeue, request) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,0,?)",
             (
                 row.fp,
                 row.url,
@@ -347,6 +352,7 @@ class FrontierDB:
                 attempts,
                 first[0] if first and first[0] else now,
                 now,
+                row.request,
             ),
         )
 
@@ -359,7 +365,7 @@ class FrontierDB:
     ) -> list[DeadURL]:
         sql = (
             "SELECT url, fp, job, domain, depth, priority, error, attempts, first_failed_at, "
-            "last_failed_at, requeue FROM dead_letters WHERE 1=1"
+            "last_failed_at, requeue, request FROM dead_letters WHERE 1=1"
         )
         args: list[object] = []
         if job is not None:
@@ -378,7 +384,7 @@ class FrontierDB:
             args += [page[1], page[0]]
         rows = self._db.execute(sql, args).fetchall()
         return [
-            DeadURL(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]))
+            DeadURL(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]), r[11])
             for r in rows
         ]
 
@@ -402,10 +408,8 @@ class FrontierDB:
         letter's URL left the queue when it died, so it is not there twice)."""
         for letter in letters:
             did = self.domain_id(letter.domain)
-            self._tx.write(
-                "INSERT INTO queue (domain_id, priority, fp, url, depth, job) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (did, letter.priority, letter.fp, letter.url, letter.depth, letter.job),
-            )
+            row = Row(letter.url, letter.fp, letter.depth, letter.job, letter.priority, "")
+            row.request = letter.request
+            self._tx.write(_INSERT_ROW, _row_values(did, row))
             self._tx.write("DELETE FROM dead_letters WHERE fp=?", (letter.fp,))
         self.commit()

@@ -50,14 +50,15 @@ CREATE TABLE IF NOT EXISTS revisits (
     etag TEXT NOT NULL DEFAULT '',
     last_modified TEXT NOT NULL DEFAULT '',
     signature TEXT,
-    watched TEXT
+    watched TEXT,
+    request BLOB
 );
 DROP INDEX IF EXISTS revisits_due;
 CREATE INDEX IF NOT EXISTS revisits_waiting ON revisits (queued, next_due);
 """
 _COLUMNS = (
     "fp, url, job, domain, depth, next_due, queued, interval, last_fetch, last_change, "
-    "checks, changes, stats, etag, last_modified, signature, watched"
+    "checks, changes, stats, etag, last_modified, signature, watched, request"
 )
 
 
@@ -80,6 +81,7 @@ class Entry:
     last_modified: str
     signature: str | None
     watched: dict[str, Any] | None = None
+    request: bytes | None = None  # the queue row's (db.Row.request): asked again alike
 
     def to_row(self) -> tuple[object, ...]:
         return (
@@ -100,12 +102,13 @@ class Entry:
             self.last_modified,
             self.signature,
             None if self.watched is None else json.dumps(self.watched, ensure_ascii=False),
+            self.request,
         )
 
 
 def _entry(row: Any) -> Entry:  # a row of _COLUMNS
     fp, url, job, domain, depth, due, queued, interval, last, change, checks, changes = row[:12]
-    stats, etag, modified, signature, watched = row[12:]
+    stats, etag, modified, signature, watched, request = row[12:]
     return Entry(
         fp,
         str(url),
@@ -124,6 +127,7 @@ def _entry(row: Any) -> Entry:  # a row of _COLUMNS
         str(modified),
         None if signature is None else str(signature),
         None if watched is None else json.loads(str(watched)),
+        request,
     )
 
 
@@ -135,6 +139,8 @@ class RevisitTable:
         columns = {row[1] for row in db.execute("PRAGMA table_info(revisits)")}
         if "watched" not in columns:  # a table from before change alerts
             db.execute("ALTER TABLE revisits ADD COLUMN watched TEXT")
+        if "request" not in columns:  # a table from before requests (frontier schema 4)
+            db.execute("ALTER TABLE revisits ADD COLUMN request BLOB")
 
     def get_many(self, fps: Sequence[bytes]) -> dict[bytes, Entry]:
         found: dict[bytes, Entry] = {}

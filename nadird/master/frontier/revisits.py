@@ -111,9 +111,10 @@ class Revisits:
         return job if job is not None and job.revisits else None
 
     # ------------------------------------------------------------ results
-    def on_page(self, page: PageResult, job_name: str) -> bool:
-        """Note a fetched page of `job_name`; False when the store must not
-        get its record (a 304 of a known URL)."""
+    def on_page(self, page: PageResult, job_name: str, request: bytes | None = None) -> bool:
+        """Note a fetched page of `job_name` (asked for with `request`, the
+        queue row's); False when the store must not get its record (a 304 of
+        a known URL)."""
         job = self._policy_job(job_name)
         policy = None if job is None else job.revisit_policy()
         if policy is None:
@@ -123,6 +124,8 @@ class Revisits:
         now = self._wall()
         entry = self._next(page, job_name, prev, unchanged, now)
         self._watch(page, entry, prev, unchanged)
+        # A late result has no row: the request of the last fetch stays.
+        entry.request = request if request is not None else (prev.request if prev else None)
         state = UrlState(entry.last_fetch, entry.interval, entry.stats)
         entry.next_due = due_for(policy, page.url, state)
         self._pending[page.fp] = entry
@@ -213,7 +216,9 @@ class Revisits:
                 parked.append((entry.fp, None))
                 continue
             rank = priority(job, entry.depth, entry.url)
-            rows.append(Row(entry.url, entry.fp, entry.depth, entry.job, rank, entry.domain))
+            row = Row(entry.url, entry.fp, entry.depth, entry.job, rank, entry.domain)
+            row.request = entry.request
+            rows.append(row)
         if parked:
             self.table.set_due(parked)
         if rows:

@@ -8,7 +8,10 @@ from pathlib import Path
 
 from nadird.errors import StateError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
+# Schema 4: the request of a URL that is more than a plain GET
+# (nadird/request.py, msgpack of RequestSpec.to_wire(); NULL for a plain GET).
+_REQUEST_TABLES = ("queue", "dead_letters", "overflow")  # revisits: revisit_db.py
 _QUEUE_COLUMNS = """
     id INTEGER PRIMARY KEY,
     domain_id INTEGER NOT NULL,
@@ -21,7 +24,8 @@ _QUEUE_COLUMNS = """
     not_before REAL NOT NULL DEFAULT 0,
     first_failed_at REAL,
     last_error TEXT,
-    fallback_from TEXT
+    fallback_from TEXT,
+    request BLOB
 """
 # The queue's columns in schema 1 (later ones are added with their defaults).
 _V1_COLUMNS = (
@@ -56,7 +60,8 @@ CREATE TABLE IF NOT EXISTS dead_letters (
     attempts INTEGER NOT NULL,
     first_failed_at REAL NOT NULL,
     last_failed_at REAL NOT NULL,
-    requeue INTEGER NOT NULL DEFAULT 0
+    requeue INTEGER NOT NULL DEFAULT 0,
+    request BLOB
 );
 CREATE TABLE IF NOT EXISTS overflow (
     id INTEGER PRIMARY KEY,
@@ -66,24 +71,28 @@ CREATE TABLE IF NOT EXISTS overflow (
     domain TEXT NOT NULL,
     priority INTEGER NOT NULL,
     reason TEXT NOT NULL,
-    dropped_at REAL NOT NULL
+    dropped_at REAL NOT NULL,
+    request BLOB
 );
 """
 
 
 def prepare(db: sqlite3.Connection, path: Path) -> None:
-    """Create what is missing; bring a schema 1 or 2 file to the current schema."""
+    """Create what is missing; bring a schema 1, 2 or 3 file to the current schema."""
     db.executescript(_SCHEMA)
     row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
     if row is None:
         db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
         return
-    if int(row[0]) == 1:
-        _migrate_from_1(db)
-    elif int(row[0]) == 2:
-        _migrate_from_2(db)
-    elif int(row[0]) != SCHEMA_VERSION:
+    version = int(row[0])
+    if not 1 <= version <= SCHEMA_VERSION:
         raise StateError(f"{path}: frontier schema {row[0]}, expected {SCHEMA_VERSION}")
+    if version == 1:
+        _migrate_from_1(db)
+    elif version == 2:
+        _migrate_from_2(db)
+    if version < SCHEMA_VERSION:
+        _migrate_from_3(db)
 
 
 def _migrate_from_1(db: sqlite3.Connection) -> None:
@@ -98,7 +107,7 @@ def _migrate_from_1(db: sqlite3.Connection) -> None:
         DROP TABLE queue;
         ALTER TABLE queue_v2 RENAME TO queue;
         CREATE INDEX queue_take ON queue (domain_id, priority DESC, id);
-        UPDATE meta SET value='{SCHEMA_VERSION}' WHERE key='schema_version';
+        UPDATE meta SET value='3' WHERE key='schema_version';
         COMMIT;
         """
     )
@@ -107,9 +116,27 @@ def _migrate_from_1(db: sqlite3.Connection) -> None:
 def _migrate_from_2(db: sqlite3.Connection) -> None:
     """Schema 3: queue.fallback_from, the job that handed a URL on (on_failure)."""
     db.executescript(
-        f"""
+        """
         BEGIN;
         ALTER TABLE queue ADD COLUMN fallback_from TEXT;
+        UPDATE meta SET value='3' WHERE key='schema_version';
+        COMMIT;
+        """
+    )
+
+
+def _migrate_from_3(db: sqlite3.Connection) -> None:
+    """Schema 4: the `request` column where it is missing (a schema 1 queue
+    was rebuilt with it), in one transaction; every row so far is a plain GET."""
+    added = []
+    for table in _REQUEST_TABLES:  # fixed table names, no input
+        columns = {col[1] for col in db.execute(f"PRAGMA table_info({table})")}
+        if "request" not in columns:
+            added.append(f"ALTER TABLE {table} ADD COLUMN request BLOB;")
+    db.executescript(
+        f"""
+        BEGIN;
+        {" ".join(added)}
         UPDATE meta SET value='{SCHEMA_VERSION}' WHERE key='schema_version';
         COMMIT;
         """

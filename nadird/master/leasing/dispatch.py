@@ -19,6 +19,7 @@ from nadird.master.leasing.nodes import Node, NodeRegistry
 from nadird.master.leasing.robots_notes import RobotsNotes
 from nadird.master.service import trace
 from nadird.protocol.messages import Bag, Message
+from nadird.request import unpack_wire
 from nadird.urls import origin_of
 
 # Seconds before a domain whose job no connected worker can run is tried again.
@@ -103,6 +104,10 @@ class Dispatching:
             rows=[r.id for r in rows],
             attempts=[r.attempts + 1 for r in rows],
             validators=self.revisits.validators(lease.job, [r.fp for r in rows]),
+            # Only a bag holding a request other than a plain GET carries any.
+            requests=[unpack_wire(r.request) for r in rows]
+            if any(r.request is not None for r in rows)
+            else [],
             delay=job.delay if job.delay is not None else politeness.delay,
             domain_concurrency=job.domain_concurrency or politeness.domain_concurrency,
             ttl=self.config.master.lease_ttl,

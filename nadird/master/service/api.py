@@ -155,7 +155,7 @@ class ApiServer:
         known = [item for item in items if item.job in jobs]
         refused = [_refusal(i, f"unknown job {i.job!r}") for i in items if i.job not in jobs]
         invalid: list[tuple[int, str]] = []
-        admitted = self.master.admit_seeds([(i.url, i.job) for i in known], invalid)
+        admitted = self.master.admit_seeds([(i.spec(), i.job) for i in known], invalid)
         refused += [_refusal(known[at], reason) for at, reason in invalid]
         refused.sort(key=lambda refusal: refusal["index"])
         return _json({"admitted": admitted, "submitted": len(items), "refused": refused})

@@ -15,10 +15,17 @@ from typing import Any
 
 from aiohttp import web
 
-# The deepest body any route takes is {"urls": [{"url": ...}]}: 3 levels.
-MAX_BODY_DEPTH = 8
+from nadird.config.seeds import seed_of
+from nadird.request import USER_KEYS, RequestError, RequestSpec
+
+# {"urls": [{"url": ..., "json": {...}}]} is 4 levels before a request's
+# own JSON body or meta, which get the rest.
+MAX_BODY_DEPTH = 16
 MAX_SEEDS_PER_REQUEST = 10_000
-SEEDS_SHAPE = '{"urls": ["http://...", {"url": "http://...", "job": "name"}], "job": "name"}'
+SEEDS_SHAPE = (
+    '{"urls": ["http://...", {"url": "http://...", "job": "name", "method": "POST", ...}], '
+    '"job": "name"}'
+)
 
 
 class BadBody(Exception):
@@ -30,6 +37,10 @@ class SeedItem:
     index: int  # its place in "urls", so that a client can match refusals
     url: str
     job: str
+    request: RequestSpec | None = None  # None: a plain GET of `url`
+
+    def spec(self) -> RequestSpec:
+        return self.request if self.request is not None else RequestSpec(self.url)
 
 
 def _refuse_constant(name: str) -> Any:
@@ -114,8 +125,10 @@ async def require_no_body(request: web.Request) -> None:
 def parse_seeds(body: Any) -> tuple[list[SeedItem], str]:
     """The seeds of a POST /api/seeds body and its default job.
 
-    An item is a URL, or {"url": ..., "job": ...} for a job of its own (the
-    same two forms as `seeds:` in the config file).
+    An item is a URL, or a request {"url": ..., "method": ..., ...} with
+    an optional "job" of its own (the forms of `seeds:` in the config file,
+    nadird/request.py); a request that cannot be sent is a BadBody naming
+    the item and the key (`urls[2].headers.X-Token: ...`).
     """
     check_keys(body, "body", ("urls", "job"), required=("urls",))
     job = _string(body, "job", "", "default")
@@ -131,7 +144,16 @@ def parse_seeds(body: Any) -> tuple[list[SeedItem], str]:
             continue
         if not isinstance(item, dict):
             raise BadBody(f"urls[{i}] must be a string or an object, got {_kind(item)}")
-        check_keys(item, f"urls[{i}]", ("url", "job"), required=("url",))
-        where = f"urls[{i}]."
-        items.append(SeedItem(i, _string(item, "url", where), _string(item, "job", where, job)))
+        items.append(_seed_item(i, item, job))
     return items, job
+
+
+def _seed_item(index: int, item: dict[str, Any], job: str) -> SeedItem:
+    check_keys(item, f"urls[{index}]", (*USER_KEYS, "job"), required=("url",))
+    where = f"urls[{index}]."
+    url, job = _string(item, "url", where), _string(item, "job", where, job)
+    try:
+        seed = seed_of({**item, "job": job})
+    except RequestError as exc:
+        raise BadBody(f"urls[{index}].{exc.key}: {exc.reason}") from None
+    return SeedItem(index, url, job, seed.request)

@@ -10,6 +10,7 @@ import asyncio
 import collections
 import contextlib
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import zmq
@@ -31,9 +32,9 @@ from nadird.master.service.state_dir import FRONTIER_FILE, ROBOTS_FILE, SEEN_FIL
 from nadird.master.service.view import MasterReads
 from nadird.protocol.codec import decode, encode
 from nadird.protocol.messages import Message, Results, Shutdown
+from nadird.request import RequestSpec
 from nadird.security import MasterSecurity
 from nadird.store.base import Store
-from nadird.urls import canonicalize, fingerprint
 
 log = get_logger()
 __all__ = ["FRONTIER_FILE", "ROBOTS_FILE", "SEEN_FILE", "Master", "load_seen"]
@@ -115,7 +116,7 @@ class Master(MasterReads):
             raise
         self.control_endpoint = self._router.getsockopt_string(zmq.LAST_ENDPOINT)
         self.results_endpoint = self._pull.getsockopt_string(zmq.LAST_ENDPOINT)
-        self.admit_seeds([(s.url, s.job) for s in self.config.seed_list()])
+        self.admit_seeds([(s.spec(), s.job) for s in self.config.seed_list()])
         self.writer.start()
         self.stored.start()
         self.alerts.start(self)
@@ -172,12 +173,12 @@ class Master(MasterReads):
 
     def apply_config(self, new: Config) -> None:
         """Take a reloaded config (only live-changeable keys differ)."""
-        old_seeds = {(s.url, s.job) for s in self.config.seed_list()}
+        old_seeds = {s.key() for s in self.config.seed_list()}
         self.config = new
         self.core.apply_config(new)
         self.state.configure(new)
         self.writer.configure(new.store.flush_size, new.store.flush_interval)
-        added = [(s.url, s.job) for s in new.seed_list() if (s.url, s.job) not in old_seeds]
+        added = [(s.spec(), s.job) for s in new.seed_list() if s.key() not in old_seeds]
         if added:
             log.info("seeds_added", count=self.admit_seeds(added))
         if self.done.is_set() and self.core.has_work():
@@ -186,21 +187,26 @@ class Master(MasterReads):
 
     # ---------------------------------------------------------------- seeds
     def admit_seeds(
-        self, seeds: list[tuple[str, str]], invalid: list[tuple[int, str]] | None = None
+        self,
+        seeds: Sequence[tuple[RequestSpec | str, str]],
+        invalid: list[tuple[int, str]] | None = None,
     ) -> int:
-        """Queue new seeds; returns how many were new. Each invalid URL is
+        """Queue new seeds (URLs, or requests checked but for their URLs)
+        with their jobs; returns how many were new. Each invalid URL is
         counted, logged, and appended to `invalid` as (its index, why)."""
         added = 0
-        for i, (url, job) in enumerate(seeds):
+        for i, (given, job) in enumerate(seeds):
+            request = RequestSpec(given) if isinstance(given, str) else given
             try:
-                canonical = canonicalize(url)
+                spec = request.canonical()
             except InvalidURL as exc:
                 self.core.stats["seeds_invalid"] += 1
-                log.error("seed_invalid", url=url, error=str(exc))
+                log.error("seed_invalid", url=request.url, error=str(exc))
                 if invalid is not None:
                     invalid.append((i, str(exc)))
                 continue
-            added += self.core.admission.admit(job, [canonical], [fingerprint(canonical)], 0)
+            admission = self.core.admission
+            added += admission.admit(job, [spec.url], [spec.fingerprint()], 0, [spec.pack()])
         self.db.commit()
         self._wake.set()
         return added

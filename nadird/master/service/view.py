@@ -9,7 +9,7 @@ frontier, lease table, writer) can change without touching them.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from nadird.master.results.writer import ResultWriter
     from nadird.master.service.health import StateHealth
     from nadird.master.service.loops import LoopGuard
+    from nadird.request import RequestSpec
 
 
 @dataclass(frozen=True)
@@ -178,7 +179,9 @@ class MasterView(Protocol):
         """Mark dead letters for retry (re-queued within master.dead_letter_poll)."""
 
     def admit_seeds(
-        self, seeds: list[tuple[str, str]], invalid: list[tuple[int, str]] | None = None
+        self,
+        seeds: Sequence[tuple[RequestSpec | str, str]],
+        invalid: list[tuple[int, str]] | None = None,
     ) -> int: ...
 
     def pause_job(self, job: str) -> None: ...

@@ -26,9 +26,11 @@ from yarl import URL
 
 from nadird.config import FetchConfig
 from nadird.errors import ConfigError, ErrorKind, FetchError, InvalidURL
+from nadird.request import RequestSpec
 from nadird.urls import canonicalize
 from nadird.worker.fetch.addresses import AddressPolicy
 from nadird.worker.fetch.decoding import accept_encoding, decoder_for
+from nadird.worker.fetch.hops import Hop
 from nadird.worker.fetch.proxies import Proxy, ProxyPool
 from nadird.worker.fetch.proxy_sources import ProviderFeeds
 from nadird.worker.fetch.resolver import AddressBlocked, PolicyResolver
@@ -151,9 +153,11 @@ class Fetcher:
         conditional: Mapping[str, str] | None = None,
         proxy_group: str | None = None,
         sticky: str | None = None,
+        request: RequestSpec | None = None,
     ) -> FetchOutcome:
-        """GET url. `max_bytes` caps the decoded body (default max_decoded_bytes);
-        with `truncate` a longer body is cut there instead of failing.
+        """GET url, or send `request` (its method, headers, cookies, body).
+        `max_bytes` caps the decoded body (default max_decoded_bytes); with
+        `truncate` a longer body is cut there instead of failing.
         `conditional` are request headers (If-None-Match...) for the URL
         itself, not for the redirect targets: validators belong to one URL.
         `proxy_group` limits the proxies to one group; `sticky` keeps one
@@ -165,8 +169,9 @@ class Fetcher:
         started = time.monotonic()
         try:
             async with asyncio.timeout(self.config.total_timeout):
+                hop = Hop.first(request, conditional)
                 outcome = await self._follow(
-                    url, proxy, max_redirects, max_bytes, truncate, hop_check, conditional
+                    url, proxy, max_redirects, max_bytes, truncate, hop_check, hop
                 )
         except Exception as exc:
             error = exc if isinstance(exc, FetchError) else classify(exc)
@@ -203,7 +208,7 @@ class Fetcher:
         max_bytes: int | None,
         truncate: bool,
         hop_check: HopCheck | None,
-        conditional: Mapping[str, str] | None = None,
+        hop: Hop,
     ) -> FetchOutcome:
         limit = self.config.max_redirects if max_redirects is None else max_redirects
         # encoded=True: the URL is already canonical; re-quoting could change it.
@@ -212,11 +217,13 @@ class Fetcher:
         redirects: list[str] = []
         while True:
             await self._guard(current, proxy)
-            extra = conditional if not redirects else None
-            async with self._get(current, proxy, extra) as resp:
-                location = resp.headers.get("Location") if resp.status in REDIRECT_CODES else None
+            async with self._request(hop, current, proxy) as resp:
+                status = resp.status
+                location = resp.headers.get("Location") if status in REDIRECT_CODES else None
                 if location is None or limit == 0:
-                    body, truncated = await self._read_limited(resp, max_bytes, truncate)
+                    body, truncated = b"", False
+                    if hop.method != "HEAD":  # its Content-Length is the GET's
+                        body, truncated = await self._read_limited(resp, max_bytes, truncate)
                     return FetchOutcome(
                         status=resp.status,
                         final_url=str(resp.url),
@@ -239,10 +246,11 @@ class Fetcher:
             seen.add(key)
             if hop_check is not None:
                 await hop_check(key)
+            hop = hop.next(status, current.host != target.host)
             current = target
 
-    def _get(
-        self, url: URL, proxy: Proxy | None, extra: Mapping[str, str] | None = None
+    def _request(
+        self, hop: Hop, url: URL, proxy: Proxy | None
     ) -> aiohttp.client._RequestContextManager:
         assert self._session is not None
         session = self._session
@@ -252,12 +260,14 @@ class Fetcher:
                 session = self._socks_session(proxy)
             else:
                 kwargs["proxy"] = proxy.url
-        headers = dict(extra or {})
+        headers = dict(hop.headers)
         if self._agents is not None:
             headers["User-Agent"] = next(self._agents)
         if headers:
             kwargs["headers"] = headers
-        return session.get(url, allow_redirects=False, **kwargs)  # type: ignore[arg-type]
+        if hop.body:
+            kwargs["data"] = hop.body
+        return session.request(hop.method, url, allow_redirects=False, **kwargs)  # type: ignore[arg-type]
 
     async def _guard(self, url: URL, proxy: Proxy | None) -> None:
         """The address policy for what the resolver does not see."""

@@ -97,10 +97,12 @@ class ReportedLinks:
                 keep.append(i)
         if len(keep) == len(page.link_fps):
             return page
+        requests = page.link_requests
         return dataclasses.replace(
             page,
             links=[page.links[i] for i in keep],
             link_fps=[page.link_fps[i] for i in keep],
+            link_requests=[requests[i] for i in keep] if requests else [],
         )
 
 

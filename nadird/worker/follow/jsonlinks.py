@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from nadird.jobs import Pagination
+from nadird.request import RequestSpec
 from nadird.worker.parse.fields import present
 from nadird.worker.parse.jsonfields import compile_jmes
 
@@ -40,9 +41,8 @@ def next_page(rule: Pagination, data: Mapping[str, Any], page_url: str) -> str |
     """The href of the page after `page_url`, or None when the walk ends there.
 
     `data` holds the page's fields as the selectors found them (before the
-    schema's processors). The page number or token lives in the URL's query:
-    a walk whose page parameter is in a request body needs the request to
-    travel with the link, which links (plain URLs) do not carry.
+    schema's processors). The page number or token lives in the URL's query
+    (see next_request for one in a request's body).
     """
     if rule.until_empty is not None and not present(data.get(rule.until_empty)):
         return None
@@ -56,6 +56,30 @@ def next_page(rule: Pagination, data: Mapping[str, Any], page_url: str) -> str |
     if current is None:
         return None
     return with_param(page_url, rule.param, str(current + rule.step))
+
+
+def next_request(
+    rule: Pagination, data: Mapping[str, Any], spec: RequestSpec
+) -> RequestSpec | None:
+    """The request after `spec` in a walk whose page number or cursor (the
+    rule's `param`) lives in the body of a form or JSON POST; None when the
+    walk ends there. The next request is the same one (method, headers,
+    cookies, meta) with that body field set: page+step, or the `next` token."""
+    fields = spec.fields()
+    assert rule.param is not None and fields is not None  # the caller checks both
+    if rule.until_empty is not None and not present(data.get(rule.until_empty)):
+        return None
+    if rule.next is not None:
+        token = _token(data.get(rule.next))
+        return None if token is None else spec.with_field(rule.param, token)
+    current = fields.get(rule.param, rule.start)
+    if isinstance(current, bool):
+        return None
+    try:
+        number = int(current)
+    except (TypeError, ValueError):  # not a whole number: no page after it
+        return None
+    return spec.with_field(rule.param, number + rule.step)
 
 
 def _token(value: Any) -> str | None:

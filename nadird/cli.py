@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import NoReturn
 
 from nadird import __version__
 from nadird.argtypes import (
@@ -29,13 +28,12 @@ from nadird.argtypes import (
     seed_request,
     seed_url,
 )
+from nadird.cli_base import EXIT_USAGE, SHARED, CommandParser, DefaultsFormatter, Parser
 from nadird.errors import BindError, ConfigError, StateError, StoreError
-from nadird.logs import FORMATS
 
-EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_RUNTIME = 0, 1
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells expect of a Ctrl-C
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as if the write had killed the process
-LOG_LEVELS = ["debug", "info", "warning", "error"]
 CLIENT_COMMANDS = {
     "status": "the master's stats (queues, leases, rates, errors, progress)",
     "nodes": "the workers the master knows",
@@ -53,68 +51,6 @@ crawl in one command (crawl). `nadird COMMAND -h` tells more.
 Options may come before, between and after a command's arguments.
 Exit status: 0 success, 1 runtime error, 2 usage or configuration error,
 130/143 crawl or reextract stopped by SIGINT/SIGTERM, 141 stdout closed early."""
-
-
-class Parser(argparse.ArgumentParser):
-    """Errors are one line on stderr (and exit status 2), not the usage text."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} -h)\n")
-
-
-class CommandParser(Parser):
-    """A command's parser: positionals may sit among the options, as in
-    `nadird crawl URL1 --resolve H=IP URL2 --allow-private`."""
-
-    _intermixing = False
-
-    def parse_known_args(  # type: ignore[override]
-        self, args: list[str] | None = None, namespace: argparse.Namespace | None = None
-    ) -> tuple[argparse.Namespace, list[str]]:
-        # parse_known_intermixed_args calls parse_known_args for its two passes.
-        if self._intermixing:
-            return super().parse_known_args(args, namespace)
-        self._intermixing = True
-        try:
-            return self.parse_known_intermixed_args(args, namespace)
-        finally:
-            self._intermixing = False
-
-
-class DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Shows a default that says something; None, False and [] say nothing."""
-
-    def _get_help_string(self, action: argparse.Action) -> str:
-        text = action.help or ""
-        if action.default in (None, False, [], argparse.SUPPRESS) or "(default" in text:
-            return text
-        return super()._get_help_string(action) or text
-
-
-def _shared() -> CommandParser:
-    # SUPPRESS, not None: a command's parser would otherwise overwrite the
-    # value given before the command with its own default.
-    shared = CommandParser(add_help=False)
-    shared.add_argument(
-        "-c", "--config", metavar="FILE", default=argparse.SUPPRESS, help="YAML config file"
-    )
-    shared.add_argument(
-        "--log-level",
-        choices=LOG_LEVELS,
-        default=argparse.SUPPRESS,
-        help="log level of this process (and of the workers `crawl` starts); "
-        "default: the config's log_level, info",
-    )
-    shared.add_argument(
-        "--log-format",
-        choices=FORMATS,
-        default=argparse.SUPPRESS,
-        help="auto (default): console on a terminal, else json; also the workers' for `crawl`",
-    )
-    return shared
-
-
-SHARED = _shared()
 
 
 def _add_fetch_options(cmd: argparse.ArgumentParser) -> None:
@@ -186,6 +122,11 @@ def _add_crawl(sub: argparse._SubParsersAction[CommandParser]) -> None:
         "--out", type=out_file, metavar="FILE", help="also write the records: .jsonl/.json or .csv"
     )
     _add_job_overrides(crawl)
+    _add_crawl_run(crawl)
+
+
+def _add_crawl_run(crawl: argparse.ArgumentParser) -> None:
+    """Where a crawl keeps things, how it fetches, and how long it runs."""
     crawl.add_argument(
         "--store", default="sqlite:///nadird-crawl.db", metavar="URI", help="store URI"
     )
@@ -269,7 +210,13 @@ def _add_tools(sub: argparse._SubParsersAction[CommandParser]) -> None:
     dead.add_argument("--state-dir", help="the master's state directory (default: from -c)")
     dead.add_argument("--job")
     dead.add_argument("--domain")
+    _add_clients(sub)
+    _add_keygen(sub)
+    _add_export(sub)
 
+
+def _add_clients(sub: argparse._SubParsersAction[CommandParser]) -> None:
+    """The commands that talk to a running master's API."""
     for name, text in CLIENT_COMMANDS.items():
         cmd = sub.add_parser(name, parents=[SHARED], help=text)
         cmd.add_argument("--api", help="API URL (default: from the master's state dir)")
@@ -280,6 +227,8 @@ def _add_tools(sub: argparse._SubParsersAction[CommandParser]) -> None:
         elif name in ("pause", "resume", "delete-job"):
             cmd.add_argument("words", nargs=1, metavar="JOB")
 
+
+def _add_keygen(sub: argparse._SubParsersAction[CommandParser]) -> None:
     keygen = sub.add_parser(
         "keygen",
         parents=[SHARED],
@@ -289,6 +238,8 @@ def _add_tools(sub: argparse._SubParsersAction[CommandParser]) -> None:
     keygen.add_argument("--name", default="nadird", help="file name stem (e.g. master, worker-1)")
     keygen.set_defaults(takes_config=False)
 
+
+def _add_export(sub: argparse._SubParsersAction[CommandParser]) -> None:
     export = sub.add_parser(
         "export", parents=[SHARED], help="write stored records as JSON lines or CSV"
     )

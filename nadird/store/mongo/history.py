@@ -19,7 +19,7 @@ from pymongo import ASCENDING, DESCENDING, IndexModel
 from pymongo.asynchronous.collection import AsyncCollection
 
 from nadird.store.base import PageRecord
-from nadird.store.history import Version, versions_of
+from nadird.store.history import RECENT_SCAN, Version, field_changes, versions_of
 
 CHANGES = "changes"
 Collection = AsyncCollection[dict[str, Any]]
@@ -72,3 +72,30 @@ def _versions(docs: list[dict[str, Any]]) -> Iterator[Version]:
         if at.tzinfo is None:  # PyMongo returns naive UTC unless told otherwise
             at = at.replace(tzinfo=dt.UTC)
         yield Version(doc["url"], doc["job"], at.timestamp(), doc["signature"], doc["data"])
+
+
+async def recent_mongo(changes: Collection, limit: int) -> list[dict[str, Any]]:
+    """The latest `limit` changes, newest first, as history.diffs writes them:
+    the newest versions by the time index, each one's previous version by
+    the (url, time) index; at most RECENT_SCAN versions looked at."""
+    found: list[dict[str, Any]] = []
+    newest = changes.find({}).sort([("fetched_at", -1), ("_id", -1)]).limit(RECENT_SCAN)
+    async for doc in newest:
+        query = {"url": doc["url"], "job": doc["job"], "fetched_at": {"$lte": doc["fetched_at"]}}
+        query["_id"] = {"$ne": doc["_id"]}
+        before = await changes.find_one(query, sort=[("fetched_at", -1), ("_id", -1)])
+        if before is None:
+            continue
+        [old, new] = _versions([before, doc])
+        found.append(
+            {
+                "url": new.url,
+                "job": new.job,
+                "time": new.fetched_at,
+                "previous_time": old.fetched_at,
+                "changes": field_changes(old.data, new.data),
+            }
+        )
+        if len(found) >= limit:
+            break
+    return found

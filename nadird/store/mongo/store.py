@@ -52,7 +52,7 @@ from nadird.store.mongo.docs import (
     prepare_all,
     record_from_document,
 )
-from nadird.store.mongo.history import CHANGES, append_mongo, read_mongo
+from nadird.store.mongo.history import CHANGES, append_mongo, read_mongo, recent_mongo
 from nadird.store.mongo.keyed import KEYED, read_keyed, upsert_mongo
 from nadird.store.mongo.pages import PageUpdates
 from nadird.store.mongo.reads import read_chunk
@@ -202,6 +202,12 @@ class MongoStore(PageUpdates):
             raise StoreError(f"{self!r}: store is not open")
         for change in diffs(await read_mongo(self._changes, job), since):
             yield change
+
+    async def recent_changes(self, limit: int) -> list[dict[str, Any]]:
+        """The latest changes of revisited pages, newest first (history.recent_mongo)."""
+        if self._changes is None:
+            raise StoreError(f"{self!r}: store is not open")
+        return await recent_mongo(self._changes, limit)
 
     async def iter_records(self, job: str | None = None) -> AsyncIterator[PageRecord]:
         await self._wait_drained()

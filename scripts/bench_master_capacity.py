@@ -50,10 +50,18 @@ from pyspy_top import top_functions  # scripts/: on sys.path when run as a scrip
 
 from nadird import __version__
 from nadird.jobs import Job
-from nadird.master.frontier.admission import Admission
-from nadird.master.frontier.db import FrontierDB
-from nadird.master.frontier.queues import Frontier
-from nadird.master.frontier.seen import SeenSet
+
+try:  # the package layout since the stages were regrouped
+    from nadird.master.frontier.admission import Admission
+    from nadird.master.frontier.db import FrontierDB
+    from nadird.master.frontier.queues import Frontier
+    from nadird.master.frontier.seen import SeenSet
+except ImportError:  # a --baseline from before: flat master modules
+    from nadird.master.admission import Admission  # type: ignore[no-redef]
+    from nadird.master.frontier_db import FrontierDB  # type: ignore[no-redef]
+    from nadird.master.seen import SeenSet  # type: ignore[no-redef]
+
+    from nadird.master.frontier import Frontier  # type: ignore[no-redef]
 from nadird.protocol.codec import VERSION
 from nadird.urls import fingerprint
 

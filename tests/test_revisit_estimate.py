@@ -130,14 +130,17 @@ def test_decayed_stats_follow_a_page_that_starts_changing_faster() -> None:
     assert stats.checks < 64.0  # bounded memory, bounded weights
 
 
-def test_state_is_five_numbers_and_ignores_nonsense_intervals() -> None:
+def test_state_is_eight_numbers_and_ignores_nonsense_intervals() -> None:
     stats = ChangeStats()
     assert stats.rate() is None
     assert stats.observe(-5.0, True) == stats
     assert stats.observe(float("nan"), True) == stats
     stats = stats.observe(HOUR, False)
     assert stats.rate() == 0.0
-    assert len(tuple(stats)) == 5 and all(isinstance(v, float) for v in stats)
+    assert len(tuple(stats)) == 8 and all(isinstance(v, float) for v in stats)
+    # A row stored with the five sums of before loads, and plans as it did.
+    old = ChangeStats(*tuple(stats)[:5])
+    assert old.rate() == stats.rate() and old.mean_interval() == 0.0
 
 
 def test_planning_rate_is_half_a_change_over_the_quiet_time() -> None:

@@ -37,6 +37,7 @@ import email.utils
 import hashlib
 import heapq
 import json
+import math
 import platform
 import sys
 import time
@@ -49,7 +50,7 @@ import aiohttp
 import lxml.html
 
 from nadird.revisit.allocate import allocate
-from nadird.revisit.plan import plan_groups, probe_interval, rate_class
+from nadird.revisit.plan import class_interval, plan_groups, probe_interval, rate_class
 from nadird.revisit.policy import Adaptive
 from nadird.revisit.schedule import UrlState, is_probe, next_due, record_fetch
 from nadird.testing import judge
@@ -103,7 +104,9 @@ class Domain:
     budget: float  # fetches per virtual second
     due: list[tuple[float, int]] = field(default_factory=list)  # heap of (due, page)
     probes: list[tuple[float, int]] = field(default_factory=list)  # exploratory checks
-    allocated: dict[int, float] = field(default_factory=dict)  # page -> interval
+    allocated: dict[int, float] = field(default_factory=dict)  # oracle: page -> interval
+    by_class: dict[int | None, float | None] = field(default_factory=dict)  # adaptive
+    mu: float = math.inf  # the last plan's multiplier
     probe: float | None = None  # the exploratory interval of the last plan
 
     def __post_init__(self) -> None:
@@ -147,31 +150,42 @@ class Planner:
         if self.policy == "oracle":
             return state.last_fetch + domain.allocated[page]
         schedule = self.adaptive[domain.pages[0]]
-        allocated = domain.allocated.get(page)
+        allocated = self.interval(domain, state, schedule)
         due = next_due(schedule, str(page), state, allocated, probe=domain.probe)
         assert due is not None
         return due
+
+    def rate(self, state: UrlState | None) -> float | None:
+        if state is None:
+            return None
+        stats = state.stats
+        return stats.rate() if self.policy == "adaptive-mle" else stats.planning_rate()
+
+    def interval(self, domain: Domain, state: UrlState, schedule: Adaptive) -> float | None:
+        """As the master: the interval of the page's class now, from the last plan
+        (or from its μ, for a class the plan did not have)."""
+        rate = self.rate(state)
+        if rate is None:
+            return None
+        klass = rate_class(rate)
+        if klass not in domain.by_class:
+            domain.by_class[klass] = class_interval(domain.mu, klass, schedule)
+        return domain.by_class[klass]
 
     def replan(self, domain: Domain, copies: Sequence[Copy]) -> None:
         """Adaptive: the master's plan, from the pages' counts per rate class."""
         if not self.policy.startswith("adaptive"):
             return
         schedule = self.adaptive[domain.pages[0]]
-        klass: dict[int, int | None] = {}
-        for page in domain.pages:
-            state = copies[page].state
-            rate = None
-            if state is not None:
-                stats = state.stats
-                rate = stats.rate() if self.policy == "adaptive-mle" else stats.planning_rate()
-            klass[page] = None if rate is None else rate_class(rate)
-        counts = Counter(klass.values())
+        klass = [
+            None if (r := self.rate(copies[p].state)) is None else rate_class(r)
+            for p in domain.pages
+        ]
+        counts = Counter(klass)
         keys = list(counts)
         intervals, mu = plan_groups([(k, counts[k], schedule) for k in keys], domain.budget)
-        by_class = dict(zip(keys, intervals, strict=True))
-        domain.allocated = {
-            page: interval for page in domain.pages if (interval := by_class[klass[page]])
-        }
+        domain.by_class = dict(zip(keys, intervals, strict=True))
+        domain.mu = mu
         domain.probe = probe_interval(mu) if self.settings.probe else None
 
 

@@ -150,6 +150,11 @@ def _frequencies(classes: Sequence[_Class], budget: float) -> tuple[list[float],
     return mixed, math.sqrt(mu_low * mu_high)
 
 
+def interval_at(mu: float, rate: float, shortest: float, longest: float) -> float:
+    """The optimal interval of one page of `rate` for multiplier μ, in [shortest, longest]."""
+    return 1.0 / _Class(rate, 1, 1.0 / longest, 1.0 / shortest).frequency(mu)
+
+
 def allocate_classes(
     classes: Sequence[tuple[float, int, float, float]], budget: float
 ) -> tuple[list[float], float]:

@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from nadird.revisit.allocate import allocate_classes
+from nadird.revisit.allocate import allocate_classes, interval_at
 from nadird.revisit.estimate import ChangeStats
 from nadird.revisit.policy import Adaptive, RevisitPolicy
 
@@ -111,6 +111,15 @@ def plan_groups(
     intervals, mu = allocate_classes(known, left)
     solved = iter(intervals)
     return [None if k is None else next(solved) for k, _, _ in groups], mu
+
+
+def class_interval(mu: float, klass: int, schedule: Adaptive) -> float | None:
+    """The interval a plan of multiplier `mu` gives a class it did not solve
+    (a page whose estimate moved into it since): the optimum depends on μ and
+    the rate alone. None when μ is not finite (the plan stretched every page)."""
+    if not math.isfinite(mu):
+        return None
+    return interval_at(mu, class_rate(klass), schedule.min, schedule.max)
 
 
 def probe_interval(mu: float) -> float | None:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from nadird.jobs import Job
 from nadird.revisit.allocate import domain_budget
-from nadird.revisit.plan import plan_groups, probe_interval, schedule_of
+from nadird.revisit.plan import class_interval, plan_groups, probe_interval, schedule_of
 from nadird.revisit.policy import Adaptive
 
 ROUND_BUDGET = 0.02  # seconds of planning per tick, at most (then the next tick goes on)
@@ -37,6 +37,7 @@ Clock = Callable[[], float]
 @dataclass
 class DomainPlan:
     intervals: dict[Key, float] = field(default_factory=dict)
+    mu: float = math.inf  # the allocation's multiplier
     probe: float | None = None  # the exploratory interval (plan.probe_interval)
 
 
@@ -83,12 +84,23 @@ class RevisitPlanner:
         """A fetch of `domain` that is no adaptive revisit: it takes budget too."""
         self._outside[domain] += 1
 
-    def lookup(self, domain: str, key: Key) -> tuple[float | None, float | None]:
-        """(allocated interval, exploratory interval) for a page of group `key`."""
+    def lookup(
+        self, domain: str, key: Key, schedule: Adaptive
+    ) -> tuple[float | None, float | None]:
+        """(allocated interval, exploratory interval) for a page of group `key`.
+
+        A class the last plan did not have (the page's estimate moved) gets
+        the interval the plan's multiplier gives its rate, kept for the next.
+        """
         plan = self.plans.get(domain)
         if plan is None:
             return None, None
-        return plan.intervals.get(key), plan.probe
+        interval = plan.intervals.get(key)
+        if interval is None and key[2] is not None:
+            interval = class_interval(plan.mu, key[2], schedule)
+            if interval is not None:
+                plan.intervals[key] = interval
+        return interval, plan.probe
 
     # ------------------------------------------------------------- planning
     def tick(self, every: float) -> int:
@@ -136,7 +148,7 @@ class RevisitPlanner:
         assert counts is not None
         shares = [(key[2], counts[key], schedule) for key, schedule in groups]
         intervals, mu = plan_groups(shares, budget)
-        plan = DomainPlan(probe=probe_interval(mu))
+        plan = DomainPlan(mu=mu, probe=probe_interval(mu))
         for (key, _), interval in zip(groups, intervals, strict=True):
             if interval is not None and math.isfinite(interval):
                 plan.intervals[key] = interval

@@ -10,7 +10,8 @@ its queue row leaves (`settle`, called with the frontier's `durable`): both
 in one frontier transaction. A 304 is checked and unchanged: no record goes
 to the store (it would overwrite the page with an empty one), its row is
 settled at once. Time: the scan runs on the master's monotonic ticks, but
-what is stored (due, last fetch) is wall-clock; a scan admits at most
+what is stored (due, last fetch) is wall-clock, read through SteadyWall (a
+clock set back does not stall the schedule); a scan admits at most
 MAX_PER_SCAN URLs, so a clock jump (or a long downtime) spreads the backlog
 over the following ticks instead of queueing it at once.
 
@@ -39,9 +40,10 @@ from nadird.master.frontier.etag_health import EtagHealth
 from nadird.master.frontier.queues import Frontier
 from nadird.master.frontier.revisit_db import Entry, RevisitTable
 from nadird.master.frontier.revisit_plan import Key, RevisitPlanner
+from nadird.master.frontier.steady_wall import SteadyWall
 from nadird.master.service.metrics import PageHistogram
 from nadird.protocol.messages import PageResult
-from nadird.revisit.plan import group_of
+from nadird.revisit.plan import adaptive_rule, rate_class
 from nadird.revisit.policy import RevisitPolicy
 from nadird.revisit.schedule import UrlState, due_for, due_when_found, is_probe, record_fetch
 from nadird.urls import domain_of
@@ -89,7 +91,7 @@ class Revisits:
         self.table = table
         self.frontier = frontier
         self.jobs = jobs
-        self._wall = wall
+        self._wall = SteadyWall(wall, clock)
         self._clock = clock
         # fp -> the row its fetch makes, written when the queue row leaves.
         self._pending: dict[bytes, Entry] = {}
@@ -175,13 +177,18 @@ class Revisits:
         old: Key | None = None
         if prev is not None and prev.plan_rule is not None:
             old = (prev.job, prev.plan_rule, prev.plan_class)
-        group = group_of(policy, entry.url, entry.stats)
-        new: Key | None = None if group is None else (entry.job, *group)
-        entry.plan_rule, entry.plan_class = group if group is not None else (None, None)
+        found = adaptive_rule(policy, entry.url)
+        new: Key | None = None
+        allocated = probe = None
+        if found is not None:
+            rate = entry.stats.planning_rate()
+            entry.plan_rule, entry.plan_class = found[0], None if rate is None else rate_class(rate)
+            new = (entry.job, entry.plan_rule, entry.plan_class)
         if prev is None or new is None:
             self.planner.outside_fetch(entry.domain)
         self.planner.move(entry.domain, old, new)
-        allocated, probe = (None, None) if new is None else self.planner.lookup(entry.domain, new)
+        if found is not None and new is not None:
+            allocated, probe = self.planner.lookup(entry.domain, new, found[1])
         entry.next_due = due_for(policy, entry.url, _state(entry), allocated, probe=probe)
 
     def _next(

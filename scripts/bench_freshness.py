@@ -124,6 +124,7 @@ class Settings:
     replan: float
     bounds: tuple[float, float]
     probe: bool = True
+    late_credit: bool = True
 
 
 class Planner:
@@ -144,14 +145,15 @@ class Planner:
                 plan = allocate(domain.rates, domain.budget, settings.bounds)
                 domain.allocated = dict(zip(domain.pages, plan.intervals, strict=True))
 
-    def due(self, domain: Domain, page: int, state: UrlState) -> float:
+    def due(self, domain: Domain, page: int, state: UrlState, late: float) -> float:
         if self.policy == "fixed":
             return state.last_fetch + self.fixed[domain.pages[0]]
         if self.policy == "oracle":
             return state.last_fetch + domain.allocated[page]
         schedule = self.adaptive[domain.pages[0]]
         allocated = self.interval(domain, state, schedule)
-        due = next_due(schedule, str(page), state, allocated, probe=domain.probe)
+        credit = late if self.settings.late_credit and state.last_interval > 0 else 0.0
+        due = next_due(schedule, str(page), state, allocated, probe=domain.probe, late=credit)
         assert due is not None
         return due
 
@@ -223,12 +225,12 @@ async def fetch(session: aiohttp.ClientSession, run: Run, page: int) -> None:
     copy.state = record_fetch(copy.state, now, changed, modified)
 
 
-def next_page(domain: Domain, t: float) -> int | None:
+def next_page(domain: Domain, t: float) -> tuple[float, int] | None:
     """The page a domain fetches in the slot at `t`: a due probe first (as the
     master's queue priority does), else the most overdue page, if any is due."""
     for heap in (domain.probes, domain.due):
         if heap and heap[0][0] <= t:
-            return heapq.heappop(heap)[1]
+            return heapq.heappop(heap)
     return None
 
 
@@ -246,12 +248,12 @@ async def play(run: Run, planner: Planner, port: int) -> None:
                 for domain in planner.domains:
                     planner.replan(domain, run.copies)
                 next_replan = t + settings.replan
-            chosen = [(d, page) for d in planner.domains if (page := next_page(d, t)) is not None]
-            await asyncio.gather(*(fetch(session, run, page) for _, page in chosen))
-            for domain, page in chosen:
+            chosen = [(d, due) for d in planner.domains if (due := next_page(d, t)) is not None]
+            await asyncio.gather(*(fetch(session, run, page) for _, (_, page) in chosen))
+            for domain, (was_due, page) in chosen:
                 state = run.copies[page].state
                 assert state is not None
-                due = planner.due(domain, page, state)
+                due = planner.due(domain, page, state, t - was_due)
                 heap = domain.probes if is_probe(state, due) else domain.due
                 heapq.heappush(heap, (due, page))
 

@@ -11,13 +11,14 @@ from nadird.revisit.allocate import allocate, allocate_classes
 from nadird.revisit.estimate import ChangeStats
 from nadird.revisit.plan import (
     PROBE_FACTOR,
+    class_interval,
     class_rate,
     plan_groups,
     probe_interval,
     rate_class,
 )
-from nadird.revisit.policy import Adaptive
-from nadird.revisit.schedule import UrlState, adaptive_interval, is_probe, record_fetch
+from nadird.revisit.policy import Adaptive, Fixed
+from nadird.revisit.schedule import UrlState, adaptive_interval, is_probe, next_due, record_fetch
 
 SCHEDULE = Adaptive(min=60.0, max=7 * 86400.0, initial=3600.0)
 
@@ -106,3 +107,25 @@ def test_probes_tell_a_page_beyond_reach_from_one_within_it(seed: int) -> None:
     fast_rate, slow_rate = fast.rate(), slow.rate()
     assert fast_rate is not None and slow_rate is not None
     assert fast_rate > 2 / 300 and slow_rate < 1 / 300
+
+
+def test_a_class_the_plan_did_not_solve_gets_what_the_multiplier_gives() -> None:
+    rates = (1 / 60, 1 / 600, 1 / 3600, 1 / 86400)
+    groups = [(rate_class(r), 10, SCHEDULE) for r in rates]
+    intervals, mu = plan_groups(groups, 1 / 72)
+    for (klass, _, _), solved in zip(groups, intervals, strict=True):
+        assert class_interval(mu, klass, SCHEDULE) == pytest.approx(solved, rel=1e-6)
+    # Beyond reach: the longest interval; nothing to give when μ is not finite.
+    assert class_interval(mu, rate_class(1.0), SCHEDULE) == SCHEDULE.max
+    assert class_interval(math.inf, rate_class(1.0), SCHEDULE) is None
+
+
+def test_a_late_fetch_shortens_the_next_interval_by_its_lateness_up_to_half() -> None:
+    state = record_fetch(record_fetch(None, 0.0, False), 3600.0, True)
+    on_time = next_due(SCHEDULE, "u", state, allocated=2000.0)
+    assert on_time == 3600.0 + 2000.0
+    assert next_due(SCHEDULE, "u", state, allocated=2000.0, late=300.0) == on_time - 300.0
+    assert next_due(SCHEDULE, "u", state, allocated=2000.0, late=86400.0) == on_time - 1000.0
+    assert next_due(SCHEDULE, "u", state, allocated=2000.0, late=-50.0) == on_time
+    fixed = Fixed(every=600.0)
+    assert next_due(fixed, "u", state, late=300.0) == 3600.0 + 600.0  # adaptive only

@@ -24,6 +24,8 @@ SOLO_CHANGES_PER_INTERVAL = 0.2
 # An adaptive interval at most doubles per check: a few unchanged checks are
 # weak evidence, and a 14-day jump after one of them would be hard to undo.
 MAX_GROWTH = 2.0
+# At most this share of an adaptive interval is taken back for a late fetch.
+LATE_CREDIT = 0.5
 
 
 class UrlState(NamedTuple):
@@ -111,17 +113,25 @@ def next_due(
     allocated: float | None = None,
     seed: bytes = b"",
     probe: float | None = None,
+    late: float = 0.0,
 ) -> float | None:
     """Epoch seconds when `url` is due under `schedule`; None if never again.
 
-    `allocated` is the interval allocate.py gave this page and `probe` its
-    domain's exploratory interval (adaptive only).
+    `allocated` is the interval allocate.py gave this page, `probe` its
+    domain's exploratory interval and `late` how late this fetch ran after
+    its due time (adaptive only): the next interval is shortened by it, up to
+    LATE_CREDIT of itself. A domain whose queue waits adds about the same
+    delay to every interval, which stretches the short ones (the pages the
+    allocation valued most) far more than the long ones; the credit keeps each
+    page's mean interval near its allocation, and its bound keeps a master
+    that was down from checking a page twice in a row.
     """
     if isinstance(schedule, Fixed):
         spread = schedule.jitter * jitter_unit(url, state.last_fetch, seed)
         return state.last_fetch + schedule.every * (1.0 + spread)
     if isinstance(schedule, Adaptive):
-        return state.last_fetch + adaptive_interval(schedule, state, allocated, probe)
+        interval = adaptive_interval(schedule, state, allocated, probe)
+        return state.last_fetch + interval - min(max(late, 0.0), LATE_CREDIT * interval)
     if isinstance(schedule, Cron):
         return next_slot(schedule.expr, schedule.zone, state.last_fetch)
     raise TypeError(f"not a schedule: {schedule!r}")
@@ -134,10 +144,13 @@ def due_for(
     allocated: float | None = None,
     seed: bytes = b"",
     probe: float | None = None,
+    late: float = 0.0,
 ) -> float | None:
     """Due time of `url` under the schedule its job's policy gives it, if any."""
     schedule = policy.schedule_for(url)
-    return None if schedule is None else next_due(schedule, url, state, allocated, seed, probe)
+    if schedule is None:
+        return None
+    return next_due(schedule, url, state, allocated, seed, probe, late)
 
 
 def due_when_found(policy: RevisitPolicy, state: UrlState | None, now: float) -> bool:

@@ -156,14 +156,16 @@ class Revisits:
         self._watch(page, entry, prev, unchanged)
         # A late result has no row: the request of the last fetch stays.
         entry.request = request if request is not None else (prev.request if prev else None)
+        late = 0.0
         if prev is not None:
-            self._observe_revisit(page, prev, entry, now)
-        self._schedule(policy, prev, entry)
+            late = self._observe_revisit(page, prev, entry, now)
+        self._schedule(policy, prev, entry, late)
         self._pending[page.fp] = entry
         return not unchanged
 
-    def _observe_revisit(self, page: PageResult, prev: Entry, entry: Entry, now: float) -> None:
-        """Lateness (of a revisit the due scan queued) and what its ETag did."""
+    def _observe_revisit(self, page: PageResult, prev: Entry, entry: Entry, now: float) -> float:
+        """Lateness (of a revisit the due scan queued; returned) and what its ETag did."""
+        late = 0.0
         if prev.queued and prev.next_due is not None:
             late = max(0.0, now - prev.next_due)  # a clock set back: on time
             self.lateness.observe(late)
@@ -171,9 +173,13 @@ class Revisits:
         sent_etag = bool(prev.etag) and self.etags.sendable(page.url)
         same = page.signature is not None and page.signature == prev.signature
         self.etags.observe(page.url, sent_etag, page.status, same)
+        return late
 
-    def _schedule(self, policy: RevisitPolicy, prev: Entry | None, entry: Entry) -> None:
-        """The entry's plan group and due time (adaptive: its group's interval)."""
+    def _schedule(
+        self, policy: RevisitPolicy, prev: Entry | None, entry: Entry, late: float
+    ) -> None:
+        """The entry's plan group and due time (adaptive: its group's interval,
+        less what this fetch ran late, see schedule.next_due)."""
         old: Key | None = None
         if prev is not None and prev.plan_rule is not None:
             old = (prev.job, prev.plan_rule, prev.plan_class)
@@ -189,7 +195,8 @@ class Revisits:
         self.planner.move(entry.domain, old, new)
         if found is not None and new is not None:
             allocated, probe = self.planner.lookup(entry.domain, new, found[1])
-        entry.next_due = due_for(policy, entry.url, _state(entry), allocated, probe=probe)
+        state = _state(entry)
+        entry.next_due = due_for(policy, entry.url, state, allocated, probe=probe, late=late)
 
     def _next(
         self, page: PageResult, job: str, prev: Entry | None, unchanged: bool, now: float

@@ -155,3 +155,11 @@ def test_planning_rate_is_half_a_change_over_the_quiet_time() -> None:
     assert 0 < (longer.planning_rate() or 0) < (quiet.planning_rate() or 0)  # falls with time
     changed = quiet.observe(HOUR, True)
     assert changed.planning_rate() == changed.rate() > 0  # a seen change: the estimate itself
+
+
+def test_a_change_dated_at_the_check_itself_still_gives_a_rate() -> None:
+    # Last-Modified equal to the check time: a change with no time known
+    # change-free in that interval; the estimate must still be finite.
+    stats = ChangeStats().observe(HOUR, True, modified_age=0.0)
+    rate = stats.rate()
+    assert rate is not None and 0 < rate < math.inf

@@ -179,8 +179,15 @@ class ChangeStats(NamedTuple):
         return ChangeStats(checks, blind, blind_time, dated, clear, short_n, short_t, total)
 
     def _pseudo(self) -> float:
-        """Half an average interval, or half a short one when short checks saw changes."""
-        mean = (self.clear_time + self.blind_time + self.short_time) / self.checks
+        """Half an average interval, or half a short one when short checks saw changes.
+
+        The mean comes from `total_time`: the other sums leave out the part of
+        a dated check's interval before its change, all of it when the page
+        changed in the second of the check (Last-Modified = now), which left
+        no change-free time at all to solve with.
+        """
+        known = self.clear_time + self.blind_time + self.short_time
+        mean = max(self.total_time, known) / self.checks
         if self.short_changes > 0:
             mean = min(mean, self.short_time / self.short_changes)
         return 0.5 * mean

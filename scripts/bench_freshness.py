@@ -13,7 +13,8 @@ times), served over loopback by a real server in a thread, in virtual time
             change over the quiet time for a page never seen to change) and
             B shared among the classes every --replan seconds; due times from
             schedule.next_due with the class's interval and the domain's
-            exploratory interval (--no-probe: without exploratory checks);
+            exploratory interval (--no-probe: without exploratory checks),
+            less what the fetch ran late (--no-late-credit: without);
 - adaptive-mle: the same with the bare estimate ChangeStats.rate() (0 for a
             page never seen to change), as before planning_rate existed;
 - oracle:   allocate.py's allocation from the TRUE rates, computed once.
@@ -380,6 +381,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--max", type=float, default=7 * 86400.0, help="longest interval")
     parser.add_argument("--no-probe", action="store_true", help="no exploratory checks")
     parser.add_argument(
+        "--no-late-credit", action="store_true", help="next interval from the fetch, not less"
+    )
+    parser.add_argument(
         "--policies", default="fixed,adaptive,oracle", help=f"among {','.join(POLICIES)}"
     )
     return parser.parse_args(argv)
@@ -397,6 +401,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.replan,
         (args.min, args.max),
         not args.no_probe,
+        not args.no_late_credit,
     )
     policies = [p for p in args.policies.split(",") if p]
     if not set(policies) <= set(POLICIES) or not 0 <= warmup < args.virtual:

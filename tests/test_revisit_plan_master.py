@@ -243,8 +243,10 @@ def test_lateness_is_a_histogram_and_a_summary(tmp_path: Path) -> None:
     assert samples["nadird_revisit_lateness_seconds_count", None] == 20
     assert samples["nadird_revisit_lateness_seconds_sum", None] == sum(range(20))
     assert samples["nadird_revisit_lateness_seconds_bucket", "5.0"] == 6
-    # A revisit made due by discovery, not by the scan, is not counted.
-    assert revisits.lateness._counts[-1] == 0
+    assert revisits.lateness._counts[-1] == 0  # nothing beyond the last bound (a day)
+    # A first fetch is no revisit: it adds nothing.
+    _fetch(revisits, _page("http://a.test/new", "s"))
+    assert revisits.status()["revisit_lateness_p95"] == 19.0
 
 
 def test_a_clock_set_back_neither_stalls_nor_bursts(tmp_path: Path) -> None:

@@ -16,7 +16,6 @@ from nadird.master.frontier.etag_health import BROKEN_AFTER
 from nadird.master.frontier.queues import Frontier
 from nadird.master.frontier.revisit_plan import ROUND_BUDGET
 from nadird.master.frontier.revisits import Revisits
-from nadird.master.frontier.schema import SCHEMA_VERSION
 from nadird.protocol.messages import PageResult
 from nadird.revisit.plan import class_interval
 from nadird.revisit.policy import Adaptive
@@ -162,7 +161,7 @@ def test_plan_counts_are_loaded_again_after_a_restart(tmp_path: Path) -> None:
     assert not fixed.planner.counts.get("b.test")
 
 
-def test_a_schema_2_frontier_gains_the_plan_columns(tmp_path: Path) -> None:
+def test_a_schedule_table_from_before_plans_gains_their_columns(tmp_path: Path) -> None:
     clocks = Clocks()
     revisits = _revisits(tmp_path / "f.db", clocks, ADAPTIVE)
     _fetch(revisits, _page(FAST[0], "s"))
@@ -171,13 +170,14 @@ def test_a_schema_2_frontier_gains_the_plan_columns(tmp_path: Path) -> None:
     with sqlite3.connect(tmp_path / "f.db") as raw:
         raw.execute("ALTER TABLE revisits DROP COLUMN plan_rule")
         raw.execute("ALTER TABLE revisits DROP COLUMN plan_class")
-        raw.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
     again = _revisits(tmp_path / "f.db", clocks, ADAPTIVE)
     entry = again.table.get(fingerprint(FAST[0]))
     assert entry is not None and entry.plan_rule is None  # kept, planned at its next fetch
-    with sqlite3.connect(tmp_path / "f.db") as raw:
-        (version,) = raw.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    assert int(version) == SCHEMA_VERSION
+    assert not again.planner.counts
+    clocks.advance(HOUR)
+    _fetch(again, _page(FAST[0], "t"))
+    entry = again.table.get(fingerprint(FAST[0]))
+    assert entry is not None and entry.plan_rule == -1 and entry.plan_class is not None
 
 
 def test_planning_many_domains_is_sliced_over_ticks(tmp_path: Path) -> None:

@@ -20,7 +20,8 @@ watched (JSON: the last values of the fields a `change` alert rule watches,
 NULL when none does; added to an older table when it opens);
 plan_rule and plan_class, the page's group in its domain's revisit plan
 (revisit/plan.py; plan_rule NULL: not adaptive, plan_class NULL: rate not
-known yet), counted per domain at start by one GROUP BY.
+known yet; added to an older table when it opens), counted per domain at
+start by one GROUP BY.
 """
 
 from __future__ import annotations
@@ -153,6 +154,9 @@ class RevisitTable:
             db.execute("ALTER TABLE revisits ADD COLUMN watched TEXT")
         if "request" not in columns:  # a table from before requests (frontier schema 4)
             db.execute("ALTER TABLE revisits ADD COLUMN request BLOB")
+        for name in ("plan_rule", "plan_class"):  # from before per-domain plans
+            if name not in columns:
+                db.execute(f"ALTER TABLE revisits ADD COLUMN {name} INTEGER")
 
     def get_many(self, fps: Sequence[bytes]) -> dict[bytes, Entry]:
         found: dict[bytes, Entry] = {}

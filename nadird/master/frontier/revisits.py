@@ -344,11 +344,11 @@ class Revisits:
         return (self.checks - before) / (now - then) if now > then else 0.0
 
     def _count_due(self) -> None:
+        now = self._wall()  # read first: the guard reads the monotonic clock too
         started = self._clock()
         when, cost = self._counted
         if started - when < COUNT_SHARE * cost:
             return
-        now = self._wall()
         # Closed: the last status line of a stopped master keeps the last counts.
         with contextlib.suppress(sqlite3.ProgrammingError):
             self._due = (self.table.count_due(now), self.table.count_due(now - OVERDUE_AFTER))

@@ -6,22 +6,25 @@ times), served over loopback by a real server in a thread, in virtual time
 (a ManualClock the client moves from one politeness slot to the next):
 
 - fixed:    every page every N/B seconds (N pages of the domain, B = 1/delay);
-- adaptive: nadird.revisit's estimator per page (ChangeStats, fed by each
-            check: changed or not by a noise-free signature of the content,
-            plus Last-Modified when the answer has it) and allocate.py's
-            allocation of B among the domain's pages, re-run every --replan
-            seconds from the estimates (ChangeStats.planning_rate: half a change
-            over the quiet time for a page never seen to change); due times
-            from schedule.next_due;
+- adaptive: what the master does: nadird.revisit's estimator per page
+            (ChangeStats, fed by each check: changed or not by a noise-free
+            signature of the content, plus Last-Modified when the answer has
+            it), pages counted per rate class (plan.py, planning_rate: half a
+            change over the quiet time for a page never seen to change) and
+            B shared among the classes every --replan seconds; due times from
+            schedule.next_due with the class's interval and the domain's
+            exploratory interval (--no-probe: without exploratory checks),
+            less what the fetch ran late (--no-late-credit: without);
 - adaptive-mle: the same with the bare estimate ChangeStats.rate() (0 for a
             page never seen to change), as before planning_rate existed;
 - oracle:   allocate.py's allocation from the TRUE rates, computed once.
 
 A domain gets one fetch per politeness slot (every `delay` virtual seconds):
-the page most overdue, if any is due. Every policy sends the validators it
-holds (If-None-Match, If-Modified-Since). The judge (nadird.testing.judge)
-reads the server's own log after a warm-up; the analytic references are
-judge.uniform_freshness and judge.optimal_freshness per domain.
+a due exploratory check first, else the page most overdue, if any is due.
+Every policy sends the validators it holds (If-None-Match, If-Modified-Since).
+The judge (nadird.testing.judge) reads the server's own log after a warm-up;
+the analytic references are judge.uniform_freshness and
+judge.optimal_freshness per domain.
 
     python scripts/bench_freshness.py --pages 200 --virtual 259200 --seed 1 \
         --policies fixed,adaptive,adaptive-mle,oracle
@@ -35,9 +38,11 @@ import email.utils
 import hashlib
 import heapq
 import json
+import math
 import platform
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,8 +51,9 @@ import aiohttp
 import lxml.html
 
 from nadird.revisit.allocate import allocate
+from nadird.revisit.plan import class_interval, plan_groups, probe_interval, rate_class
 from nadird.revisit.policy import Adaptive
-from nadird.revisit.schedule import UrlState, next_due, record_fetch
+from nadird.revisit.schedule import UrlState, is_probe, next_due, record_fetch
 from nadird.testing import judge
 from nadird.testing.judge import Report
 from nadird.testing.living import EPOCH, LivingWeb, ManualClock
@@ -98,7 +104,11 @@ class Domain:
     rates: list[float]  # true rates, in the order of `pages` (the oracle's only)
     budget: float  # fetches per virtual second
     due: list[tuple[float, int]] = field(default_factory=list)  # heap of (due, page)
-    allocated: dict[int, float] = field(default_factory=dict)  # page -> interval
+    probes: list[tuple[float, int]] = field(default_factory=list)  # exploratory checks
+    allocated: dict[int, float] = field(default_factory=dict)  # oracle: page -> interval
+    by_class: dict[int | None, float | None] = field(default_factory=dict)  # adaptive
+    mu: float = math.inf  # the last plan's multiplier
+    probe: float | None = None  # the exploratory interval of the last plan
 
     def __post_init__(self) -> None:
         self.due = [(0.0, page) for page in self.pages]
@@ -114,6 +124,8 @@ class Settings:
     warmup: float
     replan: float
     bounds: tuple[float, float]
+    probe: bool = True
+    late_credit: bool = True
 
 
 class Planner:
@@ -134,39 +146,50 @@ class Planner:
                 plan = allocate(domain.rates, domain.budget, settings.bounds)
                 domain.allocated = dict(zip(domain.pages, plan.intervals, strict=True))
 
-    def due(self, domain: Domain, page: int, state: UrlState) -> float:
+    def due(self, domain: Domain, page: int, state: UrlState, late: float) -> float:
         if self.policy == "fixed":
             return state.last_fetch + self.fixed[domain.pages[0]]
         if self.policy == "oracle":
             return state.last_fetch + domain.allocated[page]
-        due = next_due(self.adaptive[domain.pages[0]], str(page), state, domain.allocated.get(page))
+        schedule = self.adaptive[domain.pages[0]]
+        allocated = self.interval(domain, state, schedule)
+        credit = late if self.settings.late_credit and state.last_interval > 0 else 0.0
+        due = next_due(schedule, str(page), state, allocated, probe=domain.probe, late=credit)
         assert due is not None
         return due
 
+    def rate(self, state: UrlState | None) -> float | None:
+        if state is None:
+            return None
+        stats = state.stats
+        return stats.rate() if self.policy == "adaptive-mle" else stats.planning_rate()
+
+    def interval(self, domain: Domain, state: UrlState, schedule: Adaptive) -> float | None:
+        """As the master: the interval of the page's class now, from the last plan
+        (or from its μ, for a class the plan did not have)."""
+        rate = self.rate(state)
+        if rate is None:
+            return None
+        klass = rate_class(rate)
+        if klass not in domain.by_class:
+            domain.by_class[klass] = class_interval(domain.mu, klass, schedule)
+        return domain.by_class[klass]
+
     def replan(self, domain: Domain, copies: Sequence[Copy]) -> None:
-        """Adaptive: share the budget left by pages not yet estimated among the others."""
+        """Adaptive: the master's plan, from the pages' counts per rate class."""
         if not self.policy.startswith("adaptive"):
             return
         schedule = self.adaptive[domain.pages[0]]
-        known: list[int] = []
-        rates: list[float] = []
-        unknown = 0
-        for page in domain.pages:
-            state = copies[page].state
-            rate = None
-            if state is not None:
-                stats = state.stats
-                rate = stats.rate() if self.policy == "adaptive-mle" else stats.planning_rate()
-            if rate is None:
-                unknown += 1
-            else:
-                known.append(page)
-                rates.append(rate)
-        budget = domain.budget - unknown / schedule.first_interval
-        if not known or budget <= 0:
-            return
-        plan = allocate(rates, budget, self.settings.bounds)
-        domain.allocated = dict(zip(known, plan.intervals, strict=True))
+        klass = [
+            None if (r := self.rate(copies[p].state)) is None else rate_class(r)
+            for p in domain.pages
+        ]
+        counts = Counter(klass)
+        keys = list(counts)
+        intervals, mu = plan_groups([(k, counts[k], schedule) for k in keys], domain.budget)
+        domain.by_class = dict(zip(keys, intervals, strict=True))
+        domain.mu = mu
+        domain.probe = probe_interval(mu) if self.settings.probe else None
 
 
 @dataclass
@@ -203,6 +226,15 @@ async def fetch(session: aiohttp.ClientSession, run: Run, page: int) -> None:
     copy.state = record_fetch(copy.state, now, changed, modified)
 
 
+def next_page(domain: Domain, t: float) -> tuple[float, int] | None:
+    """The page a domain fetches in the slot at `t`: a due probe first (as the
+    master's queue priority does), else the most overdue page, if any is due."""
+    for heap in (domain.probes, domain.due):
+        if heap and heap[0][0] <= t:
+            return heapq.heappop(heap)
+    return None
+
+
 async def play(run: Run, planner: Planner, port: int) -> None:
     """Every politeness slot: each domain fetches its most overdue page, if any."""
     settings = planner.settings
@@ -217,14 +249,14 @@ async def play(run: Run, planner: Planner, port: int) -> None:
                 for domain in planner.domains:
                     planner.replan(domain, run.copies)
                 next_replan = t + settings.replan
-            chosen = [
-                (d, heapq.heappop(d.due)[1]) for d in planner.domains if d.due and d.due[0][0] <= t
-            ]
-            await asyncio.gather(*(fetch(session, run, page) for _, page in chosen))
-            for domain, page in chosen:
+            chosen = [(d, due) for d in planner.domains if (due := next_page(d, t)) is not None]
+            await asyncio.gather(*(fetch(session, run, page) for _, (_, page) in chosen))
+            for domain, (was_due, page) in chosen:
                 state = run.copies[page].state
                 assert state is not None
-                heapq.heappush(domain.due, (planner.due(domain, page, state), page))
+                due = planner.due(domain, page, state, t - was_due)
+                heap = domain.probes if is_probe(state, due) else domain.due
+                heapq.heappush(heap, (due, page))
 
 
 def domains_of(living: LivingWeb, delay: float) -> list[Domain]:
@@ -347,6 +379,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--replan", type=float, default=3600.0, help="adaptive re-allocation")
     parser.add_argument("--min", type=float, default=60.0, help="shortest interval")
     parser.add_argument("--max", type=float, default=7 * 86400.0, help="longest interval")
+    parser.add_argument("--no-probe", action="store_true", help="no exploratory checks")
+    parser.add_argument(
+        "--no-late-credit", action="store_true", help="next interval from the fetch, not less"
+    )
     parser.add_argument(
         "--policies", default="fixed,adaptive,oracle", help=f"among {','.join(POLICIES)}"
     )
@@ -357,7 +393,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     warmup = args.warmup if args.warmup is not None else args.virtual / 3
     settings = Settings(
-        args.pages, args.seed, args.delay, args.virtual, warmup, args.replan, (args.min, args.max)
+        args.pages,
+        args.seed,
+        args.delay,
+        args.virtual,
+        warmup,
+        args.replan,
+        (args.min, args.max),
+        not args.no_probe,
+        not args.no_late_credit,
     )
     policies = [p for p in args.policies.split(",") if p]
     if not set(policies) <= set(POLICIES) or not 0 <= warmup < args.virtual:

@@ -68,6 +68,11 @@ def test_a_full_config_loads_into_typed_sections(tmp_path: Path) -> None:
         ("master:\n  bag_size: three\n", "master.bag_size", "expected int"),
         ("master:\n  bag_size: true\n", "master.bag_size", "expected int"),
         ("master:\n  bag_size: 0\n", "master", "bag_size must be > 0"),
+        (
+            "master:\n  revisit_allocate_interval: 0\n",
+            "master",
+            "revisit_allocate_interval must be > 0",
+        ),
         ("log_level: loud\n", "log_level", "expected one of"),
         ("jobs:\n  j:\n    links:\n      scope: everywhere\n", "jobs.j.links.scope", "one of"),
         (

@@ -130,14 +130,17 @@ def test_decayed_stats_follow_a_page_that_starts_changing_faster() -> None:
     assert stats.checks < 64.0  # bounded memory, bounded weights
 
 
-def test_state_is_five_numbers_and_ignores_nonsense_intervals() -> None:
+def test_state_is_eight_numbers_and_ignores_nonsense_intervals() -> None:
     stats = ChangeStats()
     assert stats.rate() is None
     assert stats.observe(-5.0, True) == stats
     assert stats.observe(float("nan"), True) == stats
     stats = stats.observe(HOUR, False)
     assert stats.rate() == 0.0
-    assert len(tuple(stats)) == 5 and all(isinstance(v, float) for v in stats)
+    assert len(tuple(stats)) == 8 and all(isinstance(v, float) for v in stats)
+    # A row stored with the five sums of before loads, and plans as it did.
+    old = ChangeStats(*tuple(stats)[:5])
+    assert old.rate() == stats.rate() and old.mean_interval() == 0.0
 
 
 def test_planning_rate_is_half_a_change_over_the_quiet_time() -> None:
@@ -152,3 +155,11 @@ def test_planning_rate_is_half_a_change_over_the_quiet_time() -> None:
     assert 0 < (longer.planning_rate() or 0) < (quiet.planning_rate() or 0)  # falls with time
     changed = quiet.observe(HOUR, True)
     assert changed.planning_rate() == changed.rate() > 0  # a seen change: the estimate itself
+
+
+def test_a_change_dated_at_the_check_itself_still_gives_a_rate() -> None:
+    # Last-Modified equal to the check time: a change with no time known
+    # change-free in that interval; the estimate must still be finite.
+    stats = ChangeStats().observe(HOUR, True, modified_age=0.0)
+    rate = stats.rate()
+    assert rate is not None and 0 < rate < math.inf

@@ -71,6 +71,7 @@ class MasterCore(Dispatching, Failing):
             db.revisits, self.frontier, self.admission.jobs, wall=revisit_wall()
         )
         self.fallbacks = Fallbacks(self.frontier, self.admission)
+        self.revisits.politeness_delay = config.politeness.delay
         self.stats: Counter[str] = Counter()
         self.errors: Counter[str] = Counter()  # failed attempts by kind (not HTTP statuses)
         self.domain_errors: Counter[str] = Counter()
@@ -85,6 +86,7 @@ class MasterCore(Dispatching, Failing):
         self.paused: set[str] = set()
         self._drop_log = PerKeyLimit()
         self.metrics = MasterMetrics()
+        self.metrics.registry.register(self.revisits.lateness)
         # robots.txt passed from worker to worker (None: not shared).
         self.robots: RobotsNotes | None = None
         # Bags leased by a previous master run may still be in flight until
@@ -96,6 +98,7 @@ class MasterCore(Dispatching, Failing):
     def apply_config(self, new: Config) -> None:
         self.config = new
         self.admission.jobs = self.revisits.jobs = dict(new.jobs)
+        self.revisits.politeness_delay = new.politeness.delay
         master = new.master
         self.frontier.caps = Caps(master.max_queued_per_domain, master.max_queued)
 
@@ -346,8 +349,11 @@ class MasterCore(Dispatching, Failing):
         self.revisits.settle(fps)
 
     def revisit_tick(self) -> int:
-        """Queue the revisits that are due (a bounded number per tick)."""
-        return self.revisits.scan() if self.revisits.scanning else 0
+        """Queue the revisits that are due (a bounded number per tick) and
+        re-plan the domains whose adaptive pages moved, when it is time."""
+        if not self.revisits.scanning:
+            return 0
+        return self.revisits.tick(self.config.master.revisit_allocate_interval)
 
     def record_clean_stop(self, now: float) -> None:
         """Live workers were told to drop their bags: only leases of silent

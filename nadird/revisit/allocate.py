@@ -150,6 +150,43 @@ def _frequencies(classes: Sequence[_Class], budget: float) -> tuple[list[float],
     return mixed, math.sqrt(mu_low * mu_high)
 
 
+def interval_at(mu: float, rate: float, shortest: float, longest: float) -> float:
+    """The optimal interval of one page of `rate` for multiplier μ, in [shortest, longest]."""
+    return 1.0 / _Class(rate, 1, 1.0 / longest, 1.0 / shortest).frequency(mu)
+
+
+def allocate_classes(
+    classes: Sequence[tuple[float, int, float, float]], budget: float
+) -> tuple[list[float], float]:
+    """Per-class intervals for (rate, pages, min interval, max interval) classes,
+    spending `budget` fetches per second, and the multiplier μ (see `allocate`).
+
+    The master keeps counts per rate class, not per page: this is the whole
+    solve for a domain, a few hundred classes whatever its number of pages.
+    """
+    if not budget > 0 or not math.isfinite(budget):
+        raise ValueError(f"expected a budget > 0 fetches per second, got {budget}")
+    items = []
+    for rate, count, shortest, longest in classes:
+        if not (rate >= 0 and math.isfinite(rate)) or not 0 < shortest <= longest or count < 1:
+            raise ValueError(f"expected rate >= 0, count >= 1, 0 < min <= max, got {rate}")
+        items.append(_Class(rate, count, 1.0 / longest, 1.0 / shortest))
+    per_class, mu = _solve(items, budget)
+    return [1.0 / f for f in per_class], mu
+
+
+def _solve(classes: Sequence[_Class], budget: float) -> tuple[list[float], float]:
+    """Per-class frequencies and μ, for a budget that may be outside the bounds' range."""
+    floor = sum(c.count * c.low for c in classes)
+    ceiling = sum(c.count * c.high for c in classes)
+    if floor >= budget or all(c.rate == 0 for c in classes):
+        stretch = min(1.0, budget / floor)
+        return [c.low * stretch for c in classes], math.inf
+    if ceiling <= budget:
+        return [c.high for c in classes], 0.0
+    return _frequencies(classes, budget)
+
+
 def allocate(
     rates: Sequence[float],
     budget: float,
@@ -168,15 +205,7 @@ def allocate(
         raise ValueError(f"expected a budget > 0 fetches per second, got {budget}")
     pairs = page_bounds if page_bounds is not None else [bounds] * len(rates)
     classes, members = _classify(rates, pairs, classes_per_decade)
-    floor = sum(c.count * c.low for c in classes)
-    ceiling = sum(c.count * c.high for c in classes)
-    if floor >= budget or all(c.rate == 0 for c in classes):
-        stretch = min(1.0, budget / floor)
-        per_class, mu = [c.low * stretch for c in classes], math.inf
-    elif ceiling <= budget:
-        per_class, mu = [c.high for c in classes], 0.0
-    else:
-        per_class, mu = _frequencies(classes, budget)
+    per_class, mu = _solve(classes, budget)
     intervals = [1.0 / per_class[m] for m in members]
     spent = sum(c.count * f for c, f in zip(classes, per_class, strict=True))
     return Allocation(intervals=intervals, multiplier=mu, spent=spent)

@@ -23,11 +23,14 @@ it keeps λ̂ finite when every check saw a change, and with regular
 intervals it turns the maximum-likelihood estimate into exactly Cho's
 bias-reduced estimator above.
 
-Per URL only `ChangeStats` is kept: five floats (sums, not lists of
+Per URL only `ChangeStats` is kept: eight floats (sums, not lists of
 intervals, as it is stored for millions of URLs). The changed intervals
 enter the likelihood only through their count and sum, i.e. as if all had
 their mean length: exact when the schedule keeps the interval steady, and
-slightly low (Jensen) when changed intervals vary widely. The sums decay by
+slightly low (Jensen) when changed intervals vary widely. Changed checks much
+shorter than the page's mean interval (exploratory checks, see schedule.py)
+are summed apart, as a second group of the likelihood: mixed with the long
+ones, the one mean would wash out exactly what they were made to tell. The sums decay by
 1/memory per check, so the estimate follows a page whose habits change,
 with an effective sample of about `memory` checks.
 """
@@ -40,6 +43,8 @@ from typing import NamedTuple
 
 DEFAULT_MEMORY = 64.0
 HALF_CHANGE = 0.5  # changes assumed seen when planning for a page never seen to change
+SHORT_SPLIT = 0.25  # a check shorter than this share of the mean interval is a short one
+CENSORED_CHECKS = 2.0  # checks in memory before "all of them changed" means anything
 _MAX_STEPS = 60
 _EXP_LIMIT = 700.0  # e^x overflows a double just above 709
 
@@ -116,6 +121,28 @@ class ChangeStats(NamedTuple):
     blind_time: float = 0.0  # summed intervals of those checks
     dated_changes: float = 0.0  # changed, Last-Modified inside the interval
     clear_time: float = 0.0  # seconds known to have had no change
+    short_changes: float = 0.0  # blind changes seen by short checks (`is_short`)
+    short_time: float = 0.0  # summed intervals of those checks
+    total_time: float = 0.0  # summed intervals of all checks
+
+    def mean_interval(self) -> float:
+        """Mean seconds between checks (0 before any, or for statistics stored
+        before `total_time` was kept)."""
+        return self.total_time / self.checks if self.checks > 0 else 0.0
+
+    def is_short(self, interval: float) -> bool:
+        """Whether a check `interval` after the last one is a short (exploratory) one."""
+        return 0.0 < interval < SHORT_SPLIT * self.mean_interval()
+
+    def censored(self) -> bool:
+        """Whether every check in memory saw a change, at an unknown time.
+
+        Then the likelihood only bounds the rate from below (Cho's ln(2n + 1)/I
+        for n such checks I apart), and an allocation fed that bound keeps
+        checking at about the same interval, which never moves it.
+        """
+        unchanged = self.checks - self.blind_changes - self.short_changes - self.dated_changes
+        return self.checks >= CENSORED_CHECKS and self.dated_changes < 0.5 and unchanged < 0.5
 
     def observe(
         self,
@@ -133,28 +160,51 @@ class ChangeStats(NamedTuple):
         """
         if not interval > 0 or not math.isfinite(interval):
             return self
+        short = self.is_short(interval)
         keep = 1.0 - 1.0 / memory if memory else 1.0
-        checks, blind, blind_time, dated, clear = (keep * v for v in self)
+        checks, blind, blind_time, dated, clear, short_n, short_t, total = (keep * v for v in self)
         checks += 1.0
+        total += interval
         if not changed:
             clear += interval
         elif modified_age is not None and 0 <= modified_age < interval:
             dated += 1.0
             clear += modified_age
+        elif short:
+            short_n += 1.0
+            short_t += interval
         else:
             blind += 1.0
             blind_time += interval
-        return ChangeStats(checks, blind, blind_time, dated, clear)
+        return ChangeStats(checks, blind, blind_time, dated, clear, short_n, short_t, total)
+
+    def _pseudo(self) -> float:
+        """Half an average interval, or half a short one when short checks saw changes.
+
+        The mean comes from `total_time`: the other sums leave out the part of
+        a dated check's interval before its change, all of it when the page
+        changed in the second of the check (Last-Modified = now), which left
+        no change-free time at all to solve with.
+        """
+        known = self.clear_time + self.blind_time + self.short_time
+        mean = max(self.total_time, known) / self.checks
+        if self.short_changes > 0:
+            mean = min(mean, self.short_time / self.short_changes)
+        return 0.5 * mean
 
     def rate(self) -> float | None:
         """Estimated changes per second; None before any check."""
         if self.checks <= 0:
             return None
-        pseudo = 0.5 * (self.clear_time + self.blind_time) / self.checks
-        blind = []
-        if self.blind_changes > 0:
-            blind = [(self.blind_changes, self.blind_time / self.blind_changes)]
-        return solve_rate(blind, self.dated_changes, self.clear_time + pseudo)
+        blind = [
+            (count, time / count)
+            for count, time in (
+                (self.blind_changes, self.blind_time),
+                (self.short_changes, self.short_time),
+            )
+            if count > 0
+        ]
+        return solve_rate(blind, self.dated_changes, self.clear_time + self._pseudo())
 
     def planning_rate(self) -> float | None:
         """The rate to plan revisits with: `rate()`, but never 0 once checked.
@@ -171,5 +221,4 @@ class ChangeStats(NamedTuple):
         rate = self.rate()
         if rate != 0.0:
             return rate
-        pseudo = 0.5 * (self.clear_time + self.blind_time) / self.checks
-        return HALF_CHANGE / (self.clear_time + pseudo)
+        return HALF_CHANGE / (self.clear_time + self._pseudo())

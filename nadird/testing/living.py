@@ -101,6 +101,7 @@ class LivingEntry:
     status: int  # 200 or 304
     bytes: int  # body bytes sent (0 for a 304 or a HEAD)
     conditional: bool  # If-None-Match or If-Modified-Since was sent
+    etag_sent: bool = False  # If-None-Match was sent
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -212,7 +213,11 @@ class LivingWeb:
             response = web.Response(body=body, headers=headers)
             sent = len(body) if request.method == "GET" else 0
         path = request.raw_path
-        self._record(LivingEntry(t, page.index, path, version, response.status, sent, conditional))
+        etag_sent = "If-None-Match" in request.headers
+        entry = LivingEntry(
+            t, page.index, path, version, response.status, sent, conditional, etag_sent
+        )
+        self._record(entry)
         return response
 
     def _validators(self, page: LivingPage, version: int, serial: int) -> dict[str, str]:
@@ -220,9 +225,9 @@ class LivingWeb:
         headers = {}
         if kind in ("both", "etag", "ignored-etag"):
             headers["ETag"] = livingpages.etag(self.seed, page, version)
-        elif kind == "rotating-etag":
+        elif kind in ("rotating-etag", "rotating-etag-dated"):
             headers["ETag"] = livingpages.etag(self.seed, page, -serial)
-        if kind in ("both", "last-modified"):
+        if kind in ("both", "last-modified", "rotating-etag-dated"):
             headers["Last-Modified"] = http_date(page.schedule.became_live(version))
         return headers
 

@@ -45,7 +45,12 @@ KIND_WEIGHTS: dict[Kind, int] = {"product": 5, "article": 3, "hub": 2}
 #   etag           ETag only;  last-modified  Last-Modified only;  none  neither
 #   rotating-etag  a new ETag on every response (never matches), no Last-Modified
 #   ignored-etag   a correct ETag, but If-None-Match never answered with 304
-Validators = Literal["both", "etag", "last-modified", "none", "rotating-etag", "ignored-etag"]
+#   rotating-etag-dated  a new ETag on every response and a correct Last-Modified:
+#                  If-None-Match, when sent, decides (never 304), If-Modified-Since alone
+#                  works (not drawn by default: pass it in `validators`)
+Validators = Literal[
+    "both", "etag", "last-modified", "none", "rotating-etag", "ignored-etag", "rotating-etag-dated"
+]
 VALIDATOR_WEIGHTS: dict[Validators, int] = {
     "both": 30,
     "etag": 15,

@@ -17,7 +17,11 @@ exists); interval, last_fetch, last_change; checks and changes (plain
 counts), stats (the estimator's decayed ChangeStats as JSON); the
 validators etag and last_modified; signature (worker/parse/signature.py);
 watched (JSON: the last values of the fields a `change` alert rule watches,
-NULL when none does; added to an older table when it opens).
+NULL when none does; added to an older table when it opens);
+plan_rule and plan_class, the page's group in its domain's revisit plan
+(revisit/plan.py; plan_rule NULL: not adaptive, plan_class NULL: rate not
+known yet; added to an older table when it opens), counted per domain at
+start by one GROUP BY.
 """
 
 from __future__ import annotations
@@ -51,14 +55,17 @@ CREATE TABLE IF NOT EXISTS revisits (
     last_modified TEXT NOT NULL DEFAULT '',
     signature TEXT,
     watched TEXT,
-    request BLOB
+    request BLOB,
+    plan_rule INTEGER,
+    plan_class INTEGER
 );
 DROP INDEX IF EXISTS revisits_due;
 CREATE INDEX IF NOT EXISTS revisits_waiting ON revisits (queued, next_due);
 """
 _COLUMNS = (
     "fp, url, job, domain, depth, next_due, queued, interval, last_fetch, last_change, "
-    "checks, changes, stats, etag, last_modified, signature, watched, request"
+    "checks, changes, stats, etag, last_modified, signature, watched, request, "
+    "plan_rule, plan_class"
 )
 
 
@@ -82,6 +89,8 @@ class Entry:
     signature: str | None
     watched: dict[str, Any] | None = None
     request: bytes | None = None  # the queue row's (db.Row.request): asked again alike
+    plan_rule: int | None = None
+    plan_class: int | None = None
 
     def to_row(self) -> tuple[object, ...]:
         return (
@@ -103,12 +112,14 @@ class Entry:
             self.signature,
             None if self.watched is None else json.dumps(self.watched, ensure_ascii=False),
             self.request,
+            self.plan_rule,
+            self.plan_class,
         )
 
 
 def _entry(row: Any) -> Entry:  # a row of _COLUMNS
     fp, url, job, domain, depth, due, queued, interval, last, change, checks, changes = row[:12]
-    stats, etag, modified, signature, watched, request = row[12:]
+    stats, etag, modified, signature, watched, request, rule, klass = row[12:]
     return Entry(
         fp,
         str(url),
@@ -128,6 +139,8 @@ def _entry(row: Any) -> Entry:  # a row of _COLUMNS
         None if signature is None else str(signature),
         None if watched is None else json.loads(str(watched)),
         request,
+        None if rule is None else int(rule),
+        None if klass is None else int(klass),
     )
 
 
@@ -141,6 +154,9 @@ class RevisitTable:
             db.execute("ALTER TABLE revisits ADD COLUMN watched TEXT")
         if "request" not in columns:  # a table from before requests (frontier schema 4)
             db.execute("ALTER TABLE revisits ADD COLUMN request BLOB")
+        for name in ("plan_rule", "plan_class"):  # from before per-domain plans
+            if name not in columns:
+                db.execute(f"ALTER TABLE revisits ADD COLUMN {name} INTEGER")
 
     def get_many(self, fps: Sequence[bytes]) -> dict[bytes, Entry]:
         found: dict[bytes, Entry] = {}
@@ -187,6 +203,17 @@ class RevisitTable:
             "SELECT count(*) FROM revisits WHERE queued IN (0, 1) AND next_due <= ?", (before,)
         ).fetchone()
         return int(row[0])
+
+    def plan_counts(self) -> list[tuple[str, str, int, int | None, int]]:
+        """(domain, job, plan_rule, plan_class, pages) of the adaptive rows: one
+        scan at start, after which the master keeps the counts itself."""
+        cur = self._db.execute(
+            "SELECT domain, job, plan_rule, plan_class, count(*) FROM revisits "
+            "WHERE plan_rule IS NOT NULL GROUP BY domain, job, plan_rule, plan_class"
+        )
+        return [
+            (str(d), str(j), int(r), None if c is None else int(c), int(n)) for d, j, r, c, n in cur
+        ]
 
     def known(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM revisits").fetchone()[0])

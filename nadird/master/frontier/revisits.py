@@ -10,9 +10,15 @@ its queue row leaves (`settle`, called with the frontier's `durable`): both
 in one frontier transaction. A 304 is checked and unchanged: no record goes
 to the store (it would overwrite the page with an empty one), its row is
 settled at once. Time: the scan runs on the master's monotonic ticks, but
-what is stored (due, last fetch) is wall-clock; a scan admits at most
+what is stored (due, last fetch) is wall-clock, read through SteadyWall (a
+clock set back does not stall the schedule); a scan admits at most
 MAX_PER_SCAN URLs, so a clock jump (or a long downtime) spreads the backlog
 over the following ticks instead of queueing it at once.
+
+Adaptive due times use the domain's plan (revisit_plan.py): each fetch moves
+its page between its domain's rate-class groups and takes its group's
+interval. An exploratory check (schedule.is_probe) is queued at a higher
+priority than the job's, as it only tells something if it runs on time.
 """
 
 from __future__ import annotations
@@ -30,10 +36,16 @@ from nadird.alerts.change import FieldChange, watched_changes
 from nadird.jobs import Job
 from nadird.master.frontier.admission import priority
 from nadird.master.frontier.db import Row
+from nadird.master.frontier.etag_health import EtagHealth
 from nadird.master.frontier.queues import Frontier
 from nadird.master.frontier.revisit_db import Entry, RevisitTable
+from nadird.master.frontier.revisit_plan import Key, RevisitPlanner
+from nadird.master.frontier.steady_wall import SteadyWall
+from nadird.master.service.metrics import PageHistogram
 from nadird.protocol.messages import PageResult
-from nadird.revisit.schedule import UrlState, due_for, due_when_found, record_fetch
+from nadird.revisit.plan import adaptive_rule, rate_class
+from nadird.revisit.policy import RevisitPolicy
+from nadird.revisit.schedule import UrlState, due_for, due_when_found, is_probe, record_fetch
 from nadird.urls import domain_of
 
 NOT_MODIFIED = 304
@@ -46,6 +58,9 @@ MAX_FIELD_CHANGES = 10_000  # durable changes waiting for the alerts tick
 # million due, and alerts read the status every tick. A count is reused
 # until this many times its own cost has passed (at most 1/21 of the time).
 COUNT_SHARE = 20.0
+PROBE_BOOST = 1000  # queue priority added to an exploratory check
+LATENESS_KEPT = 1000  # recent revisits the status's lateness quantiles are taken from
+LATENESS_BUCKETS = (1, 5, 15, 60, 300, 900, 3600, 14400, 86400)
 
 Clock = Callable[[], float]
 
@@ -60,6 +75,10 @@ def modified_epoch(header: str) -> float | None:
         return None
 
 
+def _state(entry: Entry) -> UrlState:
+    return UrlState(entry.last_fetch, entry.interval, entry.stats)
+
+
 class Revisits:
     def __init__(
         self,
@@ -72,7 +91,7 @@ class Revisits:
         self.table = table
         self.frontier = frontier
         self.jobs = jobs
-        self._wall = wall
+        self._wall = SteadyWall(wall, clock)
         self._clock = clock
         # fp -> the row its fetch makes, written when the queue row leaves.
         self._pending: dict[bytes, Entry] = {}
@@ -90,6 +109,16 @@ class Revisits:
         self.field_changes: list[FieldChange] = []
         self.field_changes_dropped = 0
         self._counted = (-math.inf, 0.0)  # (when, seconds it took) on self._clock
+        self.politeness_delay = 1.0  # politeness.delay, set by the master
+        self.planner = RevisitPlanner(lambda: self.jobs, lambda: self.politeness_delay, clock)
+        self.planner.load(table.plan_counts())
+        self.etags = EtagHealth()
+        self.lateness = PageHistogram(
+            "nadird_revisit_lateness_seconds",
+            "How late revisits ran: fetch time minus due time (wall clock)",
+            buckets=LATENESS_BUCKETS,
+        )
+        self._recent_lateness: deque[float] = deque(maxlen=LATENESS_KEPT)
 
     @property
     def active(self) -> bool:
@@ -118,6 +147,7 @@ class Revisits:
         job = self._policy_job(job_name)
         policy = None if job is None else job.revisit_policy()
         if policy is None:
+            self.planner.outside_fetch(domain_of(page.url))
             return True
         prev = self._pending.get(page.fp) or self.table.get(page.fp)
         unchanged = page.status == NOT_MODIFIED and prev is not None
@@ -126,10 +156,47 @@ class Revisits:
         self._watch(page, entry, prev, unchanged)
         # A late result has no row: the request of the last fetch stays.
         entry.request = request if request is not None else (prev.request if prev else None)
-        state = UrlState(entry.last_fetch, entry.interval, entry.stats)
-        entry.next_due = due_for(policy, page.url, state)
+        late = 0.0
+        if prev is not None:
+            late = self._observe_revisit(page, prev, entry, now)
+        self._schedule(policy, prev, entry, late)
         self._pending[page.fp] = entry
         return not unchanged
+
+    def _observe_revisit(self, page: PageResult, prev: Entry, entry: Entry, now: float) -> float:
+        """Lateness (of a revisit the due scan queued; returned) and what its ETag did."""
+        late = 0.0
+        if prev.queued and prev.next_due is not None:
+            late = max(0.0, now - prev.next_due)  # a clock set back: on time
+            self.lateness.observe(late)
+            self._recent_lateness.append(late)
+        sent_etag = bool(prev.etag) and self.etags.sendable(page.url)
+        same = page.signature is not None and page.signature == prev.signature
+        self.etags.observe(page.url, sent_etag, page.status, same)
+        return late
+
+    def _schedule(
+        self, policy: RevisitPolicy, prev: Entry | None, entry: Entry, late: float
+    ) -> None:
+        """The entry's plan group and due time (adaptive: its group's interval,
+        less what this fetch ran late, see schedule.next_due)."""
+        old: Key | None = None
+        if prev is not None and prev.plan_rule is not None:
+            old = (prev.job, prev.plan_rule, prev.plan_class)
+        found = adaptive_rule(policy, entry.url)
+        new: Key | None = None
+        allocated = probe = None
+        if found is not None:
+            rate = entry.stats.planning_rate()
+            entry.plan_rule, entry.plan_class = found[0], None if rate is None else rate_class(rate)
+            new = (entry.job, entry.plan_rule, entry.plan_class)
+        if prev is None or new is None:
+            self.planner.outside_fetch(entry.domain)
+        self.planner.move(entry.domain, old, new)
+        if found is not None and new is not None:
+            allocated, probe = self.planner.lookup(entry.domain, new, found[1])
+        state = _state(entry)
+        entry.next_due = due_for(policy, entry.url, state, allocated, probe=probe, late=late)
 
     def _next(
         self, page: PageResult, job: str, prev: Entry | None, unchanged: bool, now: float
@@ -216,6 +283,8 @@ class Revisits:
                 parked.append((entry.fp, None))
                 continue
             rank = priority(job, entry.depth, entry.url)
+            if entry.next_due is not None and is_probe(_state(entry), entry.next_due):
+                rank += PROBE_BOOST
             row = Row(entry.url, entry.fp, entry.depth, entry.job, rank, entry.domain)
             row.request = entry.request
             rows.append(row)
@@ -245,15 +314,25 @@ class Revisits:
         return len(due)
 
     def validators(self, job_name: str, fps: Sequence[bytes]) -> list[list[str]]:
-        """[ETag, Last-Modified] per URL for a bag ([] when none has any)."""
+        """[ETag, Last-Modified] per URL for a bag ([] when none has any); no
+        ETag for a host whose ETags do not work (etag_health.py)."""
         if self._policy_job(job_name) is None:
             return []
         known = self.table.get_many(fps)
-        pairs = [
-            [e.etag, e.last_modified] if (e := known.get(fp)) is not None else ["", ""]
-            for fp in fps
-        ]
+        pairs = [self._pair(e) if (e := known.get(fp)) is not None else ["", ""] for fp in fps]
         return pairs if any(a or b for a, b in pairs) else []
+
+    def _pair(self, entry: Entry) -> list[str]:
+        if not entry.etag or self.etags.sendable(entry.url):
+            return [entry.etag, entry.last_modified]
+        self.etags.withheld += 1
+        credible = modified_epoch(entry.last_modified) is not None
+        return ["", entry.last_modified if credible else ""]
+
+    def tick(self, allocate_every: float) -> int:
+        """Queue what is due and re-plan the domains whose counts moved."""
+        self.planner.tick(allocate_every)
+        return self.scan()
 
     # -------------------------------------------------------------- status
     def checks_per_second(self) -> float:
@@ -265,11 +344,11 @@ class Revisits:
         return (self.checks - before) / (now - then) if now > then else 0.0
 
     def _count_due(self) -> None:
+        now = self._wall()  # read first: the guard reads the monotonic clock too
         started = self._clock()
         when, cost = self._counted
         if started - when < COUNT_SHARE * cost:
             return
-        now = self._wall()
         # Closed: the last status line of a stopped master keeps the last counts.
         with contextlib.suppress(sqlite3.ProgrammingError):
             self._due = (self.table.count_due(now), self.table.count_due(now - OVERDUE_AFTER))
@@ -285,4 +364,19 @@ class Revisits:
             "revisit_not_modified": self.not_modified,
             "revisit_queued": self.queued,
             "revisit_checks_per_second": round(self.checks_per_second(), 3),
+            **self._lateness_summary(),
+            "revisit_etag_ignored_hosts": len(self.etags.broken),
+            "revisit_etag_withheld": self.etags.withheld,
+            "revisit_plans": len(self.planner.plans),
+        }
+
+    def _lateness_summary(self) -> dict[str, float]:
+        """p50 and p95 of how late the last LATENESS_KEPT revisits ran, seconds."""
+        recent = sorted(self._recent_lateness)
+        if not recent:
+            return {"revisit_lateness_p50": 0.0, "revisit_lateness_p95": 0.0}
+        at = [min(len(recent) - 1, int(q * len(recent))) for q in (0.5, 0.95)]
+        return {
+            "revisit_lateness_p50": round(recent[at[0]], 3),
+            "revisit_lateness_p95": round(recent[at[1]], 3),
         }

@@ -167,12 +167,22 @@ class _StateCollector(Collector):
                 "Revisits fetched per second (last minute)",
                 "revisit_checks_per_second",
             ),
+            (
+                "nadird_revisit_etag_ignored_hosts",
+                "Hosts whose ETags never gave a 304: revisits send them no If-None-Match",
+                "revisit_etag_ignored_hosts",
+            ),
         ):
             yield GaugeMetricFamily(name, text, value=state.get(key, 0))
         for name, text, key in (
             ("nadird_revisit_checks", "Known URLs fetched again", "revisit_checks"),
             ("nadird_revisit_changes", "Revisits whose signature changed", "revisit_changes"),
             ("nadird_revisit_not_modified", "Revisits answered 304", "revisit_not_modified"),
+            (
+                "nadird_revisit_etag_withheld",
+                "ETags left out of bags (their host's ETags do not work)",
+                "revisit_etag_withheld",
+            ),
         ):
             yield CounterMetricFamily(name, text, value=state.get(key, 0))
         workers = GaugeMetricFamily("nadird_workers", "Workers by status", labels=["status"])

@@ -38,6 +38,7 @@ LIVE = (
     "master.state_retry_delay",
     "master.state_retry_max_delay",
     "master.state_give_up_after",
+    "master.revisit_allocate_interval",
     "store.flush_size",
     "store.flush_interval",
     "security.worker_keys",

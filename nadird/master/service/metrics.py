@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
@@ -114,76 +114,30 @@ class _StateCollector(Collector):
         stats: dict[str, int] = state["stats"]
         for key, (name, text) in COUNTERS.items():
             yield CounterMetricFamily(name, text, value=stats.get(key, 0))
-        errors = CounterMetricFamily(
-            "nadird_errors", "Failed fetch attempts by kind (retried ones too)", labels=["kind"]
-        )
-        for kind, count in sorted(state["errors"].items()):
-            errors.add_metric([kind], count)
-        yield errors
-        refused = CounterMetricFamily(
-            "nadird_refused_results", "Results messages dropped, by reason", labels=["reason"]
-        )
-        for reason, count in sorted(state["refused"].items()):
-            refused.add_metric([reason], count)
-        yield refused
-
-        invalid = CounterMetricFamily(
-            "nadird_invalid_items",
-            "Stored items that failed their job's schema, by job and field",
-            labels=["job", "field"],
-        )
-        for (job, name), count in sorted(state.get("invalid", {}).items()):
-            invalid.add_metric([job, name], count)
-        yield invalid
-
-        statuses = CounterMetricFamily(
-            "nadird_http_status", "Fetched pages by final HTTP status class", labels=["class"]
-        )
-        for klass, count in sorted(status_classes(state["statuses"]).items()):
-            statuses.add_metric([klass], count)
-        yield statuses
+        yield _by_label(
+            "nadird_errors", "Failed fetch attempts by kind (retried ones too)", ["kind"],
+            state["errors"].items(),
+        )  # fmt: skip
+        yield _by_label(
+            "nadird_refused_results", "Results messages dropped, by reason", ["reason"],
+            state["refused"].items(),
+        )  # fmt: skip
+        yield _by_label(
+            "nadird_invalid_items", "Stored items that failed their job's schema, by job and field",
+            ["job", "field"], state.get("invalid", {}).items(),
+        )  # fmt: skip
+        yield _by_label(
+            "nadird_http_status", "Fetched pages by final HTTP status class", ["class"],
+            status_classes(state["statuses"]).items(),
+        )  # fmt: skip
         yield CounterMetricFamily(
             "nadird_state_write_failures",
             "Failed writes of the state directory or the store (disk full...)",
             value=state["state_write_failures"],
         )
-        for name, text, key in (
-            ("nadird_queue_urls", "URLs queued, leased or being stored", "queued"),
-            ("nadird_leases", "Leases out", "leases"),
-            ("nadird_store_pending", "Records waiting to be written", "store_pending"),
-            ("nadird_seen_urls", "URLs admitted to the seen set", "seen"),
-            ("nadird_overflow_urls", "URLs dropped by the queue caps", "overflow"),
-            ("nadird_spool_records", "Records in the store's outage spool", "spool_records"),
-            ("nadird_state_healthy", "1 while state and store writes work", "state_healthy"),
-            (
-                "nadird_loops_healthy",
-                "1 while every master loop runs; 0 once one ended (the process is stopping)",
-                "loops_healthy",
-            ),
-            ("nadird_revisit_due", "Known URLs whose revisit is due", "revisit_due"),
-            ("nadird_revisit_overdue", "Revisits due for over a minute", "revisit_overdue"),
-            (
-                "nadird_revisit_checks_per_second",
-                "Revisits fetched per second (last minute)",
-                "revisit_checks_per_second",
-            ),
-            (
-                "nadird_revisit_etag_ignored_hosts",
-                "Hosts whose ETags never gave a 304: revisits send them no If-None-Match",
-                "revisit_etag_ignored_hosts",
-            ),
-        ):
+        for name, text, key in STATE_GAUGES:
             yield GaugeMetricFamily(name, text, value=state.get(key, 0))
-        for name, text, key in (
-            ("nadird_revisit_checks", "Known URLs fetched again", "revisit_checks"),
-            ("nadird_revisit_changes", "Revisits whose signature changed", "revisit_changes"),
-            ("nadird_revisit_not_modified", "Revisits answered 304", "revisit_not_modified"),
-            (
-                "nadird_revisit_etag_withheld",
-                "ETags left out of bags (their host's ETags do not work)",
-                "revisit_etag_withheld",
-            ),
-        ):
+        for name, text, key in STATE_COUNTERS:
             yield CounterMetricFamily(name, text, value=state.get(key, 0))
         workers = GaugeMetricFamily("nadird_workers", "Workers by status", labels=["status"])
         for status, count in sorted(state["workers_by_status"].items()):
@@ -197,6 +151,55 @@ class _StateCollector(Collector):
         for domain, rows in heapq.nlargest(TOP_DOMAINS, state["domains"], key=lambda d: d[1]):
             top.add_metric([domain], rows)
         yield top
+
+
+def _by_label(
+    name: str, text: str, labels: list[str], counts: Iterable[tuple[Any, int]]
+) -> CounterMetricFamily:
+    """A counter with one sample per label value (or tuple of values), sorted."""
+    family = CounterMetricFamily(name, text, labels=labels)
+    for value, count in sorted(counts):
+        family.add_metric(list(value) if isinstance(value, tuple) else [value], count)
+    return family
+
+
+# Gauges and counters read from the status dict, by (name, help, key).
+STATE_GAUGES: tuple[tuple[str, str, str], ...] = (
+    ("nadird_queue_urls", "URLs queued, leased or being stored", "queued"),
+    ("nadird_leases", "Leases out", "leases"),
+    ("nadird_store_pending", "Records waiting to be written", "store_pending"),
+    ("nadird_seen_urls", "URLs admitted to the seen set", "seen"),
+    ("nadird_overflow_urls", "URLs dropped by the queue caps", "overflow"),
+    ("nadird_spool_records", "Records in the store's outage spool", "spool_records"),
+    ("nadird_state_healthy", "1 while state and store writes work", "state_healthy"),
+    (
+        "nadird_loops_healthy",
+        "1 while every master loop runs; 0 once one ended (the process is stopping)",
+        "loops_healthy",
+    ),
+    ("nadird_revisit_due", "Known URLs whose revisit is due", "revisit_due"),
+    ("nadird_revisit_overdue", "Revisits due for over a minute", "revisit_overdue"),
+    (
+        "nadird_revisit_checks_per_second",
+        "Revisits fetched per second (last minute)",
+        "revisit_checks_per_second",
+    ),
+    (
+        "nadird_revisit_etag_ignored_hosts",
+        "Hosts whose ETags never gave a 304: revisits send them no If-None-Match",
+        "revisit_etag_ignored_hosts",
+    ),
+)
+STATE_COUNTERS: tuple[tuple[str, str, str], ...] = (
+    ("nadird_revisit_checks", "Known URLs fetched again", "revisit_checks"),
+    ("nadird_revisit_changes", "Revisits whose signature changed", "revisit_changes"),
+    ("nadird_revisit_not_modified", "Revisits answered 304", "revisit_not_modified"),
+    (
+        "nadird_revisit_etag_withheld",
+        "ETags left out of bags (their host's ETags do not work)",
+        "revisit_etag_withheld",
+    ),
+)
 
 
 def status_classes(statuses: dict[int, int]) -> dict[str, int]:

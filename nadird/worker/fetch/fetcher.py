@@ -60,6 +60,8 @@ class FetchOutcome:
     elapsed: float = 0.0  # seconds from the first byte sent to the last byte read
     truncated: bool = False
     proxy: Proxy | None = None  # the proxy that carried it (a ban signal lowers its score)
+    # The cookies the last answer set (a login's session); never stored.
+    cookies: dict[str, str] = field(default_factory=dict)
 
 
 class Fetcher:
@@ -115,6 +117,11 @@ class Fetcher:
             timeout=timeout,
             headers={"User-Agent": cfg.user_agent, "Accept-Encoding": accept_encoding()},
             trust_env=False,
+            # No cookie jar: a request sends the cookies of its spec and
+            # nothing else. A shared jar would hand one job's login session
+            # to another job's requests and override the account a request
+            # of a session was given (worker/fetch/sessions.py).
+            cookie_jar=aiohttp.DummyCookieJar(),
             auto_decompress=False,  # decoded here, with a bound: see decoding.py
         )
 
@@ -233,6 +240,7 @@ class Fetcher:
                         redirects=redirects,
                         headers=_kept_headers(resp, self.config.store_headers),
                         truncated=truncated,
+                        cookies={name: morsel.value for name, morsel in resp.cookies.items()},
                     )
             target = _redirect_target(current, location)
             redirects.append(str(current))

@@ -344,17 +344,8 @@ class Job:
         paginate = raw.get("paginate")
         ban = ProxyBan(**raw.get("proxy_ban", {}))
         login = raw.get("login")
-        nested = (
-            "fields",
-            "links",
-            "schema",
-            "paginate",
-            "proxy_ban",
-            "item_key",
-            "on_failure",
-            "login",
-        )
-        rest = {k: v for k, v in raw.items() if k not in nested}
+        nested = ("fields", "links", "schema", "paginate", "proxy_ban", "item_key", "on_failure")
+        rest = {k: v for k, v in raw.items() if k not in nested and k != "login"}
         key = raw.get("item_key")
         on_failure = raw.get("on_failure")
         return cls(

@@ -56,6 +56,10 @@ class SessionBook:
         if path is not None:
             self._load(path)
 
+    @classmethod
+    def in_state_dir(cls, directory: Path) -> SessionBook:
+        return cls(directory / FILE_NAME)
+
     def for_bag(self, job: str, domain: str, now: float) -> list[SessionNote]:
         """The sessions a bag of the domain carries, with each account's rest."""
         entry = self.domains.get((job, domain))

@@ -117,10 +117,8 @@ class Fetcher:
             timeout=timeout,
             headers={"User-Agent": cfg.user_agent, "Accept-Encoding": accept_encoding()},
             trust_env=False,
-            # No cookie jar: a request sends the cookies of its spec and
-            # nothing else. A shared jar would hand one job's login session
-            # to another job's requests and override the account a request
-            # of a session was given (worker/fetch/sessions.py).
+            # No jar: only a request's own cookies go (a shared jar would mix
+            # jobs' and accounts' login sessions: worker/fetch/sessions.py).
             cookie_jar=aiohttp.DummyCookieJar(),
             auto_decompress=False,  # decoded here, with a bound: see decoding.py
         )

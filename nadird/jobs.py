@@ -14,9 +14,11 @@ from nadird.errors import ConfigError
 from nadird.fallback_jobs import OnFailure
 from nadird.items.keys import UrlKey, compile_key
 from nadird.items.schema import FIELD_TYPES, compile_rules
+from nadird.logins import LoginSpec
 from nadird.request import check_cookies, check_headers
 from nadird.revisit.parse import parse_revisit
 from nadird.revisit.policy import RevisitPolicy
+from nadird.typecheck import build
 
 Scope = Literal["same-domain", "allowed-domains", "any"]
 # URLs that usually list other pages: a directory-like path, a category, tag,
@@ -245,6 +247,8 @@ class Job:
     # cookies of the same name win (nadird/request.py checks both alike).
     headers: dict[str, str] = field(default_factory=dict)
     cookies: dict[str, str] = field(default_factory=dict)
+    # A login whose session goes with every request (nadird/logins.py).
+    login: LoginSpec | None = None
 
     def __post_init__(self) -> None:
         check_headers(self.headers, "headers")
@@ -339,8 +343,9 @@ class Job:
         schema = {name: FieldSpec(**spec) for name, spec in raw.get("schema", {}).items()}
         paginate = raw.get("paginate")
         ban = ProxyBan(**raw.get("proxy_ban", {}))
+        login = raw.get("login")
         nested = ("fields", "links", "schema", "paginate", "proxy_ban", "item_key", "on_failure")
-        rest = {k: v for k, v in raw.items() if k not in nested}
+        rest = {k: v for k, v in raw.items() if k not in nested and k != "login"}
         key = raw.get("item_key")
         on_failure = raw.get("on_failure")
         return cls(
@@ -351,6 +356,7 @@ class Job:
             proxy_ban=ban,
             item_key=UrlKey(**key) if isinstance(key, dict) else key,
             on_failure=None if on_failure is None else OnFailure(**on_failure),
+            login=None if login is None else build(LoginSpec, login, "login"),
             **rest,
         )
 

@@ -26,6 +26,7 @@ from nadird.master.leasing.lease_mark import LeaseMark, headroom_of, recovery_ho
 from nadird.master.leasing.leases import EndedLease, Lease, LeaseTable
 from nadird.master.leasing.nodes import Node, NodeRegistry
 from nadird.master.leasing.robots_notes import RobotsNotes
+from nadird.master.leasing.sessions import SessionBook
 from nadird.master.results.blocking import BlockStreaks
 from nadird.master.results.by_job import JobTallies
 from nadird.master.results.failing import Failing
@@ -89,6 +90,7 @@ class MasterCore(Dispatching, Failing):
         self.metrics.registry.register(self.revisits.lateness)
         # robots.txt passed from worker to worker (None: not shared).
         self.robots: RobotsNotes | None = None
+        self.sessions = SessionBook()  # login sessions (the server's is saved)
         # Bags leased by a previous master run may still be in flight until
         # their leases would have expired; nobody gets their domains before.
         now = time.monotonic()
@@ -101,6 +103,7 @@ class MasterCore(Dispatching, Failing):
         self.revisits.politeness_delay = new.politeness.delay
         master = new.master
         self.frontier.caps = Caps(master.max_queued_per_domain, master.max_queued)
+        self.sessions.resume()  # a reload may have fixed the credentials
 
     # ------------------------------------------------------------ status
     def status(self) -> dict[str, Any]:
@@ -112,6 +115,7 @@ class MasterCore(Dispatching, Failing):
             "overflow": self.frontier.overflowed,
             **{k: v for k, v in sorted(self.stats.items())},
             **(self.revisits.status() if self.revisits.scanning else {}),
+            **({"logins": self.sessions.status(time.monotonic())} if self.sessions.domains else {}),
         }
 
     def has_work(self) -> bool:
@@ -183,6 +187,11 @@ class MasterCore(Dispatching, Failing):
         lease.wait = max(0.0, msg.wait)
         if msg.robots and self.robots is not None:
             self.robots.remember(msg.robots)
+        job = self.admission.jobs.get(lease.job)
+        if job is not None and job.login is not None:
+            rest = self.sessions.reported(lease.job, lease.domain, msg, job.login, now)
+            lease.wait = max(lease.wait, rest)
+            self.stats["login_failures"] += msg.login_failures
         throttled = set(msg.throttled)
         for fp in msg.returned:
             row = lease.pending.pop(fp, None)
@@ -371,6 +380,7 @@ class MasterCore(Dispatching, Failing):
 
     def resume(self, job: str) -> None:
         self.paused.discard(job)
+        self.sessions.resume(job)
 
     def delete_job(self, job: str) -> int:
         """Stop a job: no new bags or links; its queued URLs are dropped."""

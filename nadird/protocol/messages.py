@@ -20,7 +20,7 @@ from typing import Any, ClassVar, get_args
 from nadird.errors import ErrorKind
 from nadird.items.keys import MAX_KEY_CHARS
 from nadird.record import SPARSE_FIELD, PageContent, PageFetch
-from nadird.request import METHODS, check_wire
+from nadird.request import METHODS, check_cookies, check_wire
 
 FP_LEN = 16
 
@@ -38,6 +38,7 @@ MAX_PAGES = 1000
 MAX_NAME = 256
 MAX_SESSION = 64
 SESSION_BYTES = 16  # what the master hands out
+MAX_TOKEN = 8192  # a login's token (a JWT is far shorter)
 MAX_VALIDATOR = 1024  # an ETag or a Last-Modified date (the stored header cut)
 
 
@@ -164,6 +165,26 @@ class RobotsNote:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionNote:
+    """One account's login session for a (job, domain): handed out with its
+    bags, reported back by the worker that logged in. A note replaces the
+    master's only with a higher `version` (a stale report changes nothing).
+    `rest`: seconds from now before the account's rate allows a request."""
+
+    account: str
+    version: int
+    cookies: dict[str, str] = field(default_factory=dict)
+    token: str = ""
+    rest: float = 0.0
+
+    def __post_init__(self) -> None:
+        _check_names(account=self.account)
+        check_cookies(self.cookies, "cookies")
+        if len(self.token) > MAX_TOKEN or len(self.cookies) > 64:
+            raise ValueError(f"session: a token of at most {MAX_TOKEN}, at most 64 cookies")
+
+
+@dataclass(frozen=True, slots=True)
 class Bag:
     """Up to bag_size URLs of ONE domain and ONE job, under a lease."""
 
@@ -190,6 +211,8 @@ class Bag:
     # How to ask for each URL (RequestSpec.to_wire(), None: a plain GET);
     # empty, and not sent at all, when every URL of the bag is a plain GET.
     requests: list[dict[str, Any] | None] = field(default_factory=list, metadata=SPARSE_FIELD)
+    # The job's login sessions on this domain, one per account that has one.
+    sessions: list[SessionNote] = field(default_factory=list, metadata=SPARSE_FIELD)
 
     def __post_init__(self) -> None:
         _same_length(urls=self.urls, fps=self.fps, depths=self.depths)
@@ -223,8 +246,15 @@ class BagDone:
     # Among `returned`: the URL(s) a 429/503 answered. They count as attempts.
     throttled: list[bytes] = field(default_factory=list)
     robots: list[RobotsNote] = field(default_factory=list)  # fetched during this bag
+    # Every account's session as the bag left it (new logins with a higher
+    # version), and the logins that failed during the bag (with why, no secret).
+    sessions: list[SessionNote] = field(default_factory=list, metadata=SPARSE_FIELD)
+    login_failures: int = field(default=0, metadata=SPARSE_FIELD)
+    login_error: str = field(default="", metadata=SPARSE_FIELD)
 
     def __post_init__(self) -> None:
+        if len(self.login_error) > MAX_URL:
+            raise ValueError(f"login_error: longer than {MAX_URL} characters")
         _check_fps("returned", self.returned)
         _check_fps("throttled", self.throttled)
 

@@ -46,6 +46,7 @@ from nadird.worker.bag import BagRun, RobotsGate, SitemapHook, crawl_bag
 from nadird.worker.fetch.fetcher import Fetcher
 from nadird.worker.fetch.proxies import proxy_capabilities
 from nadird.worker.fetch.robots import RobotsCache
+from nadird.worker.fetch.sessions import BagSessions, SecretReader
 from nadird.worker.fetch.sitemaps import SitemapReader
 from nadird.worker.fetch.throttle import DomainPaces, Pacer
 from nadird.worker.follow.filter import DomainCounts, LinkPipeline, ReportedLinks
@@ -74,6 +75,7 @@ class WorkerAgent:
         self.domains = DomainPaces(config.fetch.throttle)
         self.sitemaps = SitemapReader(self.fetcher, config.fetch.sitemaps, config.fetch.robots.ttl)
         self.page_counts = DomainCounts()
+        self.secrets = SecretReader()  # login users and passwords, read when first needed
         self.finished = asyncio.Event()
         self._heartbeat_interval = 2.0
         self._lease_ttl = 30.0
@@ -321,7 +323,22 @@ class WorkerAgent:
             )
             render = RenderStep(self.renderer, job, policy, fetch)
         sticky = bag.lease if job.proxy_sticky == "bag" else None
-        processor = PageProcessor(self.fetcher, job, fetch, links, hop_check, render, sticky)
+        sessions = None
+        if job.login is not None:
+            where = {"job": job.name, "domain": bag.domain}
+            sessions = BagSessions(
+                job.login,
+                bag.sessions,
+                self.fetcher,
+                self.secrets,
+                run.pacer.turn,
+                where,
+                job.proxies,
+            )
+            run.sessions = sessions
+        processor = PageProcessor(
+            self.fetcher, job, fetch, links, hop_check, render, sticky, sessions
+        )
         reported = ReportedLinks()
         attempts = dict(zip(bag.fps, bag.attempts, strict=True)) if bag.attempts else {}
 
@@ -349,6 +366,7 @@ class WorkerAgent:
             self._bags.pop(bag.lease, None)
             self.fetcher.proxies.release(bag.lease)
         if not run.dropped:
+            login = run.sessions
             await self._send(
                 BagDone(
                     node=self.node,
@@ -358,6 +376,9 @@ class WorkerAgent:
                     throttled=run.throttled,
                     wait=run.pacer.rest(),
                     robots=self.robots.shareable({origin_of(u) for u in bag.urls}),
+                    sessions=login.notes() if login is not None else [],
+                    login_failures=login.failures if login is not None else 0,
+                    login_error=login.error if login is not None else "",
                 )
             )
             if not run.stopping:

@@ -22,6 +22,7 @@ from nadird.logs import get_logger
 from nadird.protocol.messages import PageResult
 from nadird.urls import fingerprint, origin_of
 from nadird.worker.fetch.robots import RobotsCache, RobotsRules
+from nadird.worker.fetch.sessions import BagSessions, LoginFailed
 from nadird.worker.fetch.sitemaps import SitemapReader
 from nadird.worker.fetch.throttle import Pacer, parse_retry_after
 from nadird.worker.follow.filter import LinkPipeline
@@ -49,6 +50,7 @@ class BagRun:
     # True once the worker may have lost its leases (no heartbeat answer for
     # a lease period): then no new request may start under this lease.
     fenced: Callable[[], bool] | None = None
+    sessions: BagSessions | None = None  # a job with a login: reported in BagDone
 
     def stop(self) -> None:
         """Take no new URL; the ones not started are handed back."""
@@ -164,7 +166,12 @@ async def crawl_bag(
         if run.stopping:  # a 429 came in while this lane waited its turn
             run.hand_back(task)
             return
-        processed = await processor.process(task)
+        try:
+            processed = await processor.process(task)
+        except LoginFailed:  # no session for anyone: the bag goes back
+            run.hand_back(task)
+            run.stop()
+            return
         if processed.result is None:
             wait = run.pacer.throttled(parse_retry_after(processed.retry_after))
             log.info("domain_throttled", url=task.url, status=processed.status, wait=wait)

@@ -49,6 +49,7 @@ from nadird.worker.parse.parser import content_checksum, decode_html, parse_html
 from nadird.worker.parse.signature import signature
 
 if TYPE_CHECKING:
+    from nadird.worker.fetch.sessions import BagSessions
     from nadird.worker.render.step import RenderStep
 
 log = get_logger()
@@ -98,8 +99,10 @@ class PageProcessor:
         hop_check: HopCheck | None = None,
         render: RenderStep | None = None,  # jobs that render (see render/step.py)
         sticky: str | None = None,  # the bag's key when its job keeps one proxy per bag
+        sessions: BagSessions | None = None,  # a job with a login: its requests' sessions
     ) -> None:
         self._fetcher = fetcher
+        self._fetch_page = fetcher.fetch if sessions is None else sessions.fetch
         self._job = job
         self._rules = compile_rules(job.schema)  # checked when the job was built
         self._key = compile_key(job.item_key)
@@ -116,7 +119,7 @@ class PageProcessor:
     async def process(self, task: PageTask) -> Processed:
         started = time.time()
         try:
-            outcome = await self._fetcher.fetch(
+            outcome = await self._fetch_page(
                 task.url,
                 use_proxy=self._job.proxies,
                 hop_check=self._hop_check,

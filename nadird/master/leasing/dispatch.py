@@ -17,6 +17,7 @@ from nadird.master.leasing.lease_mark import LeaseMark
 from nadird.master.leasing.leases import Lease, LeaseTable
 from nadird.master.leasing.nodes import Node, NodeRegistry
 from nadird.master.leasing.robots_notes import RobotsNotes
+from nadird.master.leasing.sessions import SessionBook
 from nadird.master.service import trace
 from nadird.protocol.messages import Bag, Message
 from nadird.request import unpack_wire
@@ -24,6 +25,8 @@ from nadird.urls import origin_of
 
 # Seconds before a domain whose job no connected worker can run is tried again.
 NO_WORKER_RETRY = 2.0
+# Seconds between two looks at a domain whose job's login is paused.
+LOGIN_PAUSED_RETRY = 2.0
 Outgoing = list[tuple[bytes, Message]]
 
 
@@ -35,6 +38,7 @@ class Dispatching:
     admission: Admission
     revisits: Revisits
     robots: RobotsNotes | None
+    sessions: SessionBook
     paused: set[str]
     stats: Counter[str]
     hold_until: float
@@ -58,6 +62,9 @@ class Dispatching:
             rows = self.frontier.take(ds, master.bag_size, self.paused)
             if not rows:
                 continue
+            if self.sessions.paused(rows[0].job, ds.name, now):
+                self.frontier.release(ds.name, now + LOGIN_PAUSED_RETRY, rows)
+                continue
             node = self._pick(nodes, rows[0].job)
             if node is None:
                 self.frontier.release(ds.name, now + NO_WORKER_RETRY, rows)
@@ -69,7 +76,7 @@ class Dispatching:
             node.credits -= 1
             if node.credits == 0:
                 nodes.remove(node)
-            out.append((node.identity, self._bag(lease)))
+            out.append((node.identity, self._bag(lease, now)))
             self.stats["bags_leased"] += 1
         if out:
             self.lease_mark.cover(now)
@@ -89,7 +96,7 @@ class Dispatching:
             return None
         return max(ready, self.hold_until)
 
-    def _bag(self, lease: Lease) -> Bag:
+    def _bag(self, lease: Lease, now: float) -> Bag:
         job = self.admission.jobs[lease.job]
         politeness = self.config.politeness
         rows = list(lease.pending.values())
@@ -114,4 +121,5 @@ class Dispatching:
             robots=self.robots.for_origins({origin_of(r.url) for r in rows})
             if self.robots is not None
             else [],
+            sessions=self.sessions.for_bag(lease.job, lease.domain, now),
         )

@@ -41,6 +41,10 @@ COUNTERS = {
         "nadird_handler_errors",
         "Messages or ticks a master loop failed on with an unexpected error (it started again)",
     ),
+    "login_failures": (
+        "nadird_login_failures",
+        "Logins that failed (refused, or no session in the answer); a domain pauses after a few",
+    ),
     "alerts_sent": ("nadird_alerts_sent", "Alerts a channel took"),
     "alerts_failed": ("nadird_alerts_failed", "Alerts given up after their last try"),
     "alerts_retries": ("nadird_alerts_retries", "Alert deliveries tried again"),

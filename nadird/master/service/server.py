@@ -24,6 +24,7 @@ from nadird.master.core import MasterCore
 from nadird.master.frontier.seen import SeenSet
 from nadird.master.frontier.seen_rebuild import load_seen
 from nadird.master.leasing.dispatch import Outgoing
+from nadird.master.leasing.sessions import SessionBook
 from nadird.master.results.writer import ResultWriter
 from nadird.master.service import status
 from nadird.master.service.api import ApiServer
@@ -64,6 +65,7 @@ class Master(MasterReads):
         # A loop that ends while running stops the master like a lost state dir.
         self.loops = LoopGuard(self.core.stats, on_broken=self.failed.set)
         self.core.robots = self.state.robots
+        self.core.sessions = SessionBook.in_state_dir(self.state.path)
         self.writer = ResultWriter(
             store,
             config.store.flush_size,

@@ -60,6 +60,8 @@ class FetchOutcome:
     elapsed: float = 0.0  # seconds from the first byte sent to the last byte read
     truncated: bool = False
     proxy: Proxy | None = None  # the proxy that carried it (a ban signal lowers its score)
+    # The cookies the last answer set (a login's session); never stored.
+    cookies: dict[str, str] = field(default_factory=dict)
 
 
 class Fetcher:
@@ -115,6 +117,9 @@ class Fetcher:
             timeout=timeout,
             headers={"User-Agent": cfg.user_agent, "Accept-Encoding": accept_encoding()},
             trust_env=False,
+            # No jar: only a request's own cookies go (a shared jar would mix
+            # jobs' and accounts' login sessions: worker/fetch/sessions.py).
+            cookie_jar=aiohttp.DummyCookieJar(),
             auto_decompress=False,  # decoded here, with a bound: see decoding.py
         )
 
@@ -233,6 +238,7 @@ class Fetcher:
                         redirects=redirects,
                         headers=_kept_headers(resp, self.config.store_headers),
                         truncated=truncated,
+                        cookies={name: morsel.value for name, morsel in resp.cookies.items()},
                     )
             target = _redirect_target(current, location)
             redirects.append(str(current))

@@ -26,7 +26,7 @@ from nadird.worker.fetch.sessions import BagSessions, LoginFailed
 from nadird.worker.fetch.sitemaps import SitemapReader
 from nadird.worker.fetch.throttle import Pacer, parse_retry_after
 from nadird.worker.follow.filter import LinkPipeline
-from nadird.worker.pages import PageProcessor, PageTask, error_result
+from nadird.worker.pages import PageProcessor, PageTask, Processed, error_result
 
 __all__ = ["BagRun", "Pacer", "RobotsGate", "SitemapHook", "crawl_bag"]
 
@@ -136,6 +136,39 @@ class SitemapHook:
         )
 
 
+async def _robots_allow(
+    robots: RobotsGate, run: BagRun, task: PageTask, emit: Callable[[PageResult], None]
+) -> bool:
+    """Whether robots.txt lets the task be fetched; if not, its result was
+    emitted or (robots.txt unreachable) it went back with the bag."""
+    started = time.time()
+    rules = await robots.rules(task.url)
+    if rules.verdict == "unreachable":
+        # RFC 9309: assume complete disallow for now; try again later.
+        run.hand_back(task)
+        run.pacer.hold(robots.cache.config.error_ttl)
+        run.stop()
+        return False
+    if rules.failure is not None:  # verdict "failed": the page gets robots.txt's error
+        failure = rules.failure
+        failed = FetchError(failure.kind, f"{failure.detail} (robots.txt)")
+        emit(error_result(task, started, failed))
+        return False
+    if not rules.allows(task.url, robots.token):
+        emit(error_result(task, started, ROBOTS_DISALLOWED))
+        return False
+    return True
+
+
+def _throttled(run: BagRun, task: PageTask, processed: Processed) -> None:
+    """A 429/503: the task and the rest of the bag go back, the domain waits."""
+    wait = run.pacer.throttled(parse_retry_after(processed.retry_after))
+    log.info("domain_throttled", url=task.url, status=processed.status, wait=wait)
+    run.hand_back(task)
+    run.throttled.append(task.fp)
+    run.stop()
+
+
 async def crawl_bag(
     run: BagRun,
     processor: PageProcessor,
@@ -144,23 +177,8 @@ async def crawl_bag(
     sitemaps: SitemapHook | None = None,
 ) -> None:
     async def one(task: PageTask) -> None:
-        started = time.time()
-        if robots is not None:
-            rules = await robots.rules(task.url)
-            if rules.verdict == "unreachable":
-                # RFC 9309: assume complete disallow for now; try again later.
-                run.hand_back(task)
-                run.pacer.hold(robots.cache.config.error_ttl)
-                run.stop()
-                return
-            if rules.failure is not None:  # verdict "failed": the page gets robots.txt's error
-                failure = rules.failure
-                failed = FetchError(failure.kind, f"{failure.detail} (robots.txt)")
-                emit(error_result(task, started, failed))
-                return
-            if not rules.allows(task.url, robots.token):
-                emit(error_result(task, started, ROBOTS_DISALLOWED))
-                return
+        if robots is not None and not await _robots_allow(robots, run, task, emit):
+            return
         await run.pacer.turn()
         await run.unfenced()
         if run.stopping:  # a 429 came in while this lane waited its turn
@@ -173,11 +191,7 @@ async def crawl_bag(
             run.stop()
             return
         if processed.result is None:
-            wait = run.pacer.throttled(parse_retry_after(processed.retry_after))
-            log.info("domain_throttled", url=task.url, status=processed.status, wait=wait)
-            run.hand_back(task)
-            run.throttled.append(task.fp)
-            run.stop()
+            _throttled(run, task, processed)
             return
         run.pacer.served()
         if processed.latency is not None or processed.strained:

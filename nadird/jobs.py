@@ -221,6 +221,9 @@ class Job:
     # capability, added here, so its bags only go to workers with a browser.
     render: RenderMode = False
     render_when_missing: list[str] = field(default_factory=list)
+    # With "auto", also a page whose item fails its schema (a placeholder a
+    # script replaces): rendered and extracted again, the rendered item stored.
+    render_when_invalid: bool = False
     # What is awaited first: "settle" (the load event, then render_quiet
     # seconds with no request in flight and no DOM change) or a page event.
     render_wait: RenderWait = "settle"
@@ -267,6 +270,8 @@ class Job:
             if needed not in self.requires:
                 object.__setattr__(self, "requires", [*self.requires, needed])
         self._check_key()
+        if self.render_when_invalid and self.render != "auto":
+            raise ValueError("render_when_invalid needs render: auto")
         if self.render is False:
             return
         if self.render_max_wait <= 0:

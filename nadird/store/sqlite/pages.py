@@ -19,7 +19,6 @@ from typing import Any
 
 from nadird.errors import StoreError
 from nadird.store.history import append_sqlite
-from nadird.store.base import PageRecord
 from nadird.store.sqlite.items import upsert_items_sync
 from nadird.store.sqlite.schema import NAMES, from_row
 from nadird.store.stored import (
@@ -74,7 +73,15 @@ def update_data(
     outcome = UpdateOutcome()
     try:
         conn.execute("BEGIN IMMEDIATE")
-        landed = _apply(conn, updates, outcome)
+        landed = []
+        for update in updates:
+            record = update.record
+            data = json.dumps(record.data, ensure_ascii=False, separators=(",", ":"))
+            key, guard = int(update.page.key), update.page.guard
+            args = (data, record.signature, record.item_key, key, guard)
+            if conn.execute(_UPDATE, args).rowcount:
+                landed.append(record)
+                outcome.landed.append(update.page.key)
         outcome.refetched = len(updates) - len(landed)
         outcome.versions = append_sqlite(conn, landed)  # as the store writer appends them
         upsert_items_sync(conn, landed)  # and their keyed items
@@ -86,30 +93,6 @@ def update_data(
             conn.execute("ROLLBACK")
         raise StoreError(f"{path}: update of {len(updates)} pages failed: {exc}") from exc
     return outcome
-
-
-def _apply(
-    conn: sqlite3.Connection, updates: Sequence[PageUpdate], outcome: UpdateOutcome
-) -> list[PageRecord]:
-    """The updates, in one executemany; when some row no longer holds its
-    fetch (the master stored it again meanwhile), row by row again to tell
-    which: an update that landed lands the same way twice."""
-    rows = [_row(update) for update in updates]
-    if conn.executemany(_UPDATE, rows).rowcount == len(rows):
-        outcome.landed.extend(update.page.key for update in updates)
-        return [update.record for update in updates]
-    landed = []
-    for update, row in zip(updates, rows, strict=True):
-        if conn.execute(_UPDATE, row).rowcount:
-            landed.append(update.record)
-            outcome.landed.append(update.page.key)
-    return landed
-
-
-def _row(update: PageUpdate) -> tuple[Any, ...]:
-    record = update.record
-    data = json.dumps(record.data, ensure_ascii=False, separators=(",", ":"))
-    return (data, record.signature, record.item_key, int(update.page.key), update.page.guard)
 
 
 def _save_checkpoint(conn: sqlite3.Connection, checkpoint: Checkpoint) -> None:

@@ -158,8 +158,12 @@ async def test_render_when_invalid_renders_an_item_that_fails_its_schema(
         # Without the key the invalid item is stored as the HTML gave it.
         plain = await process(fetcher, renderer, job(render="auto", schema=PRICE_SCHEMA), fixed)
         assert renderer.rendered == 2
-    # Each page was fetched once: the browser got the fetched bytes.
-    assert paths(web, before).count("/js/priced?price=12.99") == 2  # retry, then plain
+    fetched = paths(web, before)
+    # Each page was fetched once (the browser got the fetched bytes); only
+    # the rendered ones asked the price API.
+    assert fetched.count("/js/priced?price=12.99") == 2  # retry, then plain
+    assert fetched.count("/js/api/price?price=12.99") == 1
+    assert fetched.count("/js/api/price?price=soon") == 1
     assert (valid.rendered, valid.error) == (True, None)
     assert valid.data["price"] == 12.99 and valid.data.get(VALID) is not False
     assert still.rendered is True and still.data[VALID] is False

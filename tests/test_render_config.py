@@ -113,7 +113,9 @@ def test_auto_mode_decides_from_the_required_fields() -> None:
 def test_auto_mode_renders_an_invalid_item_only_when_asked() -> None:
     schema = {"price": {"type": "number"}}
     invalid = {"title": "T", "price": "--", VALID: False, ERRORS: {"price": "not a number"}}
-    asked = load({"fields": FIELDS, "render": "auto", "schema": schema, "render_when_invalid": True})
+    asked = load(
+        {"fields": FIELDS, "render": "auto", "schema": schema, "render_when_invalid": True}
+    )
     plain = load({"fields": FIELDS, "render": "auto", "schema": schema})
     assert wants_render(asked.jobs["spa"], invalid) is True
     assert wants_render(plain.jobs["spa"], invalid) is False

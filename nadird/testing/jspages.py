@@ -30,8 +30,9 @@ Also here, for the renderer's own tests:
   100 ms for ever.
 
 * `/js/priced?price=P`: a product page whose HTML shows the price
-  placeholder "--" (invalid for a numeric schema) and whose script writes
-  P in its place on load (read with FIELDS).
+  placeholder "--" (invalid for a numeric schema) and whose script asks
+  `/js/api/price?price=P` on load and writes P in its place (read with
+  FIELDS): the access log shows which were rendered.
 
 Every script of the shop and the probe sets `data-ready` on <body> once
 done: jobs wait for `[data-ready]`.
@@ -114,9 +115,9 @@ _PROBE = """<!doctype html><html><head><title>probe</title></head><body><ul id="
 _PRICED = """<!doctype html><html><head><meta charset=utf-8><title>priced</title></head>
 <body><h1 class="title">Priced gadget</h1><span class="price">--</span>
 <script>
-addEventListener("load", function () {
-  const price = new URLSearchParams(location.search).get("price") || "";
-  document.querySelector(".price").textContent = price;
+addEventListener("load", async function () {
+  const answer = await (await fetch("/js/api/price" + location.search)).json();
+  document.querySelector(".price").textContent = answer.price;
   document.body.setAttribute("data-ready", "1");
 });
 </script></body></html>"""
@@ -234,6 +235,8 @@ class JsSite:
             return _page(_PROBE)
         if path == "/js/priced":
             return _page(_PRICED)
+        if path == "/js/api/price":
+            return web.json_response({"price": request.query.get("price", "")})
         after_load = self._after_load(request)
         if after_load is not None:
             return after_load

@@ -183,7 +183,11 @@ def _add_reextract(sub: argparse._SubParsersAction[CommandParser]) -> None:
         help="only pages fetched at or after TIME (ISO 8601, or 6h ago)",
     )
     redo.add_argument(
-        "--jobs", type=positive_int, default=1, metavar="N", help="parse in N processes"
+        "--jobs",
+        type=positive_int,
+        default=os.cpu_count() or 1,
+        metavar="N",
+        help="parse in N processes (default: one per core)",
     )
     redo.add_argument(
         "--restart", action="store_true", help="ignore the checkpoint of an interrupted run"

@@ -217,10 +217,12 @@ class Job:
     # JavaScript rendering in a headless browser (see worker/render_step.py).
     # true: every HTML page is rendered; "auto": only a page whose fetched
     # HTML lacks a required field (render_when_missing, or every field when
-    # that is empty). A job that may render requires the "javascript"
+    # that is empty), or with render_when_invalid whose item fails its
+    # schema. A job that may render requires the "javascript"
     # capability, added here, so its bags only go to workers with a browser.
     render: RenderMode = False
     render_when_missing: list[str] = field(default_factory=list)
+    render_when_invalid: bool = False  # auto: also an item failing its schema
     # What is awaited first: "settle" (the load event, then render_quiet
     # seconds with no request in flight and no DOM change) or a page event.
     render_wait: RenderWait = "settle"
@@ -267,6 +269,8 @@ class Job:
             if needed not in self.requires:
                 object.__setattr__(self, "requires", [*self.requires, needed])
         self._check_key()
+        if self.render_when_invalid and self.render != "auto":
+            raise ValueError("render_when_invalid needs render: auto")
         if self.render is False:
             return
         if self.render_max_wait <= 0:

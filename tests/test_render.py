@@ -16,11 +16,13 @@ from typing import Any
 import pytest
 
 from nadird.config import FetchConfig, RenderConfig
+from nadird.items.schema import ERRORS, VALID, invalid_fields
 from nadird.jobs import Job
 from nadird.protocol.messages import PageResult
 from nadird.testing.jspages import (
     FIELDS,
     LIST_FIELDS,
+    PLACEHOLDER_PRICE,
     READY,
     JsSite,
     browser_missing,
@@ -135,6 +137,39 @@ async def test_auto_renders_only_pages_missing_a_required_field(
     assert item.data == JsSite.item_fields(2)
     # The store can tell which pages came from a browser.
     assert (static.rendered, item.rendered) == (False, True)
+
+
+# A numeric price: the placeholder "--" the HTML shows fails it.
+PRICE_SCHEMA = {"price": {"type": "number", "process": ["strip", "number"]}}
+
+
+async def test_render_when_invalid_renders_an_item_that_fails_its_schema(
+    site: tuple[SyntheticWeb, JsSite],
+) -> None:
+    web, js = site
+    fixed, stuck = js.url("/js/priced?price=12.99"), js.url("/js/priced?price=soon")
+    retry = job(render="auto", schema=PRICE_SCHEMA, render_when_invalid=True)
+    async with parts() as (fetcher, renderer):
+        before = len(web.entries())
+        valid = await process(fetcher, renderer, retry, fixed)
+        assert renderer.rendered == 1
+        still = await process(fetcher, renderer, retry, stuck)
+        assert renderer.rendered == 2
+        # Without the key the invalid item is stored as the HTML gave it.
+        plain = await process(fetcher, renderer, job(render="auto", schema=PRICE_SCHEMA), fixed)
+        assert renderer.rendered == 2
+    fetched = paths(web, before)
+    # Each page was fetched once (the browser got the fetched bytes); only
+    # the rendered ones asked the price API.
+    assert fetched.count("/js/priced?price=12.99") == 2  # retry, then plain
+    assert fetched.count("/js/api/price?price=12.99") == 1
+    assert fetched.count("/js/api/price?price=soon") == 1
+    assert (valid.rendered, valid.error) == (True, None)
+    assert valid.data["price"] == 12.99 and valid.data.get(VALID) is not False
+    assert still.rendered is True and still.data[VALID] is False
+    assert invalid_fields(still.data) == ["price"] and still.data[ERRORS]["price"]
+    assert plain.rendered is False and plain.data[VALID] is False
+    assert plain.data["price"] == PLACEHOLDER_PRICE and plain.data[ERRORS]["price"]
 
 
 async def test_sub_requests_obey_the_workers_address_policy(

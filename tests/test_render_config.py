@@ -11,12 +11,13 @@ import pytest
 from nadird.config import Config, FetchConfig, config_from_dict
 from nadird.crawl import CrawlOptions, crawl_config
 from nadird.errors import ConfigError, FetchError
+from nadird.items.schema import ERRORS, VALID
 from nadird.jobs import JAVASCRIPT, Job
 from nadird.protocol.messages import PageResult
 from nadird.urls import fingerprint
 from nadird.worker.fetch.fetcher import FetchOutcome
 from nadird.worker.render.exchange import SubRequest
-from nadird.worker.render.step import RenderStep, missing_fields, new_renderer
+from nadird.worker.render.step import RenderStep, missing_fields, new_renderer, wants_render
 from nadird.worker.render.subrequests import SubrequestPolicy
 
 FIELDS: dict[str, Any] = {"title": [{"css": "h1"}], "price": [{"css": ".price"}]}
@@ -46,6 +47,8 @@ def test_a_job_that_renders_requires_the_javascript_capability() -> None:
         ({"fields": FIELDS, "render": True, "render_max_wait": 0}, "render_max_wait"),
         ({"fields": FIELDS, "render": True, "render_wait": "idle"}, "one of"),
         ({"fields": FIELDS, "render": True, "render_quiet": 0}, "render_quiet"),
+        ({"fields": FIELDS, "render_when_invalid": True}, "needs render: auto"),
+        ({"fields": FIELDS, "render": True, "render_when_invalid": True}, "needs render: auto"),
     ],
 )
 def test_bad_render_keys_name_the_job(job: dict[str, Any], message: str) -> None:
@@ -105,6 +108,19 @@ def test_auto_mode_decides_from_the_required_fields() -> None:
     only_title = load({"fields": FIELDS, "render": "auto", "render_when_missing": ["title"]})
     assert missing_fields(only_title.jobs["spa"], {"title": "T", "price": None}) == []
     assert missing_fields(only_title.jobs["spa"], {"title": [], "price": "1"}) == ["title"]
+
+
+def test_auto_mode_renders_an_invalid_item_only_when_asked() -> None:
+    schema = {"price": {"type": "number"}}
+    invalid = {"title": "T", "price": "--", VALID: False, ERRORS: {"price": "not a number"}}
+    asked = load(
+        {"fields": FIELDS, "render": "auto", "schema": schema, "render_when_invalid": True}
+    )
+    plain = load({"fields": FIELDS, "render": "auto", "schema": schema})
+    assert wants_render(asked.jobs["spa"], invalid) is True
+    assert wants_render(plain.jobs["spa"], invalid) is False
+    assert wants_render(asked.jobs["spa"], {"title": "T", "price": 1.5}) is False
+    assert wants_render(plain.jobs["spa"], {"title": "T", "price": None}) is True  # missing
 
 
 def _outcome() -> FetchOutcome:

@@ -53,14 +53,21 @@ def path_of(url: str) -> str:
     return urlsplit(url).path
 
 
-def crawl(tmp_path: Path, js: JsSite, *extra: str) -> dict[str, dict[str, Any]]:
+def crawl(
+    tmp_path: Path,
+    js: JsSite,
+    *extra: str,
+    job: dict[str, Any] | None = None,
+    seeds: list[str] | None = None,
+) -> dict[str, dict[str, Any]]:
     """`nadird crawl` the JS site with one worker; the stored records by URL path."""
     tmp_path.mkdir()
     config = tmp_path / "jobs.yaml"
-    config.write_text(yaml.safe_dump({"jobs": {"default": spa_job()}}), encoding="utf-8")
+    the_job = spa_job() if job is None else job
+    config.write_text(yaml.safe_dump({"jobs": {"default": the_job}}), encoding="utf-8")
     out = tmp_path / "out.jsonl"
     args = [
-        *("-m", "nadird", "crawl", js.seed(), "--config", str(config)),
+        *("-m", "nadird", "crawl", *(seeds or [js.seed()]), "--config", str(config)),
         *("--resolve", "*.test=127.0.0.1", "--allow-private", "--delay", "0"),
         *("--workers", "1", "--store", f"sqlite:///{tmp_path / 'crawl.db'}", "--out", str(out)),
         *extra,
@@ -72,7 +79,12 @@ def crawl(tmp_path: Path, js: JsSite, *extra: str) -> dict[str, dict[str, Any]]:
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert summary["complete"] is True
     lines = [json.loads(line) for line in out.read_text().splitlines()]
-    return {path_of(line["url"]): line for line in lines}
+    return {path_of(line["url"]) + _query(line["url"]): line for line in lines}
+
+
+def _query(url: str) -> str:
+    query = urlsplit(url).query
+    return f"?{query}" if query else ""
 
 
 def test_crawl_render_sees_what_scripts_write_and_a_plain_crawl_does_not(tmp_path: Path) -> None:
@@ -104,6 +116,32 @@ def test_crawl_render_sees_what_scripts_write_and_a_plain_crawl_does_not(tmp_pat
     assert len(pages) == len(set(pages))
     # Images are not loaded, third-party scripts not asked for.
     assert not [e for e in web.entries() if e.host != JS_HOST or "/img/" in e.path]
+
+
+def test_an_invalid_item_is_rendered_and_stored_as_the_browser_left_it(tmp_path: Path) -> None:
+    js = JsSite(items=1)
+    schema = {"price": {"type": "number", "process": ["strip", "number"]}}
+    retry = spa_job(render="auto", schema=schema, render_when_invalid=True)
+    plain = spa_job(render="auto", schema=schema)
+    with run_in_thread() as web:
+        js.install(web)
+        seeds = [js.url("/js/priced?price=12.99"), js.url("/js/priced?price=soon")]
+        rendered = crawl(tmp_path / "retry", js, job=retry, seeds=seeds)
+        asked = [p for p in js_paths(web) if p.startswith("/js/api/price")]
+        before = len(web.entries())
+        left = crawl(tmp_path / "plain", js, job=plain, seeds=seeds)
+        asked_plain = [e.path for e in web.entries()[before:] if e.path.startswith("/js/api/")]
+    valid, still = rendered["/js/priced?price=12.99"], rendered["/js/priced?price=soon"]
+    assert valid["rendered"] is True and valid["data"]["price"] == 12.99
+    assert "_valid" not in valid["data"]
+    assert still["rendered"] is True and still["data"]["_valid"] is False
+    assert set(still["data"]["_errors"]) == {"price"}
+    assert sorted(asked) == ["/js/api/price?price=12.99", "/js/api/price?price=soon"]
+    # Without render_when_invalid: stored as the HTML had it, never rendered.
+    assert asked_plain == []
+    for line in left.values():
+        assert line["rendered"] is False and line["data"]["price"] == "--"
+        assert line["data"]["_valid"] is False
 
 
 def js_worker(cluster: Cluster, index: int, **render: Any) -> dict[str, Any]:

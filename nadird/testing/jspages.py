@@ -29,6 +29,11 @@ Also here, for the renderer's own tests:
   answered after MS ms (default 0), and `/js/ticking` changes a clock every
   100 ms for ever.
 
+* `/js/priced?price=P`: a product page whose HTML shows the price
+  placeholder "--" (invalid for a numeric schema) and whose script asks
+  `/js/api/price?price=P` on load and writes P in its place (read with
+  FIELDS): the access log shows which were rendered.
+
 Every script of the shop and the probe sets `data-ready` on <body> once
 done: jobs wait for `[data-ready]`.
 """
@@ -105,6 +110,18 @@ _PROBE = """<!doctype html><html><head><title>probe</title></head><body><ul id="
   document.body.setAttribute("data-ready", "1");
 })();
 </script></body></html>"""
+
+
+_PRICED = """<!doctype html><html><head><meta charset=utf-8><title>priced</title></head>
+<body><h1 class="title">Priced gadget</h1><span class="price">--</span>
+<script>
+addEventListener("load", async function () {
+  const answer = await (await fetch("/js/api/price" + location.search)).json();
+  document.querySelector(".price").textContent = answer.price;
+  document.body.setAttribute("data-ready", "1");
+});
+</script></body></html>"""
+PLACEHOLDER_PRICE = "--"  # what /js/priced shows before its script runs
 
 
 _FILL = """function fill(titles) {
@@ -216,6 +233,10 @@ class JsSite:
             return _page(_SPIN)
         if path == "/js/probe":
             return _page(_PROBE)
+        if path == "/js/priced":
+            return _page(_PRICED)
+        if path == "/js/api/price":
+            return web.json_response({"price": request.query.get("price", "")})
         after_load = self._after_load(request)
         if after_load is not None:
             return after_load

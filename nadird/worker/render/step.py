@@ -11,7 +11,10 @@ robots meta, canonical, stored body, all from the rendered DOM.
 field: one of `render_when_missing` (every field of the job when that list
 is empty) that the rules extracted as nothing (None, "" or []). A field not
 extracted on purpose (noindex page, a page deferring to its canonical URL)
-is not missing, so such pages are never rendered.
+is not missing, so such pages are never rendered. With
+`render_when_invalid`, a page whose item fails its schema (values present,
+but invalid: a placeholder a script fills in) is rendered too, and the
+rendered item is the one stored, valid or not.
 
 Errors are recorded like fetch errors (status 0, an ErrorKind) and are not
 retried by the master: `render_timeout` (the wait condition was not met in
@@ -30,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from nadird.config import Config, FetchConfig
 from nadird.errors import ConfigError, ErrorKind, FetchError
+from nadird.items.schema import VALID
 from nadird.jobs import JAVASCRIPT, Job
 from nadird.logs import get_logger
 from nadird.protocol.messages import PageResult
@@ -75,6 +79,13 @@ def missing_fields(job: Job, data: dict[str, object]) -> list[str]:
     return [name for name in job.required_fields() if name in data and not data[name]]
 
 
+def wants_render(job: Job, data: dict[str, object]) -> bool:
+    """Whether `render: auto` renders a page whose fetched HTML gave `data`."""
+    if missing_fields(job, data):
+        return True
+    return job.render_when_invalid and data.get(VALID) is False
+
+
 class RenderStep:
     """A job's rendering for one bag."""
 
@@ -107,7 +118,7 @@ class RenderStep:
             return build(outcome)
         if self._job.render == "auto":
             plain = build(outcome)
-            if plain.error is not None or not missing_fields(self._job, plain.data):
+            if plain.error is not None or not wants_render(self._job, plain.data):
                 return plain
         if self._renderer is None:
             why = "no browser on this worker (capability javascript)"

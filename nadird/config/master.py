@@ -24,6 +24,9 @@ class MasterConfig:
     # After a restart with queued URLs, hold dispatch this long (default:
     # lease_ttl) so bags the old master leased have stopped everywhere.
     recovery_grace: float | None = None
+    # After a restart, workers that still hold bags of the previous run keep
+    # them (see master/leasing/adoption.py); off: every domain is held.
+    adopt_leases: bool = True
     # A worker silent this long is marked offline (default: lease_ttl).
     node_timeout: float | None = None
     dead_letter_poll: float = 2.0

@@ -16,17 +16,20 @@ from nadird.config import Config
 from nadird.logs import PerKeyLimit, gate, get_logger
 from nadird.master.frontier.admission import Admission, LinkBatch
 from nadird.master.frontier.db import FrontierDB, Row
+from nadird.master.frontier.lease_db import LeaseRecords
 from nadird.master.frontier.queues import Caps, Frontier
 from nadird.master.frontier.revisit_clock import revisit_wall
 from nadird.master.frontier.revisits import Revisits
 from nadird.master.frontier.seen import SeenSet
 from nadird.master.leasing.acceptance import REASONS, refusal
+from nadird.master.leasing.adoption import Adoption
 from nadird.master.leasing.dispatch import Dispatching, Outgoing
 from nadird.master.leasing.lease_mark import LeaseMark, headroom_of, recovery_hold
 from nadird.master.leasing.leases import EndedLease, Lease, LeaseTable
 from nadird.master.leasing.nodes import Node, NodeRegistry
 from nadird.master.leasing.robots_notes import RobotsNotes
 from nadird.master.leasing.sessions import SessionBook
+from nadird.master.leasing.welcome import Welcoming
 from nadird.master.results.blocking import BlockStreaks
 from nadird.master.results.by_job import JobTallies
 from nadird.master.results.failing import Failing
@@ -48,7 +51,6 @@ from nadird.protocol.messages import (
     Refused,
     Reset,
     Results,
-    Welcome,
 )
 from nadird.request import pack_wire
 from nadird.store.base import PageRecord
@@ -57,7 +59,7 @@ from nadird.urls import domain_of
 log = get_logger()
 
 
-class MasterCore(Dispatching, Failing):
+class MasterCore(Dispatching, Failing, Welcoming):
     def __init__(self, config: Config, db: FrontierDB, seen: SeenSet) -> None:
         self.config = config
         master = config.master
@@ -92,9 +94,13 @@ class MasterCore(Dispatching, Failing):
         self.robots: RobotsNotes | None = None
         self.sessions = SessionBook()  # login sessions (the server's is saved)
         # Bags leased by a previous master run may still be in flight until
-        # their leases would have expired; nobody gets their domains before.
+        # their leases would have expired; nobody gets their domains before,
+        # unless their holder claims them (adoption.py).
         now = time.monotonic()
         self.hold_until = recovery_hold(db, master, bool(self.frontier.queued), now)
+        self.adoption = Adoption(LeaseRecords(db), self.frontier, self.leases, self.stats)
+        window = max(2.0, 4 * master.heartbeat_interval)  # a few chances to say hello
+        self.held_all = self.adoption.start(master.adopt_leases, self.hold_until, now, window)
         self.lease_mark = LeaseMark(db, master.lease_ttl, headroom_of(master))
 
     def apply_config(self, new: Config) -> None:
@@ -159,6 +165,9 @@ class MasterCore(Dispatching, Failing):
 
     def _on_hello(self, identity: bytes, msg: Hello, now: float, user: str) -> Outgoing:
         current = self.nodes.get(msg.node)
+        same = current is not None and (current.identity, current.user) == (identity, user)
+        if current is not None and same:
+            return self._hello_again(current, msg, now)
         if current is not None and current.identity != identity and self._alive(current, now):
             # Another live process uses this name: two workers would share
             # leases. The newcomer is refused until the name falls silent.
@@ -171,9 +180,7 @@ class MasterCore(Dispatching, Failing):
             # The same worker restarted: whatever its old process held is lost.
             self._reclaim(self.leases.of_node(msg.node), now, "worker restarted")
         log.info("worker_joined", worker=msg.node, capacity=msg.capacity, pid=msg.pid)
-        master = self.config.master
-        welcome = Welcome(msg.node, master.heartbeat_interval, master.lease_ttl, node.session)
-        return [(identity, welcome)]
+        return [(identity, self._welcome(node, [], msg, now))]
 
     def _alive(self, node: Node, now: float) -> bool:
         return now - node.last_seen < 2 * self.config.master.heartbeat_interval
@@ -208,14 +215,14 @@ class MasterCore(Dispatching, Failing):
     def _close_if_finished(self, lease: Lease, now: float) -> None:
         if not (lease.done and not lease.pending):
             return
-        self.leases.remove(lease, now)
+        self.leases.remove(lease, now, self.frontier.unstored(lease.urls))
         self.frontier.release(lease.domain, now + lease.wait, lease.returned)
         self.stats["bags_done"] += 1
         self.metrics.lease_seconds.observe(now - lease.granted_at)
 
     def _reclaim(self, leases: Sequence[Lease], now: float, why: str) -> None:
         for lease in leases:
-            self.leases.remove(lease, now)
+            self.leases.remove(lease, now, self.frontier.unstored(lease.urls))
             back = lease.returned + list(lease.pending.values())
             self.frontier.release(lease.domain, now + lease.wait, back)
             if gate.debug:
@@ -240,6 +247,7 @@ class MasterCore(Dispatching, Failing):
         self.stats["leases_expired"] += len(expired)
         self._reclaim(expired, now, "lease expired")
         self.leases.ended.trim(now, self.late_window())
+        self.adoption.give_up(now)
         master = self.config.master
         for node in self.nodes.silent(now, master.node_timeout or master.lease_ttl):
             self.forget_node(node, "silent", now)
@@ -348,7 +356,9 @@ class MasterCore(Dispatching, Failing):
 
     def on_durable(self, records: Sequence[PageRecord]) -> None:
         self.tallies.durable(records)
-        self._settle([r.fp for r in records])
+        fps = [r.fp for r in records]
+        self._settle(fps)
+        self.leases.stored(fps)
         self.store_trace.durable(records, gate.debug)
 
     def _settle(self, fps: list[bytes]) -> None:
@@ -367,12 +377,15 @@ class MasterCore(Dispatching, Failing):
     def record_clean_stop(self, now: float) -> None:
         """Live workers were told to drop their bags: only leases of silent
         ones may still be crawled when the next run starts."""
-        silent = [
-            lease.expires
-            for lease in self.leases
-            if (node := self.nodes.get(lease.node)) is None or not self._alive(node, now)
-        ]
-        self.lease_mark.settle(max(silent, default=None), now)
+        silent: list[Lease] = []
+        told: list[Lease] = []  # leases of live workers, told to drop their bags
+        for lease in self.leases:
+            node = self.nodes.get(lease.node)
+            alive = node is not None and self._alive(node, now)
+            (told if alive else silent).append(lease)
+        self.lease_mark.settle(max((lease.expires for lease in silent), default=None), now)
+        if self.leases.records is not None:  # no one will claim those: none waits
+            self.leases.records.delete([lease.id for lease in told])
 
     # -------------------------------------------------------------- jobs
     def pause(self, job: str) -> None:

@@ -37,6 +37,7 @@ MAX_URLS = 10_000
 MAX_PAGES = 1000
 MAX_NAME = 256
 MAX_SESSION = 64
+MAX_HELD = 1000  # bags listed in one Hello (running and recently finished)
 SESSION_BYTES = 16  # what the master hands out
 MAX_TOKEN = 8192  # a login's token (a JWT is far shorter)
 MAX_VALIDATOR = 1024  # an ETag or a Last-Modified date (the stored header cut)
@@ -73,6 +74,31 @@ def _same_length(**lists: list[Any]) -> None:
 
 
 @dataclass(frozen=True, slots=True)
+class HeldBag:
+    """A bag a worker still holds when it says hello (the master it came
+    from may have restarted): the new master may adopt its lease."""
+
+    lease: str
+    epoch: int
+    domain: str
+    session: bytes  # the Welcome.session the bag came under: proof of holding it
+    # The URLs whose results it has sent and still keeps (they may not have
+    # been stored): the master asks for those still queued again.
+    sent: list[bytes] = field(default_factory=list)
+    # The bag was finished and its BagDone sent (maybe to the master that
+    # died): the URLs not in `sent` were handed back.
+    done: bool = False
+
+    def __post_init__(self) -> None:
+        _check_names(lease=self.lease, domain=self.domain)
+        if len(self.session) > MAX_SESSION:
+            raise ValueError(f"session: longer than {MAX_SESSION} bytes")
+        if len(self.sent) > MAX_URLS:
+            raise ValueError(f"sent: more than {MAX_URLS} fingerprints")
+        _check_fps("sent", self.sent)
+
+
+@dataclass(frozen=True, slots=True)
 class Hello:
     KIND: ClassVar[str] = "hello"
     node: str
@@ -82,11 +108,14 @@ class Hello:
     pid: int = 0
     version: str = ""
     host: str = ""  # the worker's host name, for operators (ZeroMQ hides the peer)
+    held: list[HeldBag] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         _check_names(node=self.node, group=self.group, version=self.version, host=self.host)
         if not 0 < self.capacity <= 10_000 or len(self.capabilities) > 64:
             raise ValueError("capacity must be 1..10000, at most 64 capabilities")
+        if len(self.held) > MAX_HELD:
+            raise ValueError(f"held: more than {MAX_HELD} bags")
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +127,16 @@ class Welcome:
     # A random token of this registration, to be echoed in every Results: it
     # ties the results socket (PULL, no identities) to the control connection.
     session: bytes = b""
+    # Leases of Hello.held this master took over (master/leasing/adoption.py),
+    # and per lease the fingerprints of HeldBag.sent to send again (under the
+    # new session). A held bag not listed must be dropped at once.
+    adopted: list[str] = field(default_factory=list)
+    resend: list[list[bytes]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        _same_length(adopted=self.adopted, resend=self.resend)
+        for fps in self.resend:
+            _check_fps("resend", fps)
 
 
 @dataclass(frozen=True, slots=True)

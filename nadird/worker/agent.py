@@ -51,6 +51,7 @@ from nadird.worker.fetch.sitemaps import SitemapReader
 from nadird.worker.fetch.throttle import DomainPaces, Pacer
 from nadird.worker.follow.filter import DomainCounts, LinkPipeline, ReportedLinks
 from nadird.worker.health import MasterLink, WorkStats, health
+from nadird.worker.held import Kept, claims, forget, remember, take_over
 from nadird.worker.http import WorkerHttp
 from nadird.worker.load import LoadMeter
 from nadird.worker.pages import PageProcessor, PageTask
@@ -93,6 +94,8 @@ class WorkerAgent:
         self._load = LoadMeter()
         self._last_ack = time.monotonic()
         self._bags: dict[str, tuple[Bag, BagRun, asyncio.Task[None]]] = {}
+        # Bags dropped or finished lately, for a restarted master to adopt.
+        self._kept: dict[str, Kept] = {}
         self._ctx = zmq.asyncio.Context()
         self._dealer = self._ctx.socket(zmq.DEALER)
         self._push = self._ctx.socket(zmq.PUSH)
@@ -190,6 +193,7 @@ class WorkerAgent:
                 pid=os.getpid(),
                 version=__version__,
                 host=socket.gethostname(),
+                held=claims(self._bags, self._kept),
             )
         )
 
@@ -199,6 +203,7 @@ class WorkerAgent:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._hb_wake.wait(), self._heartbeat_interval)
             self._hb_wake.clear()
+            forget(self._kept, time.monotonic(), self._last_ack, self._lease_ttl)
             if self._bags and self._fenced():
                 self._drop_bags("no answer from the master within the lease period")
             if not self.link.registered:
@@ -223,10 +228,13 @@ class WorkerAgent:
         # before; a tenth of the period covers the Bag's trip to a successor.
         return time.monotonic() - self._last_ack > self._lease_ttl * 0.9
 
-    def _drop_bags(self, why: str) -> None:
-        """Stop every bag at once without reporting: their leases are no longer ours."""
+    def _drop_bags(self, why: str, keep: bool = True) -> None:
+        """Stop every bag at once without reporting: their leases are no longer
+        ours, unless a restarted master adopts them (`keep`: see held.py)."""
         if self._bags:
             log.warning("bags_dropped", bags=len(self._bags), why=why)
+        if keep:
+            remember(self._kept, self._bags, time.monotonic())
         for _bag, run, task in self._bags.values():
             run.dropped = True
             task.cancel()
@@ -258,7 +266,14 @@ class WorkerAgent:
             self._drop_bags(msg.reason)
             await self._hello()
         elif isinstance(msg, Welcome):
+            outcome = take_over(self._bags, self._kept, msg, self._sender)
+            if outcome.dropped:
+                log.warning("bags_dropped", bags=outcome.dropped, why="not listed by the master")
             self._session = msg.session
+            for bag, old in outcome.resume:
+                self._start_bag(bag, old.sent)  # adopted: crawled on, under the new session
+            for done in outcome.again:
+                await self._send(done)
             self._last_ack = time.monotonic()
             self.link.welcomed(self._last_ack)
             self._heartbeat_interval = msg.heartbeat_interval
@@ -274,13 +289,13 @@ class WorkerAgent:
             # Our leases end with that master run: stop crawling their domains
             # now, so the next run may lease them at once (pages fetched so
             # far are still sent). Hello again at the next heartbeat.
-            self._drop_bags("master stopping")
+            self._drop_bags("master stopping", keep=False)
             if msg.done and self.config.worker.exit_when_done:
                 self.finished.set()
         else:
             log.warning("message_dropped", peer="master", reason=f"unexpected {msg.KIND}")
 
-    def _start_bag(self, bag: Bag) -> None:
+    def _start_bag(self, bag: Bag, sent: dict[bytes, PageResult] | None = None) -> None:
         self.robots.prime(bag.robots)
         try:
             job = Job.from_wire(bag.job)
@@ -297,14 +312,17 @@ class WorkerAgent:
             )
         )
         pacer = Pacer(bag.delay, self.domains.get(bag.domain), self.config.fetch.throttle)
-        run = BagRun(tasks, bag.domain_concurrency, pacer, fenced=self._fenced)
+        run = BagRun(
+            tasks, bag.domain_concurrency, pacer, fenced=self._fenced, token=self._session
+        )
+        run.sent.update(sent or {})  # an adopted bag's results from before
         if job is None:
             run.stop()
-        crawl = self._crawl(bag, job, run, self._session)
+        crawl = self._crawl(bag, job, run)
         task = asyncio.create_task(crawl, name=f"bag-{bag.lease}")
         self._bags[bag.lease] = (bag, run, task)
 
-    async def _crawl_job(self, bag: Bag, job: Job, run: BagRun, session: bytes) -> None:
+    async def _crawl_job(self, bag: Bag, job: Job, run: BagRun) -> None:
         fetch = self.config.fetch
         links = LinkPipeline(job, fetch, self.page_counts)
         gate = None
@@ -348,14 +366,15 @@ class WorkerAgent:
                 self.page_counts.add(job.name, bag.domain)
             attempt = attempts.get(page.fp, 1)
             page_crawled(self.config.log_pages, page, bag.lease, bag.domain, attempt)
-            self._sender.add(bag.lease, bag.epoch, job.name, session, reported.new_only(page))
+            sent = run.sent[page.fp] = reported.new_only(page)
+            self._sender.add(bag.lease, bag.epoch, job.name, run.token, sent)
 
         await crawl_bag(run, processor, emit, gate, hook)
 
-    async def _crawl(self, bag: Bag, job: Job | None, run: BagRun, session: bytes) -> None:
+    async def _crawl(self, bag: Bag, job: Job | None, run: BagRun) -> None:
         try:
             if job is not None:
-                await self._crawl_job(bag, job, run, session)
+                await self._crawl_job(bag, job, run)
             else:
                 run.returned.extend(bag.fps)
         except Exception:
@@ -363,23 +382,26 @@ class WorkerAgent:
             run.returned.extend(t.fp for t in run.tasks)
         finally:
             self._sender.flush(bag.lease)
-            self._bags.pop(bag.lease, None)
+            if self._bags.get(bag.lease, (bag, None))[1] is run:  # not a resumed one
+                self._bags.pop(bag.lease, None)
             self.fetcher.proxies.release(bag.lease)
         if not run.dropped:
             login = run.sessions
-            await self._send(
-                BagDone(
-                    node=self.node,
-                    lease=bag.lease,
-                    epoch=bag.epoch,
-                    returned=run.returned,
-                    throttled=run.throttled,
-                    wait=run.pacer.rest(),
-                    robots=self.robots.shareable({origin_of(u) for u in bag.urls}),
-                    sessions=login.notes() if login is not None else [],
-                    login_failures=login.failures if login is not None else 0,
-                    login_error=login.error if login is not None else "",
-                )
+            done = BagDone(
+                node=self.node,
+                lease=bag.lease,
+                epoch=bag.epoch,
+                returned=run.returned,
+                throttled=run.throttled,
+                wait=run.pacer.rest(),
+                robots=self.robots.shareable({origin_of(u) for u in bag.urls}),
+                sessions=login.notes() if login is not None else [],
+                login_failures=login.failures if login is not None else 0,
+                login_error=login.error if login is not None else "",
             )
+            # Kept a while: a master that dies before storing its results
+            # asks for them again after its restart (worker/held.py).
+            self._kept[bag.lease] = Kept(bag, run, done, time.monotonic())
+            await self._send(done)
             if not run.stopping:
                 await self._send(Credit(node=self.node, bags=1))

@@ -51,6 +51,12 @@ class BagRun:
     # a lease period): then no new request may start under this lease.
     fenced: Callable[[], bool] | None = None
     sessions: BagSessions | None = None  # a job with a login: reported in BagDone
+    # The Welcome.session its results carry (a new master that adopts the
+    # lease hands out a new one).
+    token: bytes = b""
+    # Every result sent or kept, by fingerprint: a master that adopts the
+    # lease after a crash asks again for those it did not store.
+    sent: dict[bytes, PageResult] = field(default_factory=dict)
 
     def stop(self) -> None:
         """Take no new URL; the ones not started are handed back."""

@@ -45,6 +45,10 @@ class ResultSender:
         self._sock.send(encode(msg))
         self.sent_pages += len(pages)
 
+    def discard(self, lease: str) -> None:
+        """Forget the pages of a lease not sent yet (the bag keeps them)."""
+        self._buffers.pop(lease, None)
+
     def flush(self, lease: str | None = None) -> None:
         for key in [lease] if lease is not None else list(self._buffers):
             self._send(key)

@@ -230,6 +230,16 @@ class Frontier:
             self._out[row.fp] = (ds, row.id)
         return rows
 
+    def hold(self, name: str, rows: Iterable[Row]) -> None:
+        """At a restart: the domain stays leased, these URLs out, as a lease of
+        the previous run left them, until it is adopted or released."""
+        ds = self.domain(name)
+        ds.leased = True
+        for row in rows:
+            if row.fp not in self._out:
+                ds.out += 1
+                self._out[row.fp] = (ds, row.id)
+
     def _unout(self, fp: bytes) -> tuple[DomainQueue, int] | None:
         """Take a URL out of its lease: (its domain, its row id), if it was out."""
         held = self._out.pop(fp, None)
@@ -272,6 +282,10 @@ class Frontier:
         for fp, row_id in found.items():
             ds.settling += 1
             self._settling[fp] = (ds, row_id)
+
+    def unstored(self, fps: Iterable[bytes]) -> list[bytes]:
+        """Those of `fps` whose results wait for the store."""
+        return [fp for fp in fps if fp in self._settling]
 
     def durable(self, fps: Iterable[bytes]) -> None:
         """The store confirmed these results: their URLs leave the frontier."""

@@ -42,6 +42,9 @@ class Dispatching:
     paused: set[str]
     stats: Counter[str]
     hold_until: float
+    # False once the previous run's leases are known one by one (adoption.py):
+    # then only their domains wait, not every domain.
+    held_all: bool
     lease_mark: LeaseMark
 
     def dispatch(self, now: float) -> Outgoing:
@@ -50,7 +53,7 @@ class Dispatching:
         A bag goes only to a worker of the job's group with every capability
         the job requires; a domain no worker can take waits a little.
         """
-        if now < self.hold_until:
+        if self.held_all and now < self.hold_until:
             return []
         out: Outgoing = []
         nodes = self.nodes.with_credits()
@@ -80,6 +83,10 @@ class Dispatching:
             self.stats["bags_leased"] += 1
         if out:
             self.lease_mark.cover(now)
+            if self.leases.records is not None:
+                # The leases' rows (adoption.py) reach the file before any
+                # Bag leaves: a restarted master must know every lease out.
+                self.frontier.db.commit()
         return out
 
     def _pick(self, nodes: list[Node], job_name: str) -> Node | None:
@@ -94,7 +101,7 @@ class Dispatching:
         ready = self.frontier.next_ready_at()
         if ready is None:
             return None
-        return max(ready, self.hold_until)
+        return max(ready, self.hold_until) if self.held_all else ready
 
     def _bag(self, lease: Lease, now: float) -> Bag:
         job = self.admission.jobs[lease.job]

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections import OrderedDict
-from collections.abc import Iterator
+from collections import Counter, OrderedDict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from nadird.master.frontier.db import Row
+from nadird.master.frontier.lease_db import LeaseRecord, LeaseRecords, session_hash
 
 # URLs kept in all ended-lease records together (~100 bytes each); past it the
 # oldest records go first. A late result of a forgotten record is refused, its
@@ -117,6 +118,12 @@ class LeaseTable:
         self._prefix = os.urandom(3).hex()
         self._ids = itertools.count(1)
         self.ended = EndedLeases()
+        # Where live leases are written for a restarted master (None: nowhere).
+        self.records: LeaseRecords | None = None
+        # Ended leases whose results are not all stored yet keep their record
+        # (a restart asks their holder for those results): by fingerprint.
+        self._closing: dict[bytes, str] = {}
+        self._closing_left: Counter[str] = Counter()
 
     def __len__(self) -> int:
         return len(self._leases)
@@ -141,7 +148,32 @@ class LeaseTable:
             urls={e.fp: e.url for e in entries},
         )
         self._leases[lease.id] = lease
+        self._save(lease)
         return lease
+
+    def adopt(self, lease: Lease) -> None:
+        """Take over a lease of the previous run under its id and epoch."""
+        self._epochs[lease.domain] = max(self._epochs.get(lease.domain, 0), lease.epoch)
+        self._leases[lease.id] = lease
+        self._save(lease)
+
+    def _save(self, lease: Lease) -> None:
+        if self.records is None:
+            return
+        holder = lease.holder
+        rows = tuple(row.id for row in [*lease.pending.values(), *lease.returned])
+        self.records.save(
+            LeaseRecord(
+                lease.id,
+                lease.epoch,
+                lease.domain,
+                lease.job,
+                holder.node,
+                holder.user,
+                session_hash(holder.session),
+                rows,
+            )
+        )
 
     def current(self, lease_id: str, epoch: int) -> Lease | None:
         """The lease if it is still live and the epoch matches, else None (fenced)."""
@@ -162,7 +194,32 @@ class LeaseTable:
     def of_node(self, node: str) -> list[Lease]:
         return [lease for lease in self._leases.values() if lease.node == node]
 
-    def remove(self, lease: Lease, now: float) -> None:
-        """End a lease; one with URLs still out is remembered (see EndedLeases)."""
-        if self._leases.pop(lease.id, None) is not None:
-            self.ended.add(lease, now)
+    def remove(self, lease: Lease, now: float, unstored: Iterable[bytes] = ()) -> None:
+        """End a lease; one with URLs still out is remembered (see EndedLeases).
+        Its record stays until the results of `unstored` are durable."""
+        if self._leases.pop(lease.id, None) is None:
+            return
+        self.ended.add(lease, now)
+        if self.records is None:
+            return
+        for fp in unstored:
+            self._closing[fp] = lease.id
+            self._closing_left[lease.id] += 1
+        if not self._closing_left[lease.id]:
+            del self._closing_left[lease.id]
+            self.records.delete([lease.id])
+
+    def stored(self, fps: Iterable[bytes]) -> None:
+        """These results are durable: records of ended leases may go."""
+        if not self._closing:
+            return
+        done = []
+        for fp in fps:
+            lease_id = self._closing.pop(fp, None)
+            if lease_id is not None:
+                self._closing_left[lease_id] -= 1
+                if not self._closing_left[lease_id]:
+                    del self._closing_left[lease_id]
+                    done.append(lease_id)
+        if done and self.records is not None:
+            self.records.delete(done)

@@ -36,6 +36,15 @@ COUNTERS = {
     "bags_leased": ("nadird_bags_leased", "Bags handed to workers"),
     "leases_expired": ("nadird_leases_expired", "Leases that expired"),
     "leases_reclaimed": ("nadird_leases_reclaimed", "Leases taken back from workers"),
+    "leases_adopted": ("nadird_leases_adopted", "Leases of a previous run taken over"),
+    "leases_unclaimed": (
+        "nadird_leases_unclaimed",
+        "Leases of a previous run nobody claimed (leased again after the hold)",
+    ),
+    "adoptions_refused": (
+        "nadird_adoptions_refused",
+        "Claims of a previous run's lease refused (unknown lease, other holder, bad token)",
+    ),
     "late_results": ("nadird_late_results", "Results that arrived outside a live lease"),
     "handler_errors": (
         "nadird_handler_errors",

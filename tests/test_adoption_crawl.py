@@ -1,0 +1,60 @@
+"""A master killed mid-crawl and started again takes over the bags its
+workers still hold: what was fetched before the kill is not fetched again,
+the store is exact, and no two workers crawl one domain at once."""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections import Counter
+
+import pytest
+
+from nadird.testing.checks import (
+    assert_exact_store,
+    assert_one_worker_per_domain,
+    expected_set,
+    page_requests,
+    start_crawl,
+)
+from nadird.testing.cluster import Cluster, wait_until
+from nadird.testing.graph import SiteGraph
+from nadird.testing.web import AccessEntry, run_in_thread
+
+pytestmark = pytest.mark.slow
+
+WORKERS = 2
+BAGS = 8  # Cluster.worker_config
+CONCURRENCY = 1  # politeness.domain_concurrency
+
+
+def fetched_twice(entries: list[AccessEntry]) -> list[tuple[str, str]]:
+    counts = Counter((e.host, e.path) for e in entries)
+    return [url for url, n in counts.items() if n > 1]
+
+
+def events(cluster: Cluster, name: str, event: str) -> list[dict[str, object]]:
+    return [e for e in cluster.proc(name).logs() if e.get("event") == event]
+
+
+def test_a_master_killed_mid_crawl_fetches_again_no_more_than_was_in_flight(
+    cluster: Cluster,
+) -> None:
+    graph = SiteGraph(hosts=8, pages=80)
+    total = len(expected_set(graph))
+    with run_in_thread(graph, latency=0.01) as web:
+        master = start_crawl(cluster, graph, workers=WORKERS, politeness={"delay": 0.02})
+        assert wait_until(lambda: len(page_requests(web)) > 0.3 * total, 60)
+        master.kill(signal.SIGKILL)
+        killed = time.time()
+        master.popen.wait(10)
+        master = cluster.start_again("master", cluster.workdir / "master.yaml")
+        assert cluster.wait(master, 120) == 0
+        entries = page_requests(web)
+    on_the_wire = [e for e in entries if e.t_start <= killed <= e.t_end]
+    twice = fetched_twice(entries)
+    print(f"in flight at the kill: {len(on_the_wire)}, fetched twice: {len(twice)}")
+    assert events(cluster, "master", "lease_adopted")  # the bags were taken over
+    assert len(twice) <= len(on_the_wire) <= WORKERS * BAGS * CONCURRENCY, twice
+    assert_exact_store(cluster, graph)
+    assert_one_worker_per_domain(entries)

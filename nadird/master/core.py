@@ -374,19 +374,6 @@ class MasterCore(Dispatching, Failing, Welcoming):
             return 0
         return self.revisits.tick(self.config.master.revisit_allocate_interval)
 
-    def record_clean_stop(self, now: float) -> None:
-        """Live workers were told to drop their bags: only leases of silent
-        ones may still be crawled when the next run starts."""
-        silent: list[Lease] = []
-        told: list[Lease] = []  # leases of live workers, told to drop their bags
-        for lease in self.leases:
-            node = self.nodes.get(lease.node)
-            alive = node is not None and self._alive(node, now)
-            (told if alive else silent).append(lease)
-        self.lease_mark.settle(max((lease.expires for lease in silent), default=None), now)
-        if self.leases.records is not None:  # no one will claim those: none waits
-            self.leases.records.delete([lease.id for lease in told])
-
     # -------------------------------------------------------------- jobs
     def pause(self, job: str) -> None:
         self.paused.add(job)

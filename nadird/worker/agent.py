@@ -229,8 +229,8 @@ class WorkerAgent:
         return time.monotonic() - self._last_ack > self._lease_ttl * 0.9
 
     def _drop_bags(self, why: str, keep: bool = True) -> None:
-        """Stop every bag at once without reporting: their leases are no longer
-        ours, unless a restarted master adopts them (`keep`: see held.py)."""
+        """Stop every bag at once, unreported: their leases are no longer ours
+        (`keep`: unless a restarted master adopts them, see held.py)."""
         if self._bags:
             log.warning("bags_dropped", bags=len(self._bags), why=why)
         if keep:
@@ -388,19 +388,14 @@ class WorkerAgent:
         if not run.dropped:
             login = run.sessions
             done = BagDone(
-                node=self.node,
-                lease=bag.lease,
-                epoch=bag.epoch,
-                returned=run.returned,
-                throttled=run.throttled,
-                wait=run.pacer.rest(),
+                node=self.node, lease=bag.lease, epoch=bag.epoch, returned=run.returned,
+                throttled=run.throttled, wait=run.pacer.rest(),
                 robots=self.robots.shareable({origin_of(u) for u in bag.urls}),
                 sessions=login.notes() if login is not None else [],
                 login_failures=login.failures if login is not None else 0,
                 login_error=login.error if login is not None else "",
-            )
-            # Kept a while: a master that dies before storing its results
-            # asks for them again after its restart (worker/held.py).
+            )  # fmt: skip
+            # Kept a while for a master that dies before storing (held.py).
             self._kept[bag.lease] = Kept(bag, run, done, time.monotonic())
             await self._send(done)
             if not run.stopping:

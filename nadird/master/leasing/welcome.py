@@ -1,4 +1,5 @@
-"""The Welcome a worker gets, with the leases it may go on with.
+"""The Welcome a worker gets, with the leases it may go on with, and what a
+clean stop leaves for the next run to wait for.
 
 A part of MasterCore (core.py), like dispatch.py: the attributes and the two
 methods declared below are MasterCore's. A Hello may list bags the worker
@@ -17,7 +18,7 @@ from nadird.master.frontier.queues import Frontier
 from nadird.master.leasing.adoption import Adoption
 from nadird.master.leasing.lease_mark import LeaseMark
 from nadird.master.leasing.leases import Lease, LeaseTable
-from nadird.master.leasing.nodes import Node
+from nadird.master.leasing.nodes import Node, NodeRegistry
 from nadird.protocol.messages import HeldBag, Hello, Message, Welcome
 
 Outgoing = list[tuple[bytes, Message]]
@@ -29,11 +30,15 @@ class Welcoming:
     leases: LeaseTable
     adoption: Adoption
     lease_mark: LeaseMark
+    nodes: NodeRegistry
 
     def _reclaim(self, leases: Sequence[Lease], now: float, why: str) -> None:
         raise NotImplementedError  # MasterCore's
 
     def _close_if_finished(self, lease: Lease, now: float) -> None:
+        raise NotImplementedError  # MasterCore's
+
+    def _alive(self, node: Node, now: float) -> bool:
         raise NotImplementedError  # MasterCore's
 
     def _hello_again(self, node: Node, msg: Hello, now: float) -> Outgoing:
@@ -60,6 +65,19 @@ class Welcoming:
             node.node, master.heartbeat_interval, master.lease_ttl, node.session,
             adopted=[lease.id for lease in adopted], resend=resend(adopted, msg.held),
         )  # fmt: skip
+
+    def record_clean_stop(self, now: float) -> None:
+        """Live workers were told to drop their bags: only leases of silent
+        ones may still be crawled when the next run starts."""
+        silent: list[Lease] = []
+        told: list[Lease] = []  # leases of live workers, told to drop their bags
+        for lease in self.leases:
+            node = self.nodes.get(lease.node)
+            alive = node is not None and self._alive(node, now)
+            (told if alive else silent).append(lease)
+        self.lease_mark.settle(max((lease.expires for lease in silent), default=None), now)
+        if self.leases.records is not None:  # no one will claim those: none waits
+            self.leases.records.delete([lease.id for lease in told])
 
 
 def resend(leases: list[Lease], held: list[HeldBag]) -> list[list[bytes]]:

@@ -18,7 +18,7 @@ Tables:
                 fingerprint: a unique index on random 16-byte fingerprints
                 cost more than the rest of an insert (schema 1 had one).
   admitted      seq, fp: every admission since the last seen-set snapshot
-  dead_letters  URLs whose retries ran out, with the last error
+  dead_letters  URLs whose retries ran out, with the last error (dead_db.py)
   overflow      URLs dropped by the queue caps, counted and kept for the record
 """
 
@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from nadird.errors import StateError
+from nadird.master.frontier.dead_db import DeadLetterRows, DeadURL
 from nadird.master.frontier.redo import RedoTransaction
 from nadird.master.frontier.revisit_db import RevisitTable
 from nadird.master.frontier.schema import prepare
@@ -79,29 +80,11 @@ class DomainCount:
     earliest_retry: float
 
 
-@dataclass(frozen=True, slots=True)
-class DeadURL:
-    """A URL whose tries ran out (the dead_letters table), as `nadird dead-letters` lists it."""
-
-    url: str
-    fp: bytes
-    job: str
-    domain: str
-    depth: int
-    priority: int
-    error: str
-    attempts: int
-    first_failed_at: float
-    last_failed_at: float
-    requeue: bool
-    request: bytes | None = None  # as Row.request
-
-
 def _row_values(domain_id: int, r: Row) -> tuple[object, ...]:
     return (domain_id, r.priority, r.fp, r.url, r.depth, r.job, r.request)
 
 
-class FrontierDB:
+class FrontierDB(DeadLetterRows):
     def __init__(self, path: str | Path, health: StateHealth | None = None) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -328,80 +311,6 @@ class FrontierDB:
         """Forget admissions that a durable snapshot already holds."""
         self._tx.write("DELETE FROM admitted WHERE seq <= ?", (upto,))
         self.commit()
-
-    # ------------------------------------------------------ dead letters
-    def dead_letter(self, row: Row, error: str, attempts: int) -> None:
-        """Move a URL from the queue to the dead letters, keeping its first failure time."""
-        now = time.time()
-        first = self._db.execute(
-            "SELECT first_failed_at FROM queue WHERE id=?", (row.id,)
-        ).fetchone()
-        self._tx.write("DELETE FROM queue WHERE id=?", (row.id,))
-        self._tx.write(
-            "INSERT OR REPLACE INTO dead_letters (fp, url, job, domain, depth, priority, error, "
-            "attempts, first_failed_at, last_failed_at, requeue, request) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,0,?)",
-            (
-                row.fp,
-                row.url,
-                row.job,
-                row.domain,
-                row.depth,
-                row.priority,
-                error[:1000],
-                attempts,
-                first[0] if first and first[0] else now,
-                now,
-                row.request,
-            ),
-        )
-
-    def dead_letters(
-        self,
-        job: str | None = None,
-        domain: str | None = None,
-        requeued: bool | None = None,
-        page: tuple[int, int] | None = None,  # (offset, limit), the newest first
-    ) -> list[DeadURL]:
-        sql = (
-            "SELECT url, fp, job, domain, depth, priority, error, attempts, first_failed_at, "
-            "last_failed_at, requeue, request FROM dead_letters WHERE 1=1"
-        )
-        args: list[object] = []
-        if job is not None:
-            sql += " AND job=?"
-            args.append(job)
-        if domain is not None:
-            sql += " AND domain=?"
-            args.append(domain)
-        if requeued is not None:
-            sql += " AND requeue=?"
-            args.append(int(requeued))
-        if page is None:
-            sql += " ORDER BY last_failed_at"
-        else:
-            sql += " ORDER BY last_failed_at DESC, fp LIMIT ? OFFSET ?"
-            args += [page[1], page[0]]
-        rows = self._db.execute(sql, args).fetchall()
-        return [
-            DeadURL(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], bool(r[10]), r[11])
-            for r in rows
-        ]
-
-    def count_dead(self) -> int:
-        return int(self._db.execute("SELECT count(*) FROM dead_letters").fetchone()[0])
-
-    def mark_requeue(self, fps: Iterable[bytes]) -> int:
-        cur = self._tx.write_many(
-            "UPDATE dead_letters SET requeue=1 WHERE fp=?", [(fp,) for fp in fps]
-        )
-        self.commit()
-        return cur.rowcount
-
-    def purge_dead(self, fps: Iterable[bytes]) -> int:
-        cur = self._tx.write_many("DELETE FROM dead_letters WHERE fp=?", [(fp,) for fp in fps])
-        self.commit()
-        return cur.rowcount
 
     def requeue_dead(self, letters: list[DeadURL]) -> None:
         """Move dead letters back into the queue with fresh attempts (a dead

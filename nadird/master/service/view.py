@@ -13,7 +13,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from nadird.master.frontier.db import DeadURL
+from nadird.master.frontier.dead_db import DeadURL
 from nadird.master.frontier.queues import DomainQueue
 from nadird.master.leasing.nodes import Node
 from nadird.master.results.recent import RecentError

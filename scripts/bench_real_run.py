@@ -170,12 +170,17 @@ def crawlee_command(args: argparse.Namespace, site: Site, work: Path) -> list[st
     ]  # fmt: skip
 
 
-COMMANDS = {"nadird": nadird_command, "scrapy": scrapy_command, "crawlee": crawlee_command}
+COMMANDS = {
+    "nadird": nadird_command,
+    "nadird-baseline": nadird_command,  # the same, with the code of --baseline
+    "scrapy": scrapy_command,
+    "crawlee": crawlee_command,
+}
 
 
 def records(crawler: str, work: Path) -> list[tuple[str, int]]:
     """(url, status) of every record the crawler stored."""
-    if crawler == "nadird":
+    if crawler.startswith("nadird"):
         with contextlib.closing(sqlite3.connect(work / "nadird.db")) as db:
             return list(db.execute("SELECT url, status FROM pages"))
     with open(work / "out.jsonl", encoding="utf-8") as feed:
@@ -230,11 +235,13 @@ def _sample_rss(top: psutil.Process, peaks: dict[int, tuple[float, int]]) -> Non
         peaks[proc.pid] = (max(old[0], rss), old[1])
 
 
-def timed(command: list[str], log: Path) -> tuple[float, float, dict[str, float]]:
+def timed(
+    command: list[str], log: Path, env: dict[str, str] | None = None
+) -> tuple[float, float, dict[str, float]]:
     """(wall s, user+sys CPU s of the process tree, peak RSS MiB per process)."""
     started = time.perf_counter()
     with open(log, "wb") as out:
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
     top = psutil.Process(proc.pid)
     peaks: dict[int, tuple[float, int]] = {}
     next_sample = started
@@ -255,7 +262,10 @@ def timed(command: list[str], log: Path) -> tuple[float, float, dict[str, float]
     if proc.returncode != 0:
         raise RuntimeError(f"{command[:2]} exited {proc.returncode}; see {log}")
     ordered = sorted(peaks.items(), key=lambda kv: kv[1][1])
-    rss = {("top" if p == proc.pid else f"child-{i}"): round(v[0], 1) for i, (p, v) in enumerate(ordered)}
+    rss = {
+        ("top" if p == proc.pid else f"child-{i}"): round(v[0], 1)
+        for i, (p, v) in enumerate(ordered)
+    }
     return seconds, usage.ru_utime + usage.ru_stime, rss
 
 
@@ -289,8 +299,11 @@ def run_one(
     work: Path,
 ) -> Run:
     command = COMMANDS[crawler](args, site, work)
+    env = None
+    if crawler == "nadird-baseline":  # its master and workers import the other code
+        env = {**os.environ, "PYTHONPATH": str(Path(args.baseline).resolve())}
     load, cpu_before, log_offset = os.getloadavg()[0], server.cpu(), server.log_size()
-    seconds, cpu, rss = timed(command, work / "crawl.log")
+    seconds, cpu, rss = timed(command, work / "crawl.log", env)
     time.sleep(0.2)  # nginx writes its log line after the response
     found = records(crawler, work)
     problems = check(found, expected, server.requests_since(log_offset))

@@ -24,6 +24,9 @@ run, a summary with the ratios of nadird to Scrapy and to Crawlee.
     python scripts/bench_real_site.py --pairs 2
     python scripts/bench_real_site.py --trees python,postgresql,django --pairs 1
     python scripts/bench_real_site.py --profile DIR   # nadird under py-spy, untimed
+    # before/after pairs of nadird alone: the code of main against this tree's
+    mkdir /tmp/base && git archive main nadird | tar -x -C /tmp/base
+    python scripts/bench_real_site.py --crawlers nadird-baseline,nadird --baseline /tmp/base
 
 Needs the `bench` extra (Scrapy, Crawlee, psutil, py-spy), nginx at
 /usr/sbin/nginx and the doc packages of TREES (openjdk-17-doc,
@@ -52,6 +55,7 @@ TREES = {
     "django": ("/usr/share/doc/python-django-doc/html", "/index.html"),
 }
 CRAWLERS = ("nadird", "scrapy", "crawlee")
+OPTIONAL = ("nadird-baseline",)  # with --baseline: nadird's code from another tree
 
 
 def site_of(args: argparse.Namespace) -> Site:
@@ -118,7 +122,7 @@ def median(values: list[float]) -> float:
 def summarize(runs: list[Run]) -> dict[str, Any]:
     out: dict[str, Any] = {"all_runs_correct": all(r.correct for r in runs)}
     nadird = {r.pair: r for r in runs if r.crawler == "nadird"}
-    for peer in ("scrapy", "crawlee"):
+    for peer in ("scrapy", "crawlee", "nadird-baseline"):
         speed, per_cpu = [], []
         for r in runs:
             if r.crawler == peer and r.pair in nadird:
@@ -145,16 +149,25 @@ def main() -> int:
     parser.add_argument("--per-domain", type=int, default=2, help="requests in flight per host")
     parser.add_argument("--workdir", default=None, help="where the stores go (default: /tmp)")
     parser.add_argument("--keep", action="store_true", help="keep each run's files")
+    parser.add_argument(
+        "--baseline",
+        metavar="DIR",
+        help="a directory holding another nadird package (e.g. `git archive main nadird`); "
+        "crawler nadird-baseline runs it through PYTHONPATH, for before/after pairs",
+    )
     parser.add_argument("--profile", metavar="DIR", help="one nadird run under py-spy, untimed")
     parser.add_argument("--top", type=int, default=30, help="functions listed per profile")
     args = parser.parse_args()
     crawlers = args.crawlers.split(",")
-    if args.pairs < 1 or not set(crawlers) <= set(CRAWLERS):
-        parser.error(f"--pairs must be >= 1 and --crawlers a subset of {CRAWLERS}")
+    if args.pairs < 1 or not set(crawlers) <= set(CRAWLERS + OPTIONAL):
+        parser.error(f"--pairs must be >= 1 and --crawlers a subset of {CRAWLERS + OPTIONAL}")
+    if "nadird-baseline" in crawlers and not (args.baseline and Path(args.baseline).is_dir()):
+        parser.error("crawler nadird-baseline needs --baseline DIR")
     site = site_of(args)
-    with tempfile.TemporaryDirectory(prefix="bench-nginx-") as conf_dir, nginx(
-        site, Path(conf_dir)
-    ) as server:
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-nginx-") as conf_dir,
+        nginx(site, Path(conf_dir)) as server,
+    ):
         if args.profile:
             profile(args, site, server)
             return 0

@@ -23,7 +23,8 @@ PAGE = "http://docs.example.com:8080/api/java/util/List.html"
 PIECES = [
     "", " ", "#", "#top", "?q=1", "../", "./", "a.html", "b/", "/root.html", "//cdn.example.com/x",
     "http://docs.example.com:8080/api/", "https://Other.example.org/p?b=2&a=1", "javascript:x()",
-    " JavaScript:void(0)", "mailto:a@b.c", "tel:1", "data:,x", "java\tscript:x", "\n../c.html\r", "a\n.html", "sub\r/x.html",
+    " JavaScript:void(0)", "mailto:a@b.c", "tel:1", "data:,x", "java\tscript:x", "\n../c.html\r",
+    "a\n.html", "sub\r/x.html",
     "%7Euser/", "ünï.html", "http://[::1]/", "http://bad host/", ";p=1", "Object.html#equals()",
 ]  # fmt: skip
 
@@ -35,7 +36,9 @@ anchors = st.tuples(
 )
 
 
-def _page(elements: list[tuple[str, str | None, str | None]], base: str | None) -> lxml.html.HtmlElement:
+def _page(
+    elements: list[tuple[str, str | None, str | None]], base: str | None
+) -> lxml.html.HtmlElement:
     doc = lxml.html.document_fromstring("<html><head></head><body><p>x</p></body></html>")
     if base is not None:
         head = doc.find("head")

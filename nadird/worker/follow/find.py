@@ -64,8 +64,9 @@ def _raw_hrefs(doc: lxml.html.HtmlElement, respect_nofollow: bool) -> list[str]:
     """The href values of the page's <a>/<area> elements, in document order
     (without the rel=nofollow ones when they are not followed)."""
     if not respect_nofollow:
-        hrefs: list[str] = _HREFS(doc)
-        return hrefs
+        hrefs = _HREFS(doc)
+        # An attribute-only path with smart_strings=False gives a list of str.
+        return hrefs if isinstance(hrefs, list) else []  # type: ignore[return-value]
     return [
         element.get("href") or ""
         for element in doc.iter("a", "area")

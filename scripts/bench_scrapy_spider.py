@@ -3,7 +3,8 @@
 Does the job nadird's benchmark config does: start from the seeds, follow
 every link whose host is one of the site hosts (allowed_domains), fetch each
 URL once (PDFs and 404s included: nadird stores those too), extract the same
-four fields from HTML pages, store one JSON line per response. robots.txt is
+four fields from HTML pages (`--title-only`: the <title>, for
+scripts/bench_real_site.py), store one JSON line per response. robots.txt is
 not obeyed and there is no delay, as in the nadird run.
 
 `*.test` names resolve to 127.0.0.1 through a pinned resolver (the equivalent
@@ -50,9 +51,12 @@ class PinnedResolver(CachingThreadedResolver):
 class SiteSpider(scrapy.Spider):
     name = "bench"
 
-    def __init__(self, seeds: list[str], hosts: list[str], **kwargs: Any) -> None:
+    def __init__(
+        self, seeds: list[str], hosts: list[str], title_only: bool = False, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.start_urls = seeds
+        self.title_only = title_only
         self.allowed_domains = hosts
         # deny_extensions=[]: nadird fetches /files/N.pdf links too; Scrapy's
         # default would skip them and the two crawls would not be the same job.
@@ -77,15 +81,20 @@ class SiteSpider(scrapy.Spider):
         )
         if html and response.status < 400:
             assert isinstance(response, TextResponse)
-            item["data"] = {
-                "title": response.css("title::text").get(),
-                "h1": response.css("h1::text").get(),
-                "price": response.css("span.price::text").get(),
-                "sku": response.xpath('//meta[@name="sku"]/@content').get(),
-            }
+            item["data"] = self.fields(response)
             for link in self.links.extract_links(response):
                 yield scrapy.Request(link.url, callback=self.parse)
         yield item
+
+    def fields(self, response: TextResponse) -> dict[str, Any]:
+        if self.title_only:  # scripts/bench_real_site.py: the <title> only
+            return {"title": response.css("title::text").get()}
+        return {
+            "title": response.css("title::text").get(),
+            "h1": response.css("h1::text").get(),
+            "price": response.css("span.price::text").get(),
+            "sku": response.xpath('//meta[@name="sku"]/@content').get(),
+        }
 
 
 def settings(out: str, concurrency: int, per_domain: int, log_level: str) -> dict[str, Any]:
@@ -112,11 +121,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--per-domain", type=int, default=8)
     parser.add_argument("--log-level", default="WARNING")
+    parser.add_argument("--title-only", action="store_true", help="extract <title> only")
     args = parser.parse_args(argv)
     with open(args.seeds_file, encoding="utf-8") as fh:
         seeds = [line.strip() for line in fh if line.strip()]
     process = CrawlerProcess(settings(args.out, args.concurrency, args.per_domain, args.log_level))
-    process.crawl(SiteSpider, seeds=seeds, hosts=args.hosts.split(","))
+    process.crawl(
+        SiteSpider, seeds=seeds, hosts=args.hosts.split(","), title_only=args.title_only
+    )
     process.start()
     return 0
 

@@ -20,6 +20,12 @@ _UNFOLLOWABLE_PREFIXES = ("javascript:", "mailto:", "tel:", "data:")
 # checks below honest.
 _TAB_OR_NEWLINE = str.maketrans("", "", "\t\n\r")
 
+# Every href of <a> and <area> in document order, as plain strings: one
+# XPath call walks the tree in C and makes no element proxies, which the
+# Python loop over doc.iter() paid for on every link (pages of a few hundred
+# links). Only when rel=nofollow matters are the elements themselves needed.
+_HREFS = etree.XPath("//a/@href | //area/@href", smart_strings=False)
+
 
 def extract_links(
     doc: lxml.html.HtmlElement | None, page_url: str, respect_nofollow: bool = False
@@ -38,18 +44,45 @@ def extract_links(
     page = _canonical_or_none(page_url)
     seen: set[str] = {page} if page is not None else set()
     links: list[str] = []
-    for element in doc.iter("a", "area"):
-        href = _followable_href(element, respect_nofollow)
+    for raw in _raw_hrefs(doc, respect_nofollow):
         # Pages repeat the same hrefs (menus, footers): skip them before paying
         # for resolution and canonicalization.
-        if href is None or href in seen_hrefs:
+        if raw in seen_hrefs:
             continue
-        seen_hrefs.add(href)
+        seen_hrefs.add(raw)
+        href = _followable(raw)
+        if href is None:
+            continue
         url = resolve(href)
         if url is not None and url not in seen:
             seen.add(url)
             links.append(url)
     return links
+
+
+def _raw_hrefs(doc: lxml.html.HtmlElement, respect_nofollow: bool) -> list[str]:
+    """The href values of the page's <a>/<area> elements, in document order
+    (without the rel=nofollow ones when they are not followed)."""
+    if not respect_nofollow:
+        hrefs = _HREFS(doc)
+        # An attribute-only path with smart_strings=False gives a list of str.
+        return hrefs if isinstance(hrefs, list) else []  # type: ignore[return-value]
+    return [
+        element.get("href") or ""
+        for element in doc.iter("a", "area")
+        if "nofollow" not in (element.get("rel") or "").lower().split()
+    ]
+
+
+def _followable(href: str) -> str | None:
+    """The href as a browser reads it (no tabs or newlines, trimmed), or None
+    if it is empty or of a scheme that cannot be fetched."""
+    if "\t" in href or "\n" in href or "\r" in href:  # rare: skip the slow translate
+        href = href.translate(_TAB_OR_NEWLINE)
+    href = href.strip()
+    if not href or href[:11].lower().startswith(_UNFOLLOWABLE_PREFIXES):
+        return None
+    return href
 
 
 def resolve_hrefs(hrefs: Iterable[str], page_url: str) -> list[str]:
@@ -88,15 +121,6 @@ def _base_url(doc: lxml.html.HtmlElement, page_url: str) -> str:
     except ValueError:
         return page_url
     return resolved if resolved.lower().startswith(("http://", "https://")) else page_url
-
-
-def _followable_href(element: etree._Element, respect_nofollow: bool) -> str | None:
-    href = (element.get("href") or "").translate(_TAB_OR_NEWLINE).strip()
-    if not href or href.lower().startswith(_UNFOLLOWABLE_PREFIXES):
-        return None
-    if respect_nofollow and "nofollow" in (element.get("rel") or "").lower().split():
-        return None
-    return href
 
 
 def _origin(base: str) -> str | None:
@@ -157,8 +181,28 @@ class _Resolver:
         return _canonical_or_none(absolute)
 
 
+# Canonical forms of the absolute URLs this process resolved lately. The
+# pages of a site share their menus, breadcrumbs and footers, and a relative
+# href joined to the same folder gives the same string on every page of that
+# folder, so most links of a page were canonicalized already (about 3 in 4 on
+# a javadoc tree). Bounded: emptied when full, which keeps a worker's memory
+# flat (a few MB at most) and costs one miss per entry afterwards.
+CACHE_LIMIT = 8192
+_canonical_cache: dict[str, str | None] = {}
+
+
 def _canonical_or_none(url: str) -> str | None:
     try:
-        return canonicalize(url)
+        return _canonical_cache[url]
+    except KeyError:
+        pass
+    try:
+        canonical: str | None = canonicalize(url)
     except InvalidURL:
-        return None
+        canonical = None
+    if canonical == url:
+        canonical = url  # one string object for key and value
+    if len(_canonical_cache) >= CACHE_LIMIT:
+        _canonical_cache.clear()
+    _canonical_cache[url] = canonical
+    return canonical

@@ -51,10 +51,12 @@ def register(
     now: float = T0,
     group: str = "default",
     capabilities: list[str] | None = None,
+    pid: int = 0,
 ) -> bytes:
-    """Hello as `node` (capacity 4, four credits); returns the session token of its Welcome."""
+    """Hello as `node` (capacity 4, four credits) from process `pid`; returns
+    the session token of its Welcome."""
     identity = node.encode()
-    hello = Hello(node=node, capacity=4, group=group, capabilities=capabilities or [])
+    hello = Hello(node=node, capacity=4, group=group, capabilities=capabilities or [], pid=pid)
     [(_, welcome)] = core.on_control(identity, hello, now, user)
     assert isinstance(welcome, Welcome) and len(welcome.session) == 16
     core.on_control(identity, Credit(node=node, bags=4), now, user)

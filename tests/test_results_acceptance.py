@@ -131,7 +131,7 @@ def test_a_restarted_worker_keeps_its_old_bags_results_but_not_under_its_new_tok
 ) -> None:
     old = register(core, "w1")
     bag = bags(core)["a.test"]
-    new = register(core, "w1", now=T0 + 0.1)  # same name, new process: leases taken back
+    new = register(core, "w1", now=T0 + 0.1, pid=2)  # same name, new process: leases taken back
     assert new != old and core.leases.current(bag.lease, bag.epoch) is None
     pages = [page(u) for u in bag.urls]
     assert core.on_results(results(bag, "w1", new, pages), T0 + 0.2) == []

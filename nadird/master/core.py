@@ -165,7 +165,12 @@ class MasterCore(Dispatching, Failing, Welcoming):
 
     def _on_hello(self, identity: bytes, msg: Hello, now: float, user: str) -> Outgoing:
         current = self.nodes.get(msg.node)
-        same = current is not None and (current.identity, current.user) == (identity, user)
+        # The same registration: the same socket, key and process (a restarted
+        # worker has another pid, even if its socket identity were the same).
+        same = current is not None and (
+            (current.identity, current.user, current.pid, current.host)
+            == (identity, user, msg.pid, msg.host)
+        )
         if current is not None and same:
             return self._hello_again(current, msg, now)
         if current is not None and current.identity != identity and self._alive(current, now):
@@ -253,21 +258,32 @@ class MasterCore(Dispatching, Failing, Welcoming):
             self.forget_node(node, "silent", now)
 
     # ----------------------------------------------------------- results
-    def on_results(self, msg: Results, now: float, user: str = "") -> list[PageRecord]:
-        """Admit links, settle URLs, schedule retries; returns records to store."""
+    def _accept(
+        self, msg: Results, now: float, user: str
+    ) -> tuple[Lease | None, Lease | EndedLease] | None:
+        """(the live lease or None for late results, the lease they belong to),
+        or None when they are refused: forged, or from a lease long gone.
+        Nothing of a refused message is stored; its URLs stay queued and are
+        crawled by whoever holds them."""
         lease = self.leases.current(msg.lease, msg.epoch)
         held = lease or self.leases.ended.get(msg.lease, msg.epoch, now, self.late_window())
         refused = refusal(msg, user, held)
         if refused is not None or held is None:
-            # Forged, or from a lease long gone: nothing of it is stored, its
-            # URLs stay queued and are crawled by whoever holds them.
             self.refused[refused or "no_lease"] += 1
             self.drop(REASONS[refused or "no_lease"], msg.node)
-            return []
+            return None
         if lease is None:
             self.stats["late_results"] += len(msg.pages)
         else:
             self._answered(held.job, lease.domain, len(msg.pages))
+        return lease, held
+
+    def on_results(self, msg: Results, now: float, user: str = "") -> list[PageRecord]:
+        """Admit links, settle URLs, schedule retries; returns records to store."""
+        accepted = self._accept(msg, now, user)
+        if accepted is None:
+            return []
+        lease, held = accepted
         records: list[PageRecord] = []
         links: list[LinkBatch] = []
         late: dict[str, list[tuple[bytes, int]]] = {}

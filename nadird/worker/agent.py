@@ -312,9 +312,7 @@ class WorkerAgent:
             )
         )
         pacer = Pacer(bag.delay, self.domains.get(bag.domain), self.config.fetch.throttle)
-        run = BagRun(
-            tasks, bag.domain_concurrency, pacer, fenced=self._fenced, token=self._session
-        )
+        run = BagRun(tasks, bag.domain_concurrency, pacer, fenced=self._fenced, token=self._session)
         run.sent.update(sent or {})  # an adopted bag's results from before
         if job is None:
             run.stop()

@@ -211,4 +211,3 @@ def _mismatch(record: LeaseRecord, bag: HeldBag, node: Node) -> str | None:
     if not hmac.compare_digest(record.session_hash, session_hash(bag.session)):
         return "session"
     return None
-

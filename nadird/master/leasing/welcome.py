@@ -85,4 +85,3 @@ def resend(leases: list[Lease], held: list[HeldBag]) -> list[list[bytes]]:
     (their URLs still queued and pending), to be sent again."""
     sent = {bag.lease: bag.sent for bag in held}
     return [[fp for fp in sent.get(lease.id, []) if fp in lease.pending] for lease in leases]
-

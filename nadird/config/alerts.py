@@ -11,10 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Literal
-from urllib.parse import urlsplit
 
-from nadird.config.checks import positive
-from nadird.revisit.durations import parse_duration
+from nadird.config.checks import check_http_url, positive, seconds
 
 ChannelType = Literal["webhook", "dingtalk", "apprise"]
 RuleType = Literal[
@@ -24,13 +22,6 @@ Severity = Literal["info", "warning", "critical"]
 # The answers that mean "this site is refusing us" (forbidden, too many
 # requests, unavailable) when they come back in a row.
 BLOCKING_STATUSES = (403, 429, 503)
-
-
-def _seconds(name: str, value: str | float) -> float:
-    try:
-        return parse_duration(value)
-    except ValueError as exc:
-        raise ValueError(f"{name}: {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -67,16 +58,6 @@ class ChannelConfig:
     @property
     def has_secret(self) -> bool:
         return bool(self.secret_file or self.secret_env)
-
-
-def check_http_url(url: str) -> None:
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError for a port out of range
-    except ValueError as exc:
-        raise ValueError(f"url does not parse: {exc}") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError("url must be an http:// or https:// URL with a host")
 
 
 @dataclass(frozen=True)
@@ -153,18 +134,18 @@ class RuleConfig:
             raise ValueError("count must be >= 1")
         if not 0 <= self.threshold <= 1:
             raise ValueError("threshold must be between 0 and 1")
-        _seconds("repeat", self.repeat)
-        _seconds("window", self.window)
+        seconds("repeat", self.repeat)
+        seconds("window", self.window)
         if self.after is not None:
-            _seconds("after", self.after)
+            seconds("after", self.after)
 
     @property
     def repeat_s(self) -> float:
-        return _seconds("repeat", self.repeat)
+        return seconds("repeat", self.repeat)
 
     @property
     def window_s(self) -> float:
-        return _seconds("window", self.window)
+        return seconds("window", self.window)
 
     @property
     def after_s(self) -> float:
@@ -172,7 +153,7 @@ class RuleConfig:
         if self.minutes is not None:
             return self.minutes * 60.0
         if self.after is not None:
-            return _seconds("after", self.after)
+            return seconds("after", self.after)
         return 300.0 if self.type == "stall" else 0.0
 
     def count_or(self, default: int) -> int:

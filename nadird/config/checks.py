@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import math
 from typing import Any
+from urllib.parse import urlsplit
+
+from nadird.revisit.durations import parse_duration
 
 
 def positive(obj: object, *names: str) -> None:
@@ -40,3 +43,22 @@ def non_finite(data: Any, path: str = "") -> tuple[str, float] | None:
         if found is not None:
             return found
     return None
+
+
+def seconds(name: str, value: str | float) -> float:
+    """A duration key (90s, 5m, 1h30m or plain seconds); the error names it."""
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from None
+
+
+def check_http_url(url: str) -> None:
+    """Raise ValueError unless `url` is an http(s) URL with a host and a valid port."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
+    except ValueError as exc:
+        raise ValueError(f"url does not parse: {exc}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("url must be an http:// or https:// URL with a host")

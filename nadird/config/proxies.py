@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import urlsplit
 
-from nadird.config.checks import not_negative, positive
-from nadird.revisit.durations import parse_duration
+from nadird.config.checks import check_http_url, not_negative, positive, seconds
 
 PROXY_SCHEMES = ("http", "https", "socks4", "socks5")
 DEFAULT_GROUP = "default"
@@ -40,12 +39,7 @@ def check_proxy_url(url: str) -> None:
 
 
 def _seconds(name: str, value: str | float | None) -> float | None:
-    if value is None:
-        return None
-    try:
-        return parse_duration(value)
-    except ValueError as exc:
-        raise ValueError(f"{name}: {exc}") from None
+    return None if value is None else seconds(name, value)
 
 
 def _check_group(name: str, key: str) -> None:
@@ -140,16 +134,6 @@ class ProviderConfig:
     @property
     def lifetime_s(self) -> float | None:
         return _seconds("lifetime", self.lifetime)
-
-
-def check_http_url(url: str) -> None:
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError for a port out of range
-    except ValueError as exc:
-        raise ValueError(f"url does not parse: {exc}") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError("url must be an http:// or https:// URL with a host")
 
 
 @dataclass(frozen=True)

@@ -103,15 +103,19 @@ class SeenSet:
         return cls.from_bytes(Path(path).read_bytes(), str(path))
 
 
-def write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
     """Write temp, fsync, rename, fsync the directory: the old file survives any crash.
 
     A failed write (disk full) removes the temp file: left behind, it would
-    hold the very space the next try needs."""
+    hold the very space the next try needs. `mode` (e.g. 0o600 for secrets)
+    is the file's from its creation on, whatever the umask or an older file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     try:
-        with open(tmp, "wb") as fh:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666 if mode is None else mode)
+        with os.fdopen(fd, "wb") as fh:
+            if mode is not None:
+                os.fchmod(fh.fileno(), mode)  # a temp file left with another mode
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())

@@ -18,15 +18,14 @@ the logs, the store or the metrics.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from nadird.logins import LoginSpec
 from nadird.logs import get_logger
+from nadird.master.frontier.seen import write_atomic
 from nadird.protocol.messages import BagDone, SessionNote
 
 log = get_logger()
@@ -158,17 +157,10 @@ class SessionBook:
             for (job, domain), entry in self.domains.items()
             if entry.notes
         ]
-        tmp = self.path.with_suffix(".tmp")
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(data, out)
-            os.chmod(tmp, 0o600)  # an older file of another mode
-            os.replace(tmp, self.path)
+            write_atomic(self.path, json.dumps(data).encode(), mode=0o600)
         except OSError as exc:  # kept in memory: a restart then logs in again
             log.warning("sessions_not_saved", file=str(self.path), error=exc.strerror)
-            with contextlib.suppress(OSError):
-                tmp.unlink()
 
     def _load(self, path: Path) -> None:
         try:

@@ -70,9 +70,11 @@ def test_a_page_that_changed_at_every_check_gets_one_probe_after_each_regular_ch
     assert not is_probe(state, state.last_fetch + 2000.0)
     after = record_fetch(state, state.last_fetch + probe, True)
     assert after.stats.short_changes == 1.0  # kept apart from the long checks
-    # Right after a probe: the allocated interval, growing from the usual one.
+    # Right after a probe: the allocated interval, growing from the usual one
+    # (the regular checks' 2000 s, not a mean the probe pulled down).
+    assert after.stats.regular_interval() == pytest.approx(2000.0)
     assert adaptive_interval(SCHEDULE, after, allocated=10_000.0, probe=probe) == pytest.approx(
-        2 * after.stats.mean_interval()
+        2 * 2000.0
     )
     # No probe without one, for a page with an unchanged check, or when it is not short.
     assert adaptive_interval(SCHEDULE, state, allocated=2000.0) == 2000.0

@@ -44,6 +44,10 @@ from typing import NamedTuple
 DEFAULT_MEMORY = 64.0
 HALF_CHANGE = 0.5  # changes assumed seen when planning for a page never seen to change
 SHORT_SPLIT = 0.25  # a check shorter than this share of the mean interval is a short one
+# Last-Modified has one-second resolution, and a server that stamps every
+# answer with the time of the request says nothing: an age under a second
+# counts as a change at an unknown time.
+DATED_RESOLUTION = 1.0
 CENSORED_CHECKS = 2.0  # checks in memory before "all of them changed" means anything
 _MAX_STEPS = 60
 _EXP_LIMIT = 700.0  # e^x overflows a double just above 709
@@ -63,9 +67,12 @@ def _blind_terms(blind: Sequence[tuple[float, float]], rate: float) -> tuple[flo
         x = rate * interval
         if x > _EXP_LIMIT:
             continue
-        em = math.expm1(x)
-        value += weight * interval / em
-        slope -= weight * interval * interval * (em + 1.0) / (em * em)
+        # In e^{-x} form: e^x (e^x − 1)^{-2} overflows to inf/inf for x near
+        # the limit, which made Newton's step NaN.
+        decay = math.exp(-x)
+        gap = -math.expm1(-x)  # 1 − e^{−x}
+        value += weight * interval * decay / gap
+        slope -= weight * interval * interval * decay / (gap * gap)
     return value, slope
 
 
@@ -130,6 +137,20 @@ class ChangeStats(NamedTuple):
         before `total_time` was kept)."""
         return self.total_time / self.checks if self.checks > 0 else 0.0
 
+    def regular_interval(self) -> float:
+        """Mean seconds between regular (not exploratory) checks.
+
+        Exploratory checks are made only while every check sees a change, so
+        they are the changed short ones; counted in the plain mean, they held
+        a probed page's next interval at about the last one (twice a mean
+        halved by the probes), and a page changing every minute never moved
+        towards `max`.
+        """
+        checks = self.checks - self.short_changes
+        if checks < 0.5:
+            return self.mean_interval()
+        return max(self.total_time - self.short_time, 0.0) / checks
+
     def is_short(self, interval: float) -> bool:
         """Whether a check `interval` after the last one is a short (exploratory) one."""
         return 0.0 < interval < SHORT_SPLIT * self.mean_interval()
@@ -142,7 +163,18 @@ class ChangeStats(NamedTuple):
         checking at about the same interval, which never moves it.
         """
         unchanged = self.checks - self.blind_changes - self.short_changes - self.dated_changes
-        return self.checks >= CENSORED_CHECKS and self.dated_changes < 0.5 and unchanged < 0.5
+        if self.checks < CENSORED_CHECKS or self.dated_changes >= 0.5:
+            return False
+        if unchanged < 0.5:
+            return True
+        # One quiet exploratory check does not settle it: a page at 2.5 λ*
+        # shows none in a probe with probability 0.29, and ended there it
+        # stayed checked at its old interval, every check changed, the bound
+        # rising as slowly as ln n. While every quiet check was a short one
+        # (their time fits in short checks), the regular checks are still
+        # all changed: a second quiet probe ends the exploration.
+        quiet_were_short = self.clear_time <= unchanged * SHORT_SPLIT * self.regular_interval()
+        return unchanged < 1.5 and quiet_were_short
 
     def observe(
         self,
@@ -167,7 +199,7 @@ class ChangeStats(NamedTuple):
         total += interval
         if not changed:
             clear += interval
-        elif modified_age is not None and 0 <= modified_age < interval:
+        elif modified_age is not None and DATED_RESOLUTION <= modified_age < interval:
             dated += 1.0
             clear += modified_age
         elif short:
@@ -190,7 +222,18 @@ class ChangeStats(NamedTuple):
         mean = max(self.total_time, known) / self.checks
         if self.short_changes > 0:
             mean = min(mean, self.short_time / self.short_changes)
-        return 0.5 * mean
+        blind = self.blind_changes + self.short_changes
+        changes = blind + self.dated_changes
+        if changes <= 0:
+            return 0.5 * mean
+        # A dated change already tells its change-free time (the page's age
+        # at the check, about 1/λ): its half-change correction is half of
+        # that, not half an interval, which for a page checked far less
+        # often than it changes (λI >> 1) swamped the ages and read a page
+        # changing every minute, checked every 13 hours, as 1/1,400 s.
+        dated_pseudo = 0.5 * self.clear_time / self.checks
+        share = blind / changes
+        return share * 0.5 * mean + (1.0 - share) * max(dated_pseudo, DATED_RESOLUTION)
 
     def rate(self) -> float | None:
         """Estimated changes per second; None before any check."""

@@ -90,7 +90,7 @@ def adaptive_interval(
         target = math.inf if not rate else SOLO_CHANGES_PER_INTERVAL / rate
     if state.last_interval > 0:
         # After an exploratory check the interval to grow from is the usual one.
-        base = stats.mean_interval() if after_probe else state.last_interval
+        base = stats.regular_interval() if after_probe else state.last_interval
         target = min(target, MAX_GROWTH * base)
     return min(policy.max, max(policy.min, target))
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 from aiohttp import web
+from multidict import MultiDictProxy
 from prometheus_client import CollectorRegistry, generate_latest
 
 from nadird.console import format as fmt
@@ -133,7 +134,9 @@ class ConsoleApp:
             session = self.session_of(request)
             if session is None:
                 return self._login_page(request, 401, "login.needed")
-            form = await request.post()
+            form = await read_form(request)
+            if form is None:
+                return self.error_page(request, 400, "error.bad_form")
             given = form.get("csrf")
             if not same(given if isinstance(given, str) else None, session.csrf):
                 log.warning("console_csrf_refused", path=request.path)
@@ -224,7 +227,9 @@ class ConsoleApp:
         wait = self.limit.retry_after(request.remote)
         if wait is not None:
             return self._limited(request, wait)
-        form = await request.post()
+        form = await read_form(request)
+        if form is None:
+            return self.error_page(request, 400, "error.bad_form")
         nonce, token = form.get("nonce"), form.get("token")
         if not self.sessions.login_nonce_ok(
             nonce if isinstance(nonce, str) else None, request.cookies.get(LOGIN_COOKIE)
@@ -289,6 +294,16 @@ class PageError(Exception):
         super().__init__(key)
         self.status = status
         self.key = key
+
+
+async def read_form(request: web.Request) -> MultiDictProxy[Any] | None:
+    """The posted form; None for one that cannot be read (a multipart body
+    without its boundary, bytes that are not UTF-8, an unknown charset),
+    which aiohttp raises as ValueError or LookupError."""
+    try:
+        return await request.post()
+    except (ValueError, LookupError):
+        return None
 
 
 def redirect(location: str, status: int = 303) -> web.StreamResponse:

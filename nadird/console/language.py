@@ -83,11 +83,11 @@ class Strings:
     def catalog(self) -> Mapping[str, str]:
         return CATALOGS[self.language]
 
-    def text(self, key: str, **params: object) -> str:
+    def text(self, key: str, /, **params: object) -> str:
         """Plain text (a notice, a log-free message): placeholders filled as they are."""
         return self.catalog[key].format(**params)
 
-    def t(self, key: str, **params: object) -> Markup:
+    def t(self, key: str, /, **params: object) -> Markup:
         """For a template: the string escaped, each parameter escaped unless it
         is already Markup (a `<code>` made by the template)."""
         return Markup(escape(self.catalog[key])).format(**params)

@@ -4,18 +4,25 @@ jar that keeps 127.0.0.1's cookies, and the sign-in a browser would do."""
 from __future__ import annotations
 
 import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import aiohttp
 
-from nadird.config import ApiConfig, Config, MasterConfig, StoreConfig
+from nadird.config import ApiConfig, Config, ConsoleConfig, MasterConfig, StoreConfig
 from nadird.config.alerts import AlertsConfig
+from nadird.master.service.server import Master
+from nadird.store.open import open_store
 
 TOKEN = "console-test-token-0123456789"
 
 
-def config(tmp: Path, alerts: AlertsConfig | None = None) -> Config:
+def config(
+    tmp: Path, alerts: AlertsConfig | None = None, console: ConsoleConfig | None = None
+) -> Config:
     return Config(
+        node="m1",
         master=MasterConfig(
             bind=f"ipc://{tmp}/control",
             results_bind=f"ipc://{tmp}/results",
@@ -27,7 +34,22 @@ def config(tmp: Path, alerts: AlertsConfig | None = None) -> Config:
         store=StoreConfig(uri=f"sqlite:///{tmp}/store.db"),
         api=ApiConfig(port=0, token=TOKEN),
         alerts=alerts or AlertsConfig(),
+        console=console or ConsoleConfig(),
     )
+
+
+@asynccontextmanager
+async def running_master(cfg: Config) -> AsyncIterator[Master]:
+    """A real master (its API and console on a loopback port) in this process."""
+    store = open_store(cfg.store.uri, cfg.store)
+    await store.open()
+    master = Master(cfg, store)
+    await master.start()
+    try:
+        yield master
+    finally:
+        await master.stop()
+        await store.close()
 
 
 def http() -> aiohttp.ClientSession:

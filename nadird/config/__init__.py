@@ -20,6 +20,7 @@ import yaml
 
 from nadird.config.alerts import AlertsConfig, check_alerts
 from nadird.config.checks import non_finite
+from nadird.config.console import ConsoleConfig
 from nadird.config.fetch import (
     DEFAULT_STORE_HEADERS,
     DEFAULT_STRIP_PARAMS,
@@ -47,6 +48,7 @@ __all__ = [
     "ApiConfig",
     "BloomConfig",
     "Config",
+    "ConsoleConfig",
     "FetchConfig",
     "LogLevel",
     "MasterConfig",
@@ -89,6 +91,7 @@ class Config:
     bloom: BloomConfig = field(default_factory=BloomConfig)
     store: StoreConfig = field(default_factory=StoreConfig)
     api: ApiConfig = field(default_factory=ApiConfig)
+    console: ConsoleConfig = field(default_factory=ConsoleConfig)
     security: SecurityConfig = field(default_factory=SecurityConfig)
     alerts: AlertsConfig = field(default_factory=AlertsConfig)
     jobs: dict[str, Job] = field(default_factory=lambda: {"default": Job()})

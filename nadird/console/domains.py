@@ -14,7 +14,7 @@ from nadird.master.frontier.queues import DomainQueue
 if TYPE_CHECKING:
     from nadird.master.service.view import DomainCounters, MasterView
 
-SORTS = {"queue": "queue size", "errors": "errors", "name": "name"}
+SORTS = ("queue", "errors", "name")  # labelled by the catalog's sort.* keys
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class DomainRow:
     results: int
     errors: int
     last_status: int | None
-    robots: str
+    robots: list[tuple[str, bool]]  # (origin, allows everything) of each robots.txt held
 
 
 @dataclass(frozen=True)
@@ -50,24 +50,19 @@ def sort_key(sort: str, counters: DomainCounters) -> Callable[[DomainQueue], Any
 
 
 def state_of(ds: DomainQueue, now: float) -> str:
+    """The queue's state, as a `state.` key of the catalog."""
     if ds.rows == 0:
         return "done"
     if ds.leased:
         return "leased"
     if ds.available == 0:
-        return "in lease" if ds.out else "being stored"
+        return "in_lease" if ds.out else "being_stored"
     return "waiting" if ds.next_allowed > now else "ready"
 
 
-def robots_summary(notes: list[tuple[str, bool, float]]) -> str:
-    """What the master holds of a host's robots.txt, for one table cell."""
-    if not notes:
-        return "not passed on yet"
-    parts = [f"{'allow all' if allow else 'rules'} ({origin})" for origin, allow, _ in notes]
-    return "; ".join(parts)
-
-
-def _row(ds: DomainQueue, counters: DomainCounters, robots: str, now: float) -> DomainRow:
+def _row(
+    ds: DomainQueue, counters: DomainCounters, robots: list[tuple[str, bool]], now: float
+) -> DomainRow:
     last: Mapping[str, int] = counters.last_status
     return DomainRow(
         ds.name,
@@ -90,5 +85,8 @@ def domain_page(master: MasterView, sort: str, query: Mapping[str, str]) -> Doma
     page = page_number(query, len(queues))
     shown = sorted_page(queues, sort_key(sort, counters), page)
     now = time.monotonic()
-    rows = [_row(ds, counters, robots_summary(master.robots_of(ds.name)), now) for ds in shown]
+    rows = [
+        _row(ds, counters, [(origin, allow) for origin, allow, _ in master.robots_of(ds.name)], now)
+        for ds in shown
+    ]
     return DomainTable(sort, page, rows)

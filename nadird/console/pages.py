@@ -9,7 +9,7 @@ from typing import Any
 from aiohttp import web
 
 from nadird.console import format as fmt
-from nadird.console.app import PREFIX, ConsoleApp, redirect
+from nadird.console.app import PREFIX, ConsoleApp, PageError, redirect
 from nadird.console.domains import SORTS, domain_page
 from nadird.console.paging import PER_PAGE, page_number
 from nadird.console.sessions import Session
@@ -17,17 +17,6 @@ from nadird.errors import StoreError
 from nadird.master.service import status
 from nadird.master.service.api_body import MAX_SEEDS_PER_REQUEST
 from nadird.master.service.metrics import status_classes
-
-NAV = [
-    ("", "Crawl"),
-    ("/jobs", "Jobs"),
-    ("/domains", "Domains"),
-    ("/workers", "Workers"),
-    ("/dead-letters", "Dead letters"),
-    ("/alerts", "Alerts"),
-    ("/errors", "Errors"),
-    ("/changes", "Changes"),
-]
 
 
 def overview_numbers(stats: dict[str, Any]) -> dict[str, Any]:
@@ -83,19 +72,25 @@ class Pages:
         app.router.add_post(PREFIX + "/seeds", action(self.seeds))
         app.router.add_post(PREFIX + "/dead-letters/retry", action(self.retry))
 
-    def _render(self, name: str, session: Session, here: str, **context: Any) -> web.Response:
-        return self.console.render(name, session, nav=NAV, here=here, prefix=PREFIX, **context)
+    def _render(
+        self, request: web.Request, name: str, session: Session, here: str, **context: Any
+    ) -> web.Response:
+        return self.console.render(request, name, session, here=here, **context)
+
+    def _notify(self, request: web.Request, session: Session, key: str, **params: Any) -> None:
+        """A notice for the next page, in this request's language."""
+        self.console.sessions.notify(session.id, self.console.strings(request).text(key, **params))
 
     # --------------------------------------------------------------- pages
-    async def overview(self, _request: web.Request, session: Session) -> web.Response:
+    async def overview(self, request: web.Request, session: Session) -> web.Response:
         stats = status.full(self.master)
         numbers = overview_numbers(stats)
-        return self._render("overview.html", session, "", n=numbers, stats=stats)
+        return self._render(request, "overview.html", session, "", n=numbers, stats=stats)
 
-    async def jobs(self, _request: web.Request, session: Session) -> web.Response:
+    async def jobs(self, request: web.Request, session: Session) -> web.Response:
         jobs = sorted(self.master.jobs().items())
         return self._render(
-            "jobs.html", session, "/jobs", jobs=jobs, max_seeds=MAX_SEEDS_PER_REQUEST
+            request, "jobs.html", session, "/jobs", jobs=jobs, max_seeds=MAX_SEEDS_PER_REQUEST
         )
 
     async def domains(self, request: web.Request, session: Session) -> web.Response:
@@ -103,10 +98,11 @@ class Pages:
         if sort not in SORTS:
             sort = "queue"
         table = domain_page(self.master, sort, request.query)
-        return self._render("domains.html", session, "/domains", table=table, sorts=SORTS)
+        return self._render(request, "domains.html", session, "/domains", table=table, sorts=SORTS)
 
-    async def workers(self, _request: web.Request, session: Session) -> web.Response:
-        return self._render("workers.html", session, "/workers", nodes=status.nodes(self.master))
+    async def workers(self, request: web.Request, session: Session) -> web.Response:
+        nodes = status.nodes(self.master)
+        return self._render(request, "workers.html", session, "/workers", nodes=nodes)
 
     async def dead_letters(self, request: web.Request, session: Session) -> web.Response:
         wanted = page_number(request.query, 10**9)  # clamped below, once the total is known
@@ -115,18 +111,18 @@ class Pages:
         if page.number != wanted.number:
             total, letters = self.master.dead_letter_page(page.offset, PER_PAGE)
         return self._render(
-            "dead_letters.html", session, "/dead-letters", letters=letters, page=page
+            request, "dead_letters.html", session, "/dead-letters", letters=letters, page=page
         )
 
-    async def alerts(self, _request: web.Request, session: Session) -> web.Response:
+    async def alerts(self, request: web.Request, session: Session) -> web.Response:
         open_alerts = [(a, _wall_of(a.since)) for a in self.master.open_alerts()]
         recent = [(e, _wall_of(e.at)) for e in reversed(self.master.recent_alerts())]
         rules = len(self.master.config.alerts.rules)
         return self._render(
-            "alerts.html", session, "/alerts", open=open_alerts, recent=recent, rules=rules
+            request, "alerts.html", session, "/alerts", open=open_alerts, recent=recent, rules=rules
         )
 
-    async def errors(self, _request: web.Request, session: Session) -> web.Response:
+    async def errors(self, request: web.Request, session: Session) -> web.Response:
         counts = self.master.counts()
         answers = status_classes(counts.statuses)
         failed = {
@@ -135,27 +131,29 @@ class Pages:
         }
         kinds = sorted(failed.items(), key=lambda kv: (-kv[1], kv[0]))
         recent = list(reversed(self.master.recent_errors()))
-        return self._render("errors.html", session, "/errors", kinds=kinds, recent=recent)
+        return self._render(request, "errors.html", session, "/errors", kinds=kinds, recent=recent)
 
-    async def changes(self, _request: web.Request, session: Session) -> web.Response:
+    async def changes(self, request: web.Request, session: Session) -> web.Response:
         problem = None
         try:
             changes = await self.master.recent_changes(PER_PAGE)
         except StoreError as exc:
             changes, problem = [], str(exc)
-        return self._render("changes.html", session, "/changes", changes=changes, problem=problem)
+        return self._render(
+            request, "changes.html", session, "/changes", changes=changes, problem=problem
+        )
 
     # --------------------------------------------------------------- forms
     def _job_or_404(self, request: web.Request) -> str:
         job = request.match_info["job"]
         if job not in self.master.jobs():
-            raise web.HTTPNotFound(text="unknown job")
+            raise PageError(404, "error.unknown_job")
         return job
 
     async def pause(self, request: web.Request, session: Session, _form: Any) -> web.StreamResponse:
         job = self._job_or_404(request)
         self.master.pause_job(job)
-        self.console.sessions.notify(session.id, f"Job {job} paused.")
+        self._notify(request, session, "notice.paused", job=job)
         return redirect(PREFIX + "/jobs")
 
     async def resume(
@@ -163,29 +161,35 @@ class Pages:
     ) -> web.StreamResponse:
         job = self._job_or_404(request)
         self.master.resume_job(job)
-        self.console.sessions.notify(session.id, f"Job {job} resumed.")
+        self._notify(request, session, "notice.resumed", job=job)
         return redirect(PREFIX + "/jobs")
 
-    async def seeds(self, _request: web.Request, session: Session, form: Any) -> web.StreamResponse:
+    async def seeds(self, request: web.Request, session: Session, form: Any) -> web.StreamResponse:
         job, text = form.get("job"), form.get("urls")
         jobs = self.master.jobs()
+        strings = self.console.strings(request)
         if not isinstance(job, str) or job not in jobs or not isinstance(text, str):
-            self.console.sessions.notify(session.id, "Choose a job and give URLs, one a line.")
+            self._notify(request, session, "notice.seeds_missing")
             return redirect(PREFIX + "/jobs")
         urls = [line.strip() for line in text.splitlines() if line.strip()]
         if len(urls) > MAX_SEEDS_PER_REQUEST:
-            notice = f"At most {MAX_SEEDS_PER_REQUEST} URLs at once; got {len(urls)}."
+            notice = strings.text(
+                "notice.seeds_too_many", max=MAX_SEEDS_PER_REQUEST, count=len(urls)
+            )
         else:
             invalid: list[tuple[int, str]] = []
             admitted = self.master.admit_seeds([(url, job) for url in urls], invalid)
-            notice = f"{admitted} of {len(urls)} URLs admitted to job {job}."
+            notice = strings.text(
+                "notice.seeds_admitted", admitted=admitted, total=len(urls), job=job
+            )
             if invalid:
+                # The reasons are the master's own words (as /api/seeds gives them).
                 shown = "; ".join(f"{urls[i]}: {why}" for i, why in invalid[:5])
-                notice += f" Refused: {shown}"
+                notice += " " + strings.text("notice.seeds_refused", refused=shown)
         self.console.sessions.notify(session.id, notice)
         return redirect(PREFIX + "/jobs")
 
-    async def retry(self, _request: web.Request, session: Session, form: Any) -> web.StreamResponse:
+    async def retry(self, request: web.Request, session: Session, form: Any) -> web.StreamResponse:
         if form.get("all") == "1":
             total, _ = self.master.dead_letter_page(0, 0)
             fps = [letter.fp for letter in self.master.dead_letter_page(0, total)[1]]
@@ -194,8 +198,7 @@ class Pages:
             fps = [fp for fp in given if fp is not None]
         marked = self.master.retry_dead_letters(fps)
         poll = self.master.config.master.dead_letter_poll
-        notice = f"{marked} dead letters marked for retry (queued again within {poll:g} s)."
-        self.console.sessions.notify(session.id, notice)
+        self._notify(request, session, "notice.retried", marked=marked, poll=f"{poll:g}")
         return redirect(PREFIX + "/dead-letters")
 
 

@@ -34,10 +34,17 @@ class Session:
 
 
 def same(given: str | None, expected: str) -> bool:
-    """Constant-time equality of two tokens; a missing one is never equal."""
+    """Constant-time equality of two tokens; a missing one is never equal.
+
+    Their digests are compared, not the tokens: compare_digest returns at
+    once on a length mismatch, which would tell a guesser the token's length."""
     if given is None:
         return False
-    return hmac.compare_digest(given.encode(), expected.encode())
+    return hmac.compare_digest(_digest(given), _digest(expected))
+
+
+def _digest(token: str) -> bytes:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
 
 
 class Sessions:

@@ -21,16 +21,17 @@ function formatSeconds(value) {
   return Math.floor(hours / 24) + " d " + (hours % 24) + " h";
 }
 
-// The same numbers as pages.overview_numbers on the server.
-function numbersOf(stats) {
+// The same numbers as pages.overview_numbers on the server; the words
+// (done, healthy...) are the page's own, in its language, from data-* of the box.
+function numbersOf(stats, words) {
   const answers = stats.http_status;
   const errors = Object.values(stats.errors_by_kind).reduce((a, b) => a + b, 0)
     + (answers["4xx"] || 0) + (answers["5xx"] || 0);
   const queued = stats.queued, rate = stats.pages_per_s;
   let eta;
-  if (stats.complete) eta = "done";
+  if (stats.complete) eta = words.done;
   else if (queued <= 0) eta = formatSeconds(0);
-  else if (rate <= 0) eta = "not known yet";
+  else if (rate <= 0) eta = words.unknown;
   else eta = formatSeconds(queued / rate);
   return {
     stored: formatNumber(stats.stored_total === null ? stats.stored_this_run : stats.stored_total),
@@ -42,7 +43,8 @@ function numbersOf(stats) {
     workers: formatNumber(stats.workers),
     seen: formatNumber(stats.seen),
     eta: eta,
-    state: stats.state.healthy ? "healthy" : "cannot write: " + JSON.stringify(stats.state),
+    state: stats.state.healthy
+      ? words.healthy : words.cannotWrite.replace("{state}", JSON.stringify(stats.state)),
   };
 }
 
@@ -53,7 +55,7 @@ async function refresh(box) {
     return false;
   }
   if (!response.ok) return true;
-  const shown = numbersOf(await response.json());
+  const shown = numbersOf(await response.json(), box.dataset);
   for (const cell of document.querySelectorAll("[data-stat]")) {
     const value = shown[cell.dataset.stat];
     if (value !== undefined) cell.textContent = value;

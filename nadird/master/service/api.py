@@ -9,7 +9,6 @@ session may also GET the JSON routes (its pages refresh from /api/stats).
 
 from __future__ import annotations
 
-import hmac
 import json
 import os
 from collections.abc import Callable
@@ -21,6 +20,7 @@ from aiohttp import web
 
 from nadird import console
 from nadird.api_token import load_token
+from nadird.console.sessions import same
 from nadird.errors import BindError
 from nadird.logs import get_logger
 from nadird.master.service import status
@@ -101,7 +101,7 @@ class ApiServer:
         if request.path in OPEN_PATHS or console.owns(request.path):
             return True  # the console checks its sessions itself
         given = request.headers.get("Authorization", "")
-        if hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
+        if same(given, f"Bearer {self.token}"):
             return True
         # A console session reads (never changes) through the API.
         reading = request.method in ("GET", "HEAD")
@@ -204,4 +204,6 @@ class ApiServer:
 
     async def metrics(self, _request: web.Request) -> web.Response:
         body = self.master.metrics_text()
+        if self.console is not None:  # its own names (nadird_console_*): one exposition
+            body += self.console.metrics_text()
         return web.Response(body=body, headers={"Content-Type": "text/plain; version=0.0.4"})

@@ -67,9 +67,7 @@ def one_run(args: argparse.Namespace, adopt: bool) -> dict[str, Any]:
             entries = page_requests(web)
         assert_exact_store(cluster, graph)
         assert_one_worker_per_domain(entries)
-        adopted = sum(
-            1 for e in cluster.proc("master").logs() if e.get("event") == "lease_adopted"
-        )
+        adopted = sum(1 for e in cluster.proc("master").logs() if e.get("event") == "lease_adopted")
     counts = Counter((e.host, e.path) for e in entries)
     return {
         "adopt_leases": adopt,

@@ -126,9 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     with open(args.seeds_file, encoding="utf-8") as fh:
         seeds = [line.strip() for line in fh if line.strip()]
     process = CrawlerProcess(settings(args.out, args.concurrency, args.per_domain, args.log_level))
-    process.crawl(
-        SiteSpider, seeds=seeds, hosts=args.hosts.split(","), title_only=args.title_only
-    )
+    process.crawl(SiteSpider, seeds=seeds, hosts=args.hosts.split(","), title_only=args.title_only)
     process.start()
     return 0
 

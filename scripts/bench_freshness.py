@@ -328,6 +328,9 @@ def measure(run: Run, settings: Settings) -> dict[str, Any]:
         "changes": verdict.changes.changes,
         "detected": verdict.changes.detected,
         "missed": verdict.changes.missed,
+        # Missed although a fetch saw the version: a detection failure (must be 0;
+        # the rest were overwritten before any check could see them).
+        "missed_while_fetched": verdict.changes.missed - verdict.changes.missed_unfetched,
         "false": verdict.changes.false,
         **unchanged_revisits(run, settings),
         "tiers": by_tier(run, settings, truth),

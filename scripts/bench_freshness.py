@@ -313,6 +313,22 @@ def by_tier(run: Run, settings: Settings, truth: judge.Truth) -> dict[str, Any]:
     return tiers
 
 
+def undetected(run: Run, settings: Settings) -> int:
+    """Checks in the window that got another version than the page's previous
+    check but reported no change: detection failures (must be 0; `missed`
+    counts the changes overwritten before any check could see them)."""
+    reported = {(r.page, r.t) for r in run.reports}
+    last: dict[int, int] = {}
+    failures = 0
+    for entry in run.living.entries():
+        before = last.get(entry.page)
+        last[entry.page] = entry.version
+        new = before is not None and before != entry.version
+        if entry.t >= settings.warmup and new and (entry.page, entry.t) not in reported:
+            failures += 1
+    return failures
+
+
 def measure(run: Run, settings: Settings) -> dict[str, Any]:
     truth = run.living.truth(settings.virtual)
     verdict = judge.judge(
@@ -328,9 +344,7 @@ def measure(run: Run, settings: Settings) -> dict[str, Any]:
         "changes": verdict.changes.changes,
         "detected": verdict.changes.detected,
         "missed": verdict.changes.missed,
-        # Missed although a fetch saw the version: a detection failure (must be 0;
-        # the rest were overwritten before any check could see them).
-        "missed_while_fetched": verdict.changes.missed - verdict.changes.missed_unfetched,
+        "undetected": undetected(run, settings),
         "false": verdict.changes.false,
         **unchanged_revisits(run, settings),
         "tiers": by_tier(run, settings, truth),

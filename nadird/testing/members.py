@@ -4,6 +4,10 @@
   POST /members/login          form user, password: 302 to /members/ with
                                Set-Cookie sid=...; wrong: the form again
   POST /members/api/login      JSON {user, password}: {"token": ...}; wrong: 401
+  GET  /members/csrf/login     a login form with a hidden field csrf, and
+                               Set-Cookie csrftoken=... (paired with it)
+  POST /members/csrf/login     as /members/login, but 403 unless the form's
+                               csrf matches the csrftoken cookie sent
   GET  /members/p/N            page N (0..pages-1), linking to N+1 and N+2;
                                needs a session (cookie sid, or the header
                                Authorization: Bearer TOKEN), else a 302 to the
@@ -64,6 +68,8 @@ class MembersArea:
         self.sessions: dict[str, str] = {}  # valid sid/token -> user
         self.logins: list[Login] = []
         self.served: list[Served] = []
+        self.csrf: dict[str, str] = {}  # csrftoken cookie -> the form's token
+        self.csrf_refused = 0  # logins without the right token and cookie
         self._lock = threading.Lock()  # the test thread reads while the server writes
 
     def install(self, server: SyntheticWeb) -> None:
@@ -87,6 +93,10 @@ class MembersArea:
             if request.method == "POST":
                 return await self._form_login(request)
             return _page(LOGIN_FORM)
+        if path == f"{PREFIX}/csrf/login":
+            if request.method == "POST":
+                return await self._csrf_login(request)
+            return self._csrf_form()
         if path == f"{PREFIX}/api/login" and request.method == "POST":
             return await self._json_login(request)
         if path.startswith(f"{PREFIX}/p/"):
@@ -101,6 +111,25 @@ class MembersArea:
         response = web.Response(status=302, headers={"Location": f"{PREFIX}/"})
         response.set_cookie("sid", sid, httponly=True, path="/")
         return response
+
+    def _csrf_form(self) -> web.Response:
+        cookie, token = secrets.token_hex(8), secrets.token_hex(8)
+        with self._lock:
+            self.csrf[cookie] = token
+        hidden = f'<input type=hidden name=csrf value="{token}">'
+        response = _page(LOGIN_FORM.replace("</form>", f"{hidden}</form>"))
+        response.set_cookie("csrftoken", cookie, path=PREFIX)
+        return response
+
+    async def _csrf_login(self, request: web.Request) -> web.StreamResponse:
+        body = (await request.read()).decode()
+        token = dict(parse_qsl(body, keep_blank_values=True)).get("csrf", "")
+        with self._lock:
+            expected = self.csrf.pop(request.cookies.get("csrftoken", ""), None)
+            if expected is None or token != expected:
+                self.csrf_refused += 1
+                return web.Response(status=403, text="csrf token missing or wrong\n")
+        return await self._form_login(request)
 
     async def _json_login(self, request: web.Request) -> web.StreamResponse:
         try:

@@ -15,7 +15,7 @@ from nadird.errors import ConfigError, ErrorKind, FetchError
 from nadird.request import parse
 from nadird.testing.cookiegate import ANTIBOT, PREFIX, CookieGate
 from nadird.testing.web import run_in_thread
-from nadird.worker.fetch.cookies import CookieJars, DomainJar, cookie_header
+from nadird.worker.fetch.cookies import MAX_COOKIE_BYTES, CookieJars, DomainJar, cookie_header
 
 
 async def test_a_jar_takes_and_sends_only_its_own_domains_cookies() -> None:
@@ -40,6 +40,8 @@ async def test_a_full_jar_keeps_its_cookies_and_takes_no_new_ones() -> None:
     assert jar.store(["c0=new; Path=/", "c9=v; Path=/"], url) is True
     assert jar.cookies_for(url) == {"c0": "new", "c1": "v", "c2": "v"} and jar.refused == 1
     assert len(jar) == 3
+    assert not jar.store(["c1=" + "x" * MAX_COOKIE_BYTES], url)  # too big: dropped
+    assert jar.cookies_for(url)["c1"] == "v"
 
 
 async def test_jars_are_per_job_domain_and_account_and_the_oldest_goes() -> None:

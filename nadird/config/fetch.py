@@ -112,8 +112,8 @@ class TrapConfig:
 class CookieJarConfig:
     """Bounds on the cookie jars a worker keeps (jobs opt out with `cookie_jar: false`)."""
 
-    max_jars: int = 1000  # (job, domain, account) jars; the least recently used goes
-    max_cookies: int = 64  # per jar; more new ones are not kept
+    max_jars: int = 500  # (job, domain, account) jars; the least recently used goes
+    max_cookies: int = 50  # per jar; more new ones are not kept
 
     def __post_init__(self) -> None:
         positive(self, "max_jars", "max_cookies")

@@ -6,8 +6,9 @@ A jar takes cookies only from answers of hosts in its own domain (redirect
 hops included) and sends them only there. It lives across the bags of its
 (job, domain) this worker crawls, but it is a cache, not state: a worker
 that restarts, or another worker, starts with an empty jar and the site sets
-its cookies again. Bounded: at most `max_cookies` per jar (more new ones are
-not kept) and `max_jars` per worker (the least recently used jar goes).
+its cookies again. Bounded: at most `max_cookies` per jar (an answer that
+would add more has its new ones dropped), none over MAX_COOKIE_BYTES, and
+`max_jars` per worker (the least recently used jar goes).
 
 The cookies a request names itself (its own, the job's, the login
 session's) win over the jar's of the same name: the session the master
@@ -25,6 +26,9 @@ from yarl import URL
 from nadird.config.fetch import CookieJarConfig
 from nadird.urls import registrable_domain
 
+# Name and value: what RFC 6265 (6.1) asks a client to keep at least;
+# a bigger one is dropped, so a jar's size stays bounded.
+MAX_COOKIE_BYTES = 4096
 # (name, domain, path): a cookie's identity; its value beside it.
 _Entry = tuple[str, str, str, str]
 
@@ -35,7 +39,7 @@ class DomainJar:
     def __init__(self, domain: str, max_cookies: int) -> None:
         self.domain = domain
         self.max_cookies = max_cookies
-        self.refused = 0  # new cookies not kept because the jar was full
+        self.refused = 0  # answers whose new cookies were not kept (a full jar)
         # unsafe: hosts may be IP addresses (their domain is the address).
         self._jar = aiohttp.CookieJar(unsafe=True, quote_cookie=False)
 
@@ -57,6 +61,7 @@ class DomainJar:
             return False
         before = self._entries()
         self._jar.update_cookies_from_headers(set_cookies, url)
+        self._jar.clear(lambda m: len(m.key) + len(m.value) > MAX_COOKIE_BYTES)
         if len(self._jar) > self.max_cookies:
             kept = {entry[:3] for entry in before}
             self._jar.clear(lambda m: (m.key, m["domain"], m["path"]) not in kept)

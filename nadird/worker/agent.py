@@ -118,6 +118,7 @@ class WorkerAgent:
         self.fetcher.config = config.fetch
         self.robots.config = config.fetch.robots
         self.domains.config = config.fetch.throttle
+        self.cookies.config = config.fetch.cookie_jars
 
     async def run(self, stop: asyncio.Event) -> None:
         worker = self.config.worker
@@ -342,9 +343,8 @@ class WorkerAgent:
             )
             render = RenderStep(self.renderer, job, policy, fetch)
         sticky = bag.lease if job.proxy_sticky == "bag" else None
-        sessions, jar = None, None
-        if job.cookie_jar:
-            jar = self.cookies.jar(job.name, bag.domain)
+        sessions = None
+        jar = self.cookies.jar(job.name, bag.domain) if job.cookie_jar else None
         if job.login is not None:
             where = {"job": job.name, "domain": bag.domain}
             jars = partial(self.cookies.jar, job.name, bag.domain) if job.cookie_jar else None

@@ -238,17 +238,7 @@ class Fetcher:
                     body, truncated = b"", False
                     if hop.method != "HEAD":  # its Content-Length is the GET's
                         body, truncated = await self._read_limited(resp, max_bytes, truncate)
-                    return FetchOutcome(
-                        status=resp.status,
-                        final_url=str(resp.url),
-                        content_type=resp.content_type if "Content-Type" in resp.headers else None,
-                        charset=resp.charset,
-                        body=body,
-                        redirects=redirects,
-                        headers=_kept_headers(resp, self.config.store_headers),
-                        truncated=truncated,
-                        cookies={name: morsel.value for name, morsel in resp.cookies.items()},
-                    )
+                    return self._outcome(resp, body, truncated, redirects)
             target = _redirect_target(current, location)
             redirects.append(str(current))
             if len(redirects) > limit:
@@ -263,6 +253,21 @@ class Fetcher:
                 await hop_check(key)
             hop = hop.next(status, current.host != target.host)
             current = target
+
+    def _outcome(
+        self, resp: aiohttp.ClientResponse, body: bytes, truncated: bool, redirects: list[str]
+    ) -> FetchOutcome:
+        return FetchOutcome(
+            status=resp.status,
+            final_url=str(resp.url),
+            content_type=resp.content_type if "Content-Type" in resp.headers else None,
+            charset=resp.charset,
+            body=body,
+            redirects=redirects,
+            headers=_kept_headers(resp, self.config.store_headers),
+            truncated=truncated,
+            cookies={name: morsel.value for name, morsel in resp.cookies.items()},
+        )
 
     def _request(
         self, hop: Hop, url: URL, proxy: Proxy | None, jar: DomainJar | None

@@ -128,6 +128,11 @@ def test_two_accounts_share_the_pages_at_their_rates(cluster: Cluster) -> None:
         assert len(starts) >= 5, (user, len(starts))
         gaps = [b - a for a, b in itertools.pairwise(starts)]
         assert min(gaps) >= interval * 0.8, (user, gaps)
+    # Each account has a cookie jar of its own: the cookie a page set for
+    # one account went back with that account's requests only.
+    owners = [(s.user, s.owner) for s in served if s.user is not None]
+    assert {owner for _user, owner in owners} == {"", "alice", "bob"}
+    assert all(owner in ("", user) for user, owner in owners), owners
     secrets = ["pw-alice", "pw-bob", *(entry.session for entry in logins)]
     assert leaks(cluster, secrets, metrics, stats) == []
 

@@ -11,7 +11,8 @@
   GET  /members/p/N            page N (0..pages-1), linking to N+1 and N+2;
                                needs a session (cookie sid, or the header
                                Authorization: Bearer TOKEN), else a 302 to the
-                               login form (cookie) or a 401 (a bad token)
+                               login form (cookie) or a 401 (a bad token);
+                               sets a cookie owner=USER (the account's own)
 
 Sessions expire when the test says so (`expire_all`), or once, on their own,
 after `expire_after` pages served in all. The site keeps its own log of who
@@ -56,6 +57,7 @@ class Served:
     user: str | None  # the account whose valid session came with it (None: none)
     session: str  # the sid or token the request carried ("" if none)
     t: float
+    owner: str = ""  # the owner cookie it carried: set by a page served to that account
 
 
 class MembersArea:
@@ -156,7 +158,9 @@ class MembersArea:
         carried = bearer.removeprefix("Bearer ") if bearer else request.cookies.get("sid", "")
         with self._lock:
             user = self.sessions.get(carried)
-            self.served.append(Served(path, request.remote or "", user, carried, time.time()))
+            owner = request.cookies.get("owner", "")
+            served = Served(path, request.remote or "", user, carried, time.time(), owner)
+            self.served.append(served)
             if self.expire_after is not None and len(self.served) >= self.expire_after:
                 self.expire_after = None  # once
                 self.sessions.clear()
@@ -175,7 +179,9 @@ class MembersArea:
             for n in (number + 1, number + 2)
             if n < self.pages
         )
-        return _page(f"<h1 class=title>members page {number}</h1>{links}")
+        response = _page(f"<h1 class=title>members page {number}</h1>{links}")
+        response.set_cookie("owner", user, path=PREFIX)
+        return response
 
 
 def _page(body: str) -> web.Response:

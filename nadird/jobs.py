@@ -249,6 +249,8 @@ class Job:
     # cookies of the same name win (nadird/request.py checks both alike).
     headers: dict[str, str] = field(default_factory=dict)
     cookies: dict[str, str] = field(default_factory=dict)
+    # What the sites set is sent back to them (worker/fetch/cookies.py).
+    cookie_jar: bool = True
     # A login whose session goes with every request (nadird/logins.py).
     login: LoginSpec | None = None
 

@@ -65,6 +65,30 @@ class TokenRule:
 
 
 @dataclass(frozen=True)
+class CsrfRule:
+    """A token the login form holds (fetched first: `login.prefetch`) and
+    the login must send back: found by `css` (its `attr`) in an HTML form
+    or by `jmes` in a JSON answer, sent as the form or JSON `field` or as a
+    `header`."""
+
+    css: str | None = None
+    attr: str = "value"
+    jmes: str | None = None
+    field: str | None = None
+    header: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.css is None) == (self.jmes is None):
+            raise ValueError("csrf: exactly one of css or jmes")
+        if (self.field is None) == (self.header is None):
+            raise ValueError("csrf: exactly one of field or header")
+        if self.header is not None:
+            check_headers({self.header: "x"}, "csrf.header")
+        if self.jmes is not None:
+            _check_jmes(self.jmes, "csrf.jmes")
+
+
+@dataclass(frozen=True)
 class ExpiryRule:
     """What says an answer came without a valid session: one of these
     statuses, an HTML page matching `selector` (the login form again), or a
@@ -92,6 +116,10 @@ class LoginSpec:
     headers: dict[str, str] = field(default_factory=dict)
     token: TokenRule | None = None  # None: the answer's cookies are the session
     expired: ExpiryRule = field(default_factory=ExpiryRule)
+    # A page fetched (GET) before each login: its cookies go with the login
+    # and are part of the session; `csrf` takes a token from it.
+    prefetch: str | None = None
+    csrf: CsrfRule | None = None
     # Failed logins in a row after which the domain rests `pause` seconds
     # (or until resumed); between them it rests 1, 2, 4... seconds.
     max_failures: int = 3
@@ -107,22 +135,34 @@ class LoginSpec:
         if self.max_failures < 1 or self.pause <= 0:
             raise ValueError("login: max_failures must be >= 1 and pause > 0")
         check_headers(self.headers, "login.headers")
+        if self.prefetch is not None and not self.prefetch.startswith(("http://", "https://")):
+            raise ValueError("login.prefetch: expected an http:// or https:// URL")
+        if self.csrf is not None and self.prefetch is None:
+            raise ValueError("login.csrf: needs login.prefetch (the page holding the token)")
         names = self.account_names()
         if len(set(names)) != len(names):
             raise ValueError("login.accounts: two accounts of one name")
 
+    def selectors(self) -> list[tuple[str, str]]:
+        """The CSS selectors of the login by key, checked when the config loads."""
+        found = [("expired.selector", self.expired.selector)]
+        if self.csrf is not None:
+            found.append(("csrf.css", self.csrf.css))
+        return [(key, css) for key, css in found if css is not None]
+
     def account_names(self) -> list[str]:
         return [a.name or f"account-{i}" for i, a in enumerate(self.accounts)]
 
-    def body(self, user: str, password: str) -> dict[str, Any]:
-        """The `form` or `json` key of the login request, placeholders filled."""
+    def body(self, user: str, password: str, extra: dict[str, str] | None = None) -> dict[str, Any]:
+        """The `form` or `json` key of the login request, placeholders
+        filled, `extra` fields (a csrf token) added."""
         values = {"{user}": user, "{password}": password}
         if self.form is not None:
-            return {"form": {k: values.get(v, v) for k, v in self.form.items()}}
+            filled_form = {k: values.get(v, v) for k, v in self.form.items()}
+            return {"form": {**filled_form, **(extra or {})}}
         assert self.json is not None
-        return {
-            "json": {k: values.get(v, v) if isinstance(v, str) else v for k, v in self.json.items()}
-        }
+        filled = {k: values.get(v, v) if isinstance(v, str) else v for k, v in self.json.items()}
+        return {"json": {**filled, **(extra or {})}}
 
 
 def _check_jmes(expression: str, key: str) -> None:

@@ -128,6 +128,11 @@ def test_two_accounts_share_the_pages_at_their_rates(cluster: Cluster) -> None:
         assert len(starts) >= 5, (user, len(starts))
         gaps = [b - a for a, b in itertools.pairwise(starts)]
         assert min(gaps) >= interval * 0.8, (user, gaps)
+    # Each account has a cookie jar of its own: the cookie a page set for
+    # one account went back with that account's requests only.
+    owners = [(s.user, s.owner) for s in served if s.user is not None]
+    assert {owner for _user, owner in owners} == {"", "alice", "bob"}
+    assert all(owner in ("", user) for user, owner in owners), owners
     secrets = ["pw-alice", "pw-bob", *(entry.session for entry in logins)]
     assert leaks(cluster, secrets, metrics, stats) == []
 
@@ -166,6 +171,59 @@ def test_a_wrong_password_pauses_the_domain_after_max_failures(
     paused = [e for e in cluster.proc("master").logs() if e.get("event") == "login_paused"]
     assert len(paused) == 1 and paused[0]["domain"] == HOST
     assert leaks(cluster, ["not-the-password"], metrics, stats) == []
+
+
+CSRF_PATH = f"{PREFIX}/csrf/login"
+
+
+def csrf_login(web: SyntheticWeb, **rules: Any) -> dict[str, Any]:
+    url = f"http://{HOST}:{web.port}{CSRF_PATH}"
+    account = {"user": "alice", "password_env": "MEMBERS_PASSWORD"}
+    return {**FORM_LOGIN, "url": url, "prefetch": url, "accounts": [account], **rules}
+
+
+def test_a_login_first_fetches_its_form_for_the_csrf_token_and_cookie(cluster: Cluster) -> None:
+    area = MembersArea({"alice": PASSWORD}, pages=10)
+    csrf = {"css": "input[name=csrf]", "field": "csrf"}
+    with run_in_thread() as web:
+        area.install(web)
+        start(cluster, web, csrf_login(web, csrf=csrf), exit_when_done=False)
+        url, token = api(cluster)
+        env = {"MEMBERS_PASSWORD": PASSWORD}
+        cluster.start("worker", "w1", cluster.worker_config(1), env=env)
+        assert wait_for(lambda: stats_of(url, token).get("complete") is True, 60)
+        entries = [e for e in web.entries() if e.path == CSRF_PATH]
+        logins = area.ok_logins()
+    assert len(logins) == 1 and area.csrf_refused == 0
+    # The form first, then the login with its cookie and its token (the
+    # one pair the form handed out, used up by the login).
+    assert [e.method for e in entries] == ["GET", "POST"]
+    assert "csrftoken=" in entries[1].headers["cookie"] and "csrf=" in entries[1].body
+    assert area.csrf == {}
+    records = cluster.records()
+    assert len(records) == 10
+    assert all(r.status == 200 and r.data["title"].startswith("members") for r in records)
+    assert {s.session for s in area.served_log()} == {logins[0].session}
+
+
+def test_a_login_without_the_csrf_token_fails_and_says_so(cluster: Cluster) -> None:
+    area = MembersArea({"alice": PASSWORD}, pages=3)
+    with run_in_thread() as web:
+        area.install(web)
+        # The form is fetched (its cookie goes along) but its token is not sent.
+        start(cluster, web, csrf_login(web, max_failures=1), exit_when_done=False)
+        url, token = api(cluster)
+        env = {"MEMBERS_PASSWORD": PASSWORD}
+        cluster.start("worker", "w1", cluster.worker_config(1), env=env)
+
+        def logins_state() -> dict[str, Any]:
+            found: dict[str, Any] = stats_of(url, token).get("logins", {})
+            return found.get(f"members/{HOST}", {})
+
+        assert wait_for(lambda: logins_state().get("state") == "login_failed", 30)
+        status = logins_state()
+    assert area.csrf_refused == 1 and not area.ok_logins() and not area.served_log()
+    assert "answered 403" in status["error"]
 
 
 def stats_of(url: str, token: str) -> dict[str, Any]:

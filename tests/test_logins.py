@@ -12,11 +12,13 @@ import pytest
 from nadird.config import config_from_dict
 from nadird.errors import ConfigError
 from nadird.jobs import Job
-from nadird.logins import LoginSpec
+from nadird.logins import CsrfRule, LoginSpec
 from nadird.master.leasing.sessions import SessionBook
 from nadird.protocol.codec import decode, encode
 from nadird.protocol.messages import Bag, BagDone, SessionNote
 from nadird.typecheck import build
+from nadird.worker.fetch.fetcher import FetchOutcome
+from nadird.worker.fetch.login_form import csrf_token
 from nadird.worker.fetch.sessions import SecretReader
 
 LOGIN: dict[str, Any] = {
@@ -24,6 +26,9 @@ LOGIN: dict[str, Any] = {
     "form": {"user": "{user}", "password": "{password}", "remember": "1"},
     "accounts": [{"user": "alice", "password_env": "PW"}],
 }
+
+
+FORM = "http://members.test/login"
 
 
 def config_error(login: dict[str, Any]) -> str:
@@ -56,6 +61,21 @@ def config_error(login: dict[str, Any]) -> str:
             {"accounts": [{"name": "x", "user": "a", "password_env": "P"}] * 2},
             "two accounts of one name",
         ),
+        (
+            {"csrf": {"css": "input[name=csrf]", "field": "csrf"}},
+            "jobs.j.login: login.csrf: needs login.prefetch",
+        ),
+        ({"prefetch": "ftp://members.test/"}, "login.prefetch: expected an http:// or https://"),
+        (
+            {"prefetch": FORM, "csrf": {"css": "input[[", "field": "c"}},
+            "jobs.j.login.csrf.css[0]: expected a CSS selector",
+        ),
+        ({"prefetch": FORM, "csrf": {"css": "i"}}, "csrf: exactly one of field or header"),
+        ({"prefetch": FORM, "csrf": {"field": "c"}}, "csrf: exactly one of css or jmes"),
+        (
+            {"prefetch": FORM, "csrf": {"css": "i", "field": "c", "from": "x"}},
+            "jobs.j.login.csrf.from: unknown key",
+        ),
     ],
 )
 def test_a_bad_login_is_a_config_error_naming_its_key(
@@ -73,6 +93,18 @@ def test_the_login_travels_with_the_job_and_fills_its_placeholders() -> None:
         "form": {"user": "bob", "password": "s3cret", "remember": "1"}
     }
     assert job.login.account_names() == ["account-0"]
+
+
+def test_a_csrf_token_is_read_from_the_form_or_json_and_added_to_the_login() -> None:
+    spec = build(LoginSpec, {**LOGIN, "prefetch": FORM, "csrf": {"css": "i", "field": "c"}})
+    assert spec.body("bob", "pw", {"csrf": "t0k"})["form"]["csrf"] == "t0k"
+    form = b'<form><input name=csrf type=hidden value="t0k"><input name=csrf value=""></form>'
+    page = FetchOutcome(200, FORM, "text/html", "utf-8", form)
+    assert csrf_token(CsrfRule(css="input[name=csrf]", field="csrf"), page) == "t0k"
+    assert csrf_token(CsrfRule(css="input[name=other]", field="csrf"), page) == ""
+    answer = FetchOutcome(200, FORM, "application/json", None, b'{"meta": {"csrf": "j5"}}')
+    assert csrf_token(CsrfRule(jmes="meta.csrf", header="X-CSRF-Token"), answer) == "j5"
+    assert csrf_token(CsrfRule(jmes="meta.csrf", header="X-CSRF-Token"), page) == ""
 
 
 def test_secrets_come_from_the_environment_or_a_file(

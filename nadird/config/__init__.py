@@ -132,8 +132,8 @@ def _check_references(config: Config, source: str) -> None:
         check_css(job.signature_ignore, f"jobs.{name}.signature_ignore", source)
         if job.proxy_ban.selector is not None:
             check_css([job.proxy_ban.selector], f"jobs.{name}.proxy_ban.selector", source)
-        if job.login is not None and job.login.expired.selector is not None:
-            check_css([job.login.expired.selector], f"jobs.{name}.login.expired.selector", source)
+        for key, css in job.login.selectors() if job.login is not None else []:
+            check_css([css], f"jobs.{name}.login.{key}", source)
     check_fallbacks(config.jobs, source)
     for i, seed in enumerate(config.seed_list()):
         if seed.job not in config.jobs:

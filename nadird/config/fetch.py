@@ -109,6 +109,17 @@ class TrapConfig:
 
 
 @dataclass(frozen=True)
+class CookieJarConfig:
+    """Bounds on the cookie jars a worker keeps (jobs opt out with `cookie_jar: false`)."""
+
+    max_jars: int = 500  # (job, domain, account) jars; the least recently used goes
+    max_cookies: int = 50  # per jar; more new ones are not kept
+
+    def __post_init__(self) -> None:
+        positive(self, "max_jars", "max_cookies")
+
+
+@dataclass(frozen=True)
 class SitemapConfig:
     """Bounds on reading a host's sitemaps (jobs opt in with `sitemaps: true`)."""
 
@@ -182,6 +193,7 @@ class FetchConfig:
     throttle: ThrottleConfig = field(default_factory=ThrottleConfig)
     traps: TrapConfig = field(default_factory=TrapConfig)
     sitemaps: SitemapConfig = field(default_factory=SitemapConfig)
+    cookie_jars: CookieJarConfig = field(default_factory=CookieJarConfig)
     proxies: ProxyConfig = field(default_factory=ProxyConfig)
     render: RenderConfig = field(default_factory=RenderConfig)
 

@@ -4,10 +4,15 @@
   POST /members/login          form user, password: 302 to /members/ with
                                Set-Cookie sid=...; wrong: the form again
   POST /members/api/login      JSON {user, password}: {"token": ...}; wrong: 401
+  GET  /members/csrf/login     a login form with a hidden field csrf, and
+                               Set-Cookie csrftoken=... (paired with it)
+  POST /members/csrf/login     as /members/login, but 403 unless the form's
+                               csrf matches the csrftoken cookie sent
   GET  /members/p/N            page N (0..pages-1), linking to N+1 and N+2;
                                needs a session (cookie sid, or the header
                                Authorization: Bearer TOKEN), else a 302 to the
-                               login form (cookie) or a 401 (a bad token)
+                               login form (cookie) or a 401 (a bad token);
+                               sets a cookie owner=USER (the account's own)
 
 Sessions expire when the test says so (`expire_all`), or once, on their own,
 after `expire_after` pages served in all. The site keeps its own log of who
@@ -52,6 +57,7 @@ class Served:
     user: str | None  # the account whose valid session came with it (None: none)
     session: str  # the sid or token the request carried ("" if none)
     t: float
+    owner: str = ""  # the owner cookie it carried: set by a page served to that account
 
 
 class MembersArea:
@@ -64,6 +70,8 @@ class MembersArea:
         self.sessions: dict[str, str] = {}  # valid sid/token -> user
         self.logins: list[Login] = []
         self.served: list[Served] = []
+        self.csrf: dict[str, str] = {}  # csrftoken cookie -> the form's token
+        self.csrf_refused = 0  # logins without the right token and cookie
         self._lock = threading.Lock()  # the test thread reads while the server writes
 
     def install(self, server: SyntheticWeb) -> None:
@@ -87,6 +95,10 @@ class MembersArea:
             if request.method == "POST":
                 return await self._form_login(request)
             return _page(LOGIN_FORM)
+        if path == f"{PREFIX}/csrf/login":
+            if request.method == "POST":
+                return await self._csrf_login(request)
+            return self._csrf_form()
         if path == f"{PREFIX}/api/login" and request.method == "POST":
             return await self._json_login(request)
         if path.startswith(f"{PREFIX}/p/"):
@@ -101,6 +113,25 @@ class MembersArea:
         response = web.Response(status=302, headers={"Location": f"{PREFIX}/"})
         response.set_cookie("sid", sid, httponly=True, path="/")
         return response
+
+    def _csrf_form(self) -> web.Response:
+        cookie, token = secrets.token_hex(8), secrets.token_hex(8)
+        with self._lock:
+            self.csrf[cookie] = token
+        hidden = f'<input type=hidden name=csrf value="{token}">'
+        response = _page(LOGIN_FORM.replace("</form>", f"{hidden}</form>"))
+        response.set_cookie("csrftoken", cookie, path=PREFIX)
+        return response
+
+    async def _csrf_login(self, request: web.Request) -> web.StreamResponse:
+        body = (await request.read()).decode()
+        token = dict(parse_qsl(body, keep_blank_values=True)).get("csrf", "")
+        with self._lock:
+            expected = self.csrf.pop(request.cookies.get("csrftoken", ""), None)
+            if expected is None or token != expected:
+                self.csrf_refused += 1
+                return web.Response(status=403, text="csrf token missing or wrong\n")
+        return await self._form_login(request)
 
     async def _json_login(self, request: web.Request) -> web.StreamResponse:
         try:
@@ -127,7 +158,9 @@ class MembersArea:
         carried = bearer.removeprefix("Bearer ") if bearer else request.cookies.get("sid", "")
         with self._lock:
             user = self.sessions.get(carried)
-            self.served.append(Served(path, request.remote or "", user, carried, time.time()))
+            owner = request.cookies.get("owner", "")
+            served = Served(path, request.remote or "", user, carried, time.time(), owner)
+            self.served.append(served)
             if self.expire_after is not None and len(self.served) >= self.expire_after:
                 self.expire_after = None  # once
                 self.sessions.clear()
@@ -146,7 +179,9 @@ class MembersArea:
             for n in (number + 1, number + 2)
             if n < self.pages
         )
-        return _page(f"<h1 class=title>members page {number}</h1>{links}")
+        response = _page(f"<h1 class=title>members page {number}</h1>{links}")
+        response.set_cookie("owner", user, path=PREFIX)
+        return response
 
 
 def _page(body: str) -> web.Response:

@@ -13,6 +13,7 @@ import os
 import socket
 import time
 from collections import deque
+from functools import partial
 from typing import Any
 
 import zmq
@@ -43,6 +44,7 @@ from nadird.request import RequestSpec
 from nadird.security import secure_client
 from nadird.urls import origin_of
 from nadird.worker.bag import BagRun, RobotsGate, SitemapHook, crawl_bag
+from nadird.worker.fetch.cookies import CookieJars
 from nadird.worker.fetch.fetcher import Fetcher
 from nadird.worker.fetch.proxies import proxy_capabilities
 from nadird.worker.fetch.robots import RobotsCache
@@ -76,6 +78,7 @@ class WorkerAgent:
         self.domains = DomainPaces(config.fetch.throttle)
         self.sitemaps = SitemapReader(self.fetcher, config.fetch.sitemaps, config.fetch.robots.ttl)
         self.page_counts = DomainCounts()
+        self.cookies = CookieJars(config.fetch.cookie_jars)  # per (job, domain): a cache
         self.secrets = SecretReader()  # login users and passwords, read when first needed
         self.finished = asyncio.Event()
         self._heartbeat_interval = 2.0
@@ -115,6 +118,7 @@ class WorkerAgent:
         self.fetcher.config = config.fetch
         self.robots.config = config.fetch.robots
         self.domains.config = config.fetch.throttle
+        self.cookies.config = config.fetch.cookie_jars
 
     async def run(self, stop: asyncio.Event) -> None:
         worker = self.config.worker
@@ -340,20 +344,16 @@ class WorkerAgent:
             render = RenderStep(self.renderer, job, policy, fetch)
         sticky = bag.lease if job.proxy_sticky == "bag" else None
         sessions = None
+        jar = self.cookies.jar(job.name, bag.domain) if job.cookie_jar else None
         if job.login is not None:
             where = {"job": job.name, "domain": bag.domain}
-            sessions = BagSessions(
-                job.login,
-                bag.sessions,
-                self.fetcher,
-                self.secrets,
-                run.pacer.turn,
-                where,
-                job.proxies,
-            )
-            run.sessions = sessions
+            jars = partial(self.cookies.jar, job.name, bag.domain) if job.cookie_jar else None
+            run.sessions = sessions = BagSessions(
+                job.login, bag.sessions, self.fetcher, self.secrets, run.pacer.turn, where,
+                job.proxies, jars,
+            )  # fmt: skip
         processor = PageProcessor(
-            self.fetcher, job, fetch, links, hop_check, render, sticky, sessions
+            self.fetcher, job, fetch, links, hop_check, render, sticky, sessions, jar
         )
         reported = ReportedLinks()
         attempts = dict(zip(bag.fps, bag.attempts, strict=True)) if bag.attempts else {}

@@ -31,6 +31,7 @@ from nadird.jobs import Job
 from nadird.logs import get_logger
 from nadird.protocol.messages import PageResult
 from nadird.request import RequestSpec, link_fields
+from nadird.worker.fetch.cookies import DomainJar
 from nadird.worker.fetch.fetcher import Fetcher, FetchOutcome, HopCheck
 from nadird.worker.follow.filter import LinkPipeline
 from nadird.worker.follow.find import extract_links, resolve_hrefs
@@ -100,6 +101,7 @@ class PageProcessor:
         render: RenderStep | None = None,  # jobs that render (see render/step.py)
         sticky: str | None = None,  # the bag's key when its job keeps one proxy per bag
         sessions: BagSessions | None = None,  # a job with a login: its requests' sessions
+        jar: DomainJar | None = None,  # the job's cookies on this domain (fetch/cookies.py)
     ) -> None:
         self._fetcher = fetcher
         self._fetch_page = fetcher.fetch if sessions is None else sessions.fetch
@@ -113,6 +115,7 @@ class PageProcessor:
         self._hop_check = hop_check
         self._render = render
         self._sticky = sticky
+        self._jar = jar
         selector = job.proxy_ban.selector
         self._ban_selector = CSSSelector(selector) if selector else None
 
@@ -127,6 +130,7 @@ class PageProcessor:
                 proxy_group=self._job.proxy_group,
                 sticky=self._sticky,
                 request=self._request(task),
+                jar=self._jar,
             )
         except FetchError as exc:
             result = error_result(task, started, exc)

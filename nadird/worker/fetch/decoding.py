@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
 
 from nadird.errors import ErrorKind, FetchError
@@ -158,3 +158,29 @@ def gunzip_limited(data: bytes, limit: int) -> bytes:
             raise FetchError(ErrorKind.TOO_LARGE, f"decompressed document exceeds {limit} bytes")
         out.append(piece)
     return b"".join(out)
+
+
+class Bounded:
+    """Decoded body pieces up to a limit: past it, cut (truncate) or refuse."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.size = 0
+        self.chunks: list[bytes] = []
+
+    def take(self, pieces: Iterable[bytes], truncate: bool) -> bool:
+        """Add pieces; True when the limit was reached and the body was cut."""
+        for piece in pieces:
+            self.size += len(piece)
+            if self.size > self.limit:
+                if not truncate:
+                    raise FetchError(
+                        ErrorKind.TOO_LARGE, f"decoded body exceeds {self.limit} bytes"
+                    )
+                self.chunks.append(piece[: len(piece) - (self.size - self.limit)])
+                return True
+            self.chunks.append(piece)
+        return False
+
+    def joined(self) -> bytes:
+        return b"".join(self.chunks)

@@ -8,7 +8,10 @@ counted by kind; nothing here raises anything else for a bad site.
 Redirects are followed here, hop by hop, rather than by aiohttp: each hop is
 checked against the address policy (aiohttp skips the resolver, and so the
 policy, for IP-literal URLs), may be checked against robots.txt by the caller,
-and a URL seen twice is a loop, reported at once instead of after max hops.
+and a URL seen twice is a loop, reported at once instead of after max hops
+(unless the jar took a new cookie on the way: a site that sets its cookie
+and sends the client back to the same URL is no loop). A fetch with a
+cookie jar (cookies.py) sends and takes cookies on every hop.
 Bodies are read raw and decoded in bounded pieces (see decoding.py).
 """
 
@@ -18,7 +21,7 @@ import asyncio
 import ipaddress
 import itertools
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 import aiohttp
@@ -29,7 +32,8 @@ from nadird.errors import ConfigError, ErrorKind, FetchError, InvalidURL
 from nadird.request import RequestSpec
 from nadird.urls import canonicalize
 from nadird.worker.fetch.addresses import AddressPolicy
-from nadird.worker.fetch.decoding import accept_encoding, decoder_for
+from nadird.worker.fetch.cookies import DomainJar, cookie_header
+from nadird.worker.fetch.decoding import Bounded, accept_encoding, decoder_for
 from nadird.worker.fetch.hops import Hop
 from nadird.worker.fetch.proxies import Proxy, ProxyPool
 from nadird.worker.fetch.proxy_sources import ProviderFeeds
@@ -159,6 +163,7 @@ class Fetcher:
         proxy_group: str | None = None,
         sticky: str | None = None,
         request: RequestSpec | None = None,
+        jar: DomainJar | None = None,
     ) -> FetchOutcome:
         """GET url, or send `request` (its method, headers, cookies, body).
         `max_bytes` caps the decoded body (default max_decoded_bytes); with
@@ -166,7 +171,8 @@ class Fetcher:
         `conditional` are request headers (If-None-Match...) for the URL
         itself, not for the redirect targets: validators belong to one URL.
         `proxy_group` limits the proxies to one group; `sticky` keeps one
-        proxy for every fetch with the same key (a bag) while it works."""
+        proxy for every fetch with the same key (a bag) while it works.
+        `jar`: the cookies sent and kept (None: only the request's own)."""
         assert self._session is not None, "Fetcher.start() not called"
         proxy = None
         if use_proxy and self.proxies.configured:
@@ -176,7 +182,7 @@ class Fetcher:
             async with asyncio.timeout(self.config.total_timeout):
                 hop = Hop.first(request, conditional)
                 outcome = await self._follow(
-                    url, proxy, max_redirects, max_bytes, truncate, hop_check, hop
+                    url, proxy, max_redirects, max_bytes, truncate, hop_check, hop, jar
                 )
         except Exception as exc:
             error = exc if isinstance(exc, FetchError) else classify(exc)
@@ -214,6 +220,7 @@ class Fetcher:
         truncate: bool,
         hop_check: HopCheck | None,
         hop: Hop,
+        jar: DomainJar | None = None,
     ) -> FetchOutcome:
         limit = self.config.max_redirects if max_redirects is None else max_redirects
         # encoded=True: the URL is already canonical; re-quoting could change it.
@@ -222,24 +229,16 @@ class Fetcher:
         redirects: list[str] = []
         while True:
             await self._guard(current, proxy)
-            async with self._request(hop, current, proxy) as resp:
+            async with self._request(hop, current, proxy, jar) as resp:
                 status = resp.status
+                if jar is not None and jar.store(resp.headers.getall("Set-Cookie", []), current):
+                    seen = set()  # the same URL again is another request now
                 location = resp.headers.get("Location") if status in REDIRECT_CODES else None
                 if location is None or limit == 0:
                     body, truncated = b"", False
                     if hop.method != "HEAD":  # its Content-Length is the GET's
                         body, truncated = await self._read_limited(resp, max_bytes, truncate)
-                    return FetchOutcome(
-                        status=resp.status,
-                        final_url=str(resp.url),
-                        content_type=resp.content_type if "Content-Type" in resp.headers else None,
-                        charset=resp.charset,
-                        body=body,
-                        redirects=redirects,
-                        headers=_kept_headers(resp, self.config.store_headers),
-                        truncated=truncated,
-                        cookies={name: morsel.value for name, morsel in resp.cookies.items()},
-                    )
+                    return self._outcome(resp, body, truncated, redirects)
             target = _redirect_target(current, location)
             redirects.append(str(current))
             if len(redirects) > limit:
@@ -255,8 +254,23 @@ class Fetcher:
             hop = hop.next(status, current.host != target.host)
             current = target
 
+    def _outcome(
+        self, resp: aiohttp.ClientResponse, body: bytes, truncated: bool, redirects: list[str]
+    ) -> FetchOutcome:
+        return FetchOutcome(
+            status=resp.status,
+            final_url=str(resp.url),
+            content_type=resp.content_type if "Content-Type" in resp.headers else None,
+            charset=resp.charset,
+            body=body,
+            redirects=redirects,
+            headers=_kept_headers(resp, self.config.store_headers),
+            truncated=truncated,
+            cookies={name: morsel.value for name, morsel in resp.cookies.items()},
+        )
+
     def _request(
-        self, hop: Hop, url: URL, proxy: Proxy | None
+        self, hop: Hop, url: URL, proxy: Proxy | None, jar: DomainJar | None
     ) -> aiohttp.client._RequestContextManager:
         assert self._session is not None
         session = self._session
@@ -269,6 +283,9 @@ class Fetcher:
         headers = dict(hop.headers)
         if self._agents is not None:
             headers["User-Agent"] = next(self._agents)
+        if jar is not None and (sent := cookie_header(jar.cookies_for(url), hop.cookie())):
+            headers = {k: v for k, v in headers.items() if k.lower() != "cookie"}
+            headers["Cookie"] = sent
         if headers:
             kwargs["headers"] = headers
         if hop.body:
@@ -299,7 +316,7 @@ class Fetcher:
         if declared is not None and declared > wire_limit and not truncate:
             raise FetchError(ErrorKind.TOO_LARGE, f"Content-Length {declared} exceeds {wire_limit}")
         decoder = decoder_for(resp.headers.get("Content-Encoding"))
-        body = _Bounded(limit)
+        body = Bounded(limit)
         wire = 0
         async for chunk in resp.content.iter_chunked(READ_CHUNK):
             wire += len(chunk)
@@ -375,29 +392,3 @@ def classify(exc: BaseException) -> FetchError:
     if isinstance(exc, aiohttp.ClientError):
         return FetchError(ErrorKind.HTTP_ERROR, f"{type(exc).__name__}: {exc}")
     return FetchError(ErrorKind.INTERNAL, f"{type(exc).__name__}: {exc}")
-
-
-class _Bounded:
-    """Decoded body pieces up to a limit: past it, cut (truncate) or refuse."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.size = 0
-        self.chunks: list[bytes] = []
-
-    def take(self, pieces: Iterable[bytes], truncate: bool) -> bool:
-        """Add pieces; True when the limit was reached and the body was cut."""
-        for piece in pieces:
-            self.size += len(piece)
-            if self.size > self.limit:
-                if not truncate:
-                    raise FetchError(
-                        ErrorKind.TOO_LARGE, f"decoded body exceeds {self.limit} bytes"
-                    )
-                self.chunks.append(piece[: len(piece) - (self.size - self.limit)])
-                return True
-            self.chunks.append(piece)
-        return False
-
-    def joined(self) -> bytes:
-        return b"".join(self.chunks)

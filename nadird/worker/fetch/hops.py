@@ -31,6 +31,10 @@ class Hop:
             return cls("GET", conditional or {})
         return cls(request.method, {**request.send_headers(), **(conditional or {})}, request.body)
 
+    def cookie(self) -> str | None:
+        """The Cookie header the request itself sends on this hop."""
+        return next((v for k, v in self.headers.items() if k.lower() == "cookie"), None)
+
     def next(self, status: int, other_host: bool) -> Hop:
         """The hop after a redirect: validators belong to the first URL only."""
         drop = {"if-none-match", "if-modified-since"}

@@ -9,6 +9,12 @@ expired session wait for that login instead of making their own), and the
 page is asked again. The worker reports the sessions back in BagDone, so the
 next bag of the domain, on any worker, uses them.
 
+With `login.prefetch`, each login first GETs that page (the form) in a jar
+of its own and sends its cookies and csrf token with the login; the session
+is then every cookie of that jar (login_form.py). With the job's cookie jar
+on, each account's pages have a jar of their own too (cookies.py): the
+session's cookies win over the jar's.
+
 Secrets (users, passwords) are read from the worker's environment or files
 when first needed and kept in memory only: never logged, never in a result.
 The login's answer is not a page: nothing of it is stored.
@@ -31,7 +37,9 @@ from nadird.logins import LoginAccount, LoginSpec
 from nadird.logs import get_logger
 from nadird.protocol.messages import SessionNote
 from nadird.request import RequestError, RequestSpec, parse
+from nadird.worker.fetch.cookies import DomainJar, login_jar
 from nadird.worker.fetch.fetcher import Fetcher, FetchOutcome
+from nadird.worker.fetch.login_form import prefetch
 from nadird.worker.parse.jsonsources import is_json_type, load_json
 from nadird.worker.parse.parser import parse_html
 
@@ -76,6 +84,7 @@ class AccountState:
 
 
 Turn = Callable[[], Awaitable[None]]
+JarOf = Callable[[str], DomainJar]  # an account's jar, by account name
 
 
 class BagSessions:
@@ -91,8 +100,10 @@ class BagSessions:
         turn: Turn,
         where: dict[str, str],  # job and domain, for the log
         use_proxy: bool = True,
+        jars: JarOf | None = None,  # None: the job keeps no cookie jar
     ) -> None:
         self.spec = spec
+        self._jars = jars
         self._fetcher = fetcher
         self._secrets = secrets
         self._turn = turn
@@ -123,9 +134,7 @@ class BagSessions:
         state = await self._account()
         assert state.note is not None
         seen = state.note.version
-        outcome = await self._fetcher.fetch(
-            url, request=self._dressed(url, request, state), **options
-        )
+        outcome = await self._send(url, request, state, options)
         if not self.expired(outcome):
             return outcome
         log.info("session_expired", **self._where, account=state.name, url=url)
@@ -133,6 +142,14 @@ class BagSessions:
         if state.note is None:  # that login failed: another account, if any, asks
             state = await self._account()
         await self._slot(state)
+        return await self._send(url, request, state, options)
+
+    async def _send(
+        self, url: str, request: RequestSpec | None, state: AccountState, options: dict[str, Any]
+    ) -> FetchOutcome:
+        """The fetch under the account's session, and its jar if the job keeps one."""
+        if self._jars is not None:
+            options = {**options, "jar": self._jars(state.name)}
         return await self._fetcher.fetch(url, request=self._dressed(url, request, state), **options)
 
     def notes(self) -> list[SessionNote]:
@@ -204,17 +221,27 @@ class BagSessions:
     async def _open(self, state: AccountState) -> SessionNote:
         spec = self.spec
         user, password = self._secrets.credentials(state.account)
-        asked: dict[str, Any] = {"url": spec.url, "method": spec.method, "headers": spec.headers}
-        request = parse({**asked, **spec.body(user, password)})
+        jar = None
+        fields: dict[str, str] = {}
+        headers: dict[str, str] = {}
+        if spec.prefetch is not None:
+            jar = login_jar(spec.url, self._fetcher.config.cookie_jars)
+            fields, headers = await prefetch(self._fetcher, spec, jar, self._turn, self._use_proxy)
+        asked: dict[str, Any] = {
+            "url": spec.url,
+            "method": spec.method,
+            "headers": {**spec.headers, **headers},
+        }
+        request = parse({**asked, **spec.body(user, password, fields)})
         await self._turn()
         # Not followed: a redirect after the login would go without the new
         # cookies; the answer itself must carry the session.
         outcome = await self._fetcher.fetch(
-            spec.url, request=request, max_redirects=0, use_proxy=self._use_proxy
+            spec.url, request=request, max_redirects=0, use_proxy=self._use_proxy, jar=jar
         )
         if outcome.status >= 400 or self.expired(outcome):
             raise ValueError(f"the login was answered {outcome.status} without a session")
-        cookies, token = outcome.cookies, ""
+        cookies, token = outcome.cookies if jar is None else jar.values(), ""
         if self._token_jmes is not None:
             found = self._token_jmes.search(load_json(outcome.body))
             if not isinstance(found, str) or not found:

@@ -8,8 +8,11 @@ remembers, makes the append idempotent: a page fetched again after a crash
 (its record stored, the master's bookkeeping lost) has the signature of its
 latest version and adds none.
 
-`nadird export --changes` pairs each version with the one before it and
-prints the fields whose values differ, old and new.
+`nadird export --changes` pairs each version with the one before it (of
+the same job and URL) and prints the fields whose values differ, old and
+new. The stores read the versions in chunks by job, URL and time
+(sqlite/changes.py, mongo/history.py) and `Pairing` holds one version
+between chunks, so the export needs no more memory for a longer history.
 """
 
 from __future__ import annotations

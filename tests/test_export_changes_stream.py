@@ -255,3 +255,23 @@ async def test_export_changes_since_prints_the_old_value_from_before_since(
         ("other", iso_utc(T0 + 250)),
         ("shop", iso_utc(T0 + 200)),
     ]
+
+
+async def test_an_older_mongo_database_gets_the_history_indexes_at_open(
+    mongo_uri: str, tmp_path: Path
+) -> None:
+    with sync_db(mongo_uri) as db:  # the indexes of a database written before
+        db["changes"].create_index([("url", 1), ("fetched_at", -1)], name="url_time")
+        db["changes"].create_index([("fetched_at", 1)], name="time")
+    store = make_store(mongo_uri, tmp_path)
+    await store.open()
+    try:
+        await store.write([_version(1, "a", T0, {"p": 1})])
+        await store.write([_version(1, "a", T0 + 1, {"p": 2})])
+        found = [c async for c in store.iter_changes(since=T0 + 1)]
+    finally:
+        await store.close()
+    assert [c["changes"] for c in found] == [{"p": {"old": 1, "new": 2}}]
+    with sync_db(mongo_uri) as db:
+        names = set(db["changes"].index_information())
+    assert names == {"_id_", "job_url_time", "time_id"}

@@ -275,3 +275,19 @@ async def test_an_older_mongo_database_gets_the_history_indexes_at_open(
     with sync_db(mongo_uri) as db:
         names = set(db["changes"].index_information())
     assert names == {"_id_", "job_url_time", "time_id"}
+
+
+async def test_an_export_stopped_early_leaves_the_sqlite_store_usable(tmp_path: Path) -> None:
+    store = SqliteStore(str(tmp_path / "s.db"))
+    await store.open()
+    try:
+        for n in range(6):
+            await store.write([_version(1, "a", T0 + n, {"p": n})])
+        changes = store.iter_changes(chunk=2)
+        first = await anext(changes)  # the next chunk is being read meanwhile
+        await changes.aclose()
+        await store.write([_version(1, "a", T0 + 9, {"p": 9})])
+        every = [c async for c in store.iter_changes(chunk=2)]
+    finally:
+        await store.close()
+    assert first == every[0] and [c["time"] - T0 for c in every] == [1, 2, 3, 4, 5, 9]

@@ -83,7 +83,7 @@ async def read_versions(
     group: tuple[str, str] | None = None
     while True:
         query = _after(job, start, last)
-        docs = await changes.find(query).sort(_ORDER).limit(chunk).to_list()
+        docs = await changes.find(query).sort(_ORDER).hint(_ORDER).limit(chunk).to_list()
         for doc in docs:
             if start is not None and (doc["job"], doc["url"]) != group:
                 group = (doc["job"], doc["url"])

@@ -25,6 +25,8 @@ from nadird.store.history import Pairing, Version
 
 # (job, url, fetched_at, id) of the last row read: where the next chunk starts.
 ChangeKey = tuple[str, str, float, int]
+# The changes of a chunk, the key of its last version, how many it read.
+ChangesChunk = tuple[list[dict[str, Any]], ChangeKey | None, int]
 
 # INDEXED BY: with `since` and no start key, the planner would rather take
 # the time index and sort everything after `since` for each chunk.
@@ -42,7 +44,7 @@ def changes_chunk(
     job: str | None,
     after: ChangeKey | None,
     rows: int,
-) -> tuple[list[dict[str, Any]], ChangeKey | None, int]:
+) -> ChangesChunk:
     """The changes of the next `rows` versions after `after` (of `job`, or
     all); with the key of the last version read and how many were read (fewer
     than `rows`: the history ends there). `pairing` carries the last version

@@ -7,6 +7,7 @@ happens on that thread.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
@@ -19,7 +20,7 @@ from nadird.store.history import SQLITE_SCHEMA as HISTORY_SCHEMA
 from nadird.store.history import Pairing, append_sqlite, recent_sqlite
 from nadird.store.items import KeyedItem
 from nadird.store.sqlite import pages
-from nadird.store.sqlite.changes import ChangeKey, changes_chunk
+from nadird.store.sqlite.changes import ChangeKey, ChangesChunk, changes_chunk
 from nadird.store.sqlite.items import items_chunk, upsert_items_sync
 from nadird.store.sqlite.schema import NAMES, from_row, migrate, to_row
 from nadird.store.stored import CheckpointOf, PageUpdate, StoredPage, UpdateOutcome
@@ -159,13 +160,27 @@ class SqliteStore:
         """The field changes of revisited pages (history.diffs), by job, URL
         and time, read `chunk` versions at a time (sqlite/changes.py)."""
         pairing = Pairing(since)
-        after: ChangeKey | None = None
-        while True:
-            found, after, read = await self._db.run(self._changes_sync, pairing, job, after, chunk)
-            for change in found:
-                yield change
-            if read < chunk:
-                return
+
+        def read(after: ChangeKey | None) -> asyncio.Future[ChangesChunk]:
+            return asyncio.ensure_future(
+                self._db.run(self._changes_sync, pairing, job, after, chunk)
+            )
+
+        # The thread reads the next chunk while this one is written out (a
+        # chunk ahead at most): on a busy machine each hand-over to the
+        # thread waits to be scheduled, and the export would wait each time.
+        pending = read(None)
+        try:
+            while True:
+                found, after, count = await pending
+                if count == chunk:
+                    pending = read(after)
+                for change in found:
+                    yield change
+                if count < chunk:
+                    return
+        finally:
+            _discard(pending)
 
     async def recent_changes(self, limit: int) -> list[dict[str, Any]]:
         """The latest changes of revisited pages, newest first (history.recent_sqlite)."""
@@ -173,7 +188,7 @@ class SqliteStore:
 
     def _changes_sync(
         self, pairing: Pairing, job: str | None, after: ChangeKey | None, rows: int
-    ) -> tuple[list[dict[str, Any]], ChangeKey | None, int]:
+    ) -> ChangesChunk:
         return changes_chunk(self._db.conn(), pairing, job, after, rows)
 
     def _read_pages_sync(
@@ -205,6 +220,15 @@ class SqliteStore:
             rows = conn.execute(_SELECT_JOB, (job, after, CHUNK_ROWS)).fetchall()
         last = int(rows[-1][0]) if rows else after
         return [from_row(row[1:]) for row in rows], last
+
+
+def _discard(pending: asyncio.Future[Any]) -> None:
+    """A read ahead nobody will use: cancelled, or its error taken (so that
+    asyncio does not log it as never retrieved)."""
+    if not pending.done():
+        pending.cancel()
+    elif not pending.cancelled():
+        pending.exception()
 
 
 def _open_db(path: str) -> sqlite3.Connection:

@@ -46,7 +46,8 @@ async def test_mongo_keeps_a_version_per_change(mongo_uri: str, tmp_path: Path) 
     with sync_db(mongo_uri) as db:
         assert db["changes"].count_documents({}) == 3
         names = {index["name"] for index in db["changes"].list_indexes()}
-    assert {"url_time", "time"} <= names
+    assert {"job_url_time", "time_id"} <= names
+    assert not {"url_time", "time"} & names  # replaced by those two
 
 
 async def test_sqlite_lists_its_latest_changes_newest_first(tmp_path: Path) -> None:

@@ -8,8 +8,11 @@ remembers, makes the append idempotent: a page fetched again after a crash
 (its record stored, the master's bookkeeping lost) has the signature of its
 latest version and adds none.
 
-`nadird export --changes` pairs each version with the one before it and
-prints the fields whose values differ, old and new.
+`nadird export --changes` pairs each version with the one before it (of
+the same job and URL) and prints the fields whose values differ, old and
+new. The stores read the versions in chunks by job, URL and time
+(sqlite/changes.py, mongo/history.py) and `Pairing` holds one version
+between chunks, so the export needs no more memory for a longer history.
 """
 
 from __future__ import annotations
@@ -31,9 +34,15 @@ CREATE TABLE IF NOT EXISTS changes (
     signature TEXT NOT NULL,
     data TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS changes_url ON changes (url, fetched_at);
+CREATE INDEX IF NOT EXISTS changes_job_url ON changes (job, url, fetched_at);
 CREATE INDEX IF NOT EXISTS changes_time ON changes (fetched_at);
+DROP INDEX IF EXISTS changes_url;
 """
+# Run at every open, so an older store gets the (job, url, time) index that
+# `export --changes` walks (built once, at the first open after an upgrade)
+# and loses the (url, time) one it replaces: job and URL are equalities in
+# every lookup. Indexes only, so no schema version: an older nadird reads and
+# writes the table as before (and would recreate its index).
 _LATEST = (
     "SELECT signature FROM changes WHERE url = ? AND job = ? "
     "ORDER BY fetched_at DESC, id DESC LIMIT 1"
@@ -69,16 +78,6 @@ def append_sqlite(conn: sqlite3.Connection, records: Iterable[PageRecord]) -> in
         )
         added += 1
     return added
-
-
-def read_sqlite(conn: sqlite3.Connection, job: str | None) -> Iterator[Version]:
-    """Every version, by URL then time (what `diffs` needs)."""
-    sql = "SELECT url, job, fetched_at, signature, data FROM changes"
-    args: tuple[str, ...] = ()
-    if job is not None:
-        sql, args = sql + " WHERE job = ?", (job,)
-    for url, name, at, signature, data in conn.execute(sql + " ORDER BY url, fetched_at, id", args):
-        yield Version(url, name, at, signature, json.loads(data))
 
 
 _RECENT = "SELECT id, url, job, fetched_at, data FROM changes ORDER BY fetched_at DESC, id DESC"
@@ -127,27 +126,36 @@ def field_changes(old: dict[str, Any], new: dict[str, Any]) -> dict[str, dict[st
 
 
 def diffs(versions: Iterable[Version], since: float | None = None) -> Iterator[dict[str, Any]]:
-    """One change per version after the first of its URL (and job), from
-    versions sorted by URL then time; `since` keeps the changes at or after it."""
-    previous: Version | None = None
-    for v in versions:
-        before = (
-            previous
-            if previous is not None
-            and (previous.url, previous.job)
-            == (
-                v.url,
-                v.job,
-            )
-            else None
-        )
-        previous = v
-        if before is None or (since is not None and v.fetched_at < since):
-            continue
-        yield {
-            "url": v.url,
-            "job": v.job,
-            "time": v.fetched_at,
-            "previous_time": before.fetched_at,
-            "changes": field_changes(before.data, v.data),
-        }
+    """One change per version after the first of its job and URL, from
+    versions sorted by job, URL, then time; `since` keeps the changes at or
+    after it."""
+    return Pairing(since).changes(versions)
+
+
+class Pairing:
+    """Pairs each version with the one before it of the same job and URL.
+
+    Versions come in chunks (of the order `diffs` needs); between chunks
+    only the last version is held, so memory stays that of one version
+    however long the history.
+    """
+
+    def __init__(self, since: float | None = None) -> None:
+        self.since = since
+        self._previous: Version | None = None
+
+    def changes(self, versions: Iterable[Version]) -> Iterator[dict[str, Any]]:
+        for v in versions:
+            before = self._previous
+            self._previous = v
+            if before is None or (before.job, before.url) != (v.job, v.url):
+                continue
+            if self.since is not None and v.fetched_at < self.since:
+                continue
+            yield {
+                "url": v.url,
+                "job": v.job,
+                "time": v.fetched_at,
+                "previous_time": before.fetched_at,
+                "changes": field_changes(before.data, v.data),
+            }

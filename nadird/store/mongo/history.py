@@ -1,8 +1,11 @@
 """Page history in MongoDB: the `changes` collection (see store/history.py).
 
 One document per version: url, job, fetched_at (a date), signature, data.
-Indexed by (url, fetched_at) for the latest version of a page and by
-fetched_at for `--since`. MongoDB writes pages and versions without a
+Indexed by (job, url, fetched_at, _id) for the latest version of a page and
+for `export --changes`, which reads the versions in that order, a chunk per
+query after the last one read (keyset pagination: no cursor is left open
+while the export writes, and no query skips what earlier ones read); and by
+(fetched_at, _id) for the latest changes. MongoDB writes pages and versions without a
 transaction, so versions are appended after the pages landed and before the
 batch counts as durable: a crash in between leaves the URL queued, its
 refetch stores the page again and appends the version, and comparing with
@@ -12,23 +15,30 @@ the latest stored version keeps that append from doubling one.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any
 
-from pymongo import ASCENDING, DESCENDING, IndexModel
+from pymongo import ASCENDING, IndexModel
 from pymongo.asynchronous.collection import AsyncCollection
+from pymongo.errors import PyMongoError
 
+from nadird.errors import StoreError
 from nadird.store.base import PageRecord
-from nadird.store.history import RECENT_SCAN, Version, field_changes, versions_of
+from nadird.store.history import RECENT_SCAN, Pairing, Version, field_changes, versions_of
+from nadird.store.mongo.connect import one_line
 
 CHANGES = "changes"
 Collection = AsyncCollection[dict[str, Any]]
+_ORDER = [("job", ASCENDING), ("url", ASCENDING), ("fetched_at", ASCENDING), ("_id", ASCENDING)]
+# Replaced by the two of change_indexes (their keys end with _id, so that
+# every sort on them is the index's order); dropped at open.
+OBSOLETE_INDEXES = ("url_time", "time")
 
 
 def change_indexes() -> list[IndexModel]:
     return [
-        IndexModel([("url", ASCENDING), ("fetched_at", DESCENDING)], name="url_time"),
-        IndexModel([("fetched_at", ASCENDING)], name="time"),
+        IndexModel(_ORDER, name="job_url_time"),
+        IndexModel([("fetched_at", ASCENDING), ("_id", ASCENDING)], name="time_id"),
     ]
 
 
@@ -60,10 +70,71 @@ async def append_mongo(changes: Collection, records: Iterable[PageRecord]) -> in
     return len(docs)
 
 
-async def read_mongo(changes: Collection, job: str | None) -> list[Version]:
-    query = {} if job is None else {"job": job}
-    cursor = changes.find(query).sort([("url", 1), ("fetched_at", 1), ("_id", 1)])
-    return list(_versions([doc async for doc in cursor]))
+async def read_versions(
+    changes: Collection, job: str | None, since: float | None, chunk: int
+) -> AsyncIterator[Version]:
+    """The versions (of `job`, or all) by job, URL, time, `chunk` per query.
+
+    With `since`, those at or after it, each job and URL's first one led by
+    the version just before `since` (the old side of its first change).
+    """
+    start = None if since is None else dt.datetime.fromtimestamp(since, dt.UTC)
+    last: dict[str, Any] | None = None
+    group: tuple[str, str] | None = None
+    while True:
+        query = _after(job, start, last)
+        docs = await changes.find(query).sort(_ORDER).hint(_ORDER).limit(chunk).to_list()
+        for doc in docs:
+            if start is not None and (doc["job"], doc["url"]) != group:
+                group = (doc["job"], doc["url"])
+                before = {"job": doc["job"], "url": doc["url"], "fetched_at": {"$lt": start}}
+                found = await changes.find_one(before, sort=[("fetched_at", -1), ("_id", -1)])
+                if found is not None:
+                    yield _version(found)
+            yield _version(doc)
+        if len(docs) < chunk:
+            return
+        last = docs[-1]
+
+
+async def read_changes(
+    changes: Collection, job: str | None, since: float | None, chunk: int, store: str
+) -> AsyncIterator[dict[str, Any]]:
+    """history.diffs of read_versions; StoreError naming `store` when the
+    server fails."""
+    pairing = Pairing(since)
+    try:
+        async for version in read_versions(changes, job, since, chunk):
+            for change in pairing.changes((version,)):
+                yield change
+    except PyMongoError as exc:
+        raise StoreError(f"{store}: read failed: {one_line(str(exc))}") from exc
+
+
+def _after(
+    job: str | None, start: dt.datetime | None, last: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The query for the versions after `last` in _ORDER: one branch per key
+    that may be the first to grow, each a range of the job_url_time index."""
+    base: dict[str, Any] = {} if job is None else {"job": job}
+    if start is not None:
+        base["fetched_at"] = {"$gte": start}
+    if last is None:
+        return base
+    j, u, t, i = last["job"], last["url"], last["fetched_at"], last["_id"]
+    branches: list[dict[str, Any]] = [
+        {"job": j, "url": u, "fetched_at": t, "_id": {"$gt": i}},
+        {**base, "job": j, "url": u, "fetched_at": {"$gt": t}},
+        {**base, "job": j, "url": {"$gt": u}},
+    ]
+    if job is None:
+        branches.append({**base, "job": {"$gt": j}})
+    return {"$or": branches}
+
+
+def _version(doc: dict[str, Any]) -> Version:
+    [version] = _versions([doc])
+    return version
 
 
 def _versions(docs: list[dict[str, Any]]) -> Iterator[Version]:

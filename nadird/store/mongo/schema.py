@@ -1,4 +1,4 @@
-"""Indexes of the `pages` and `items` collections, created idempotently at open.
+"""Indexes of the collections, created idempotently at open.
 
 createIndexes with an identical specification is a no-op on the server, so
 this runs on every start. The one index whose options change with the config,
@@ -19,7 +19,7 @@ from pymongo import ASCENDING, DESCENDING, IndexModel
 from pymongo.asynchronous.database import AsyncDatabase
 
 from nadird.store.mongo.docs import ITEMS, PAGES
-from nadird.store.mongo.history import CHANGES, change_indexes
+from nadird.store.mongo.history import CHANGES, OBSOLETE_INDEXES, change_indexes
 from nadird.store.mongo.keyed import KEYED, keyed_indexes
 
 TTL_INDEX = "fetched_at_ttl"
@@ -54,8 +54,18 @@ async def ensure_indexes(
     await db[PAGES].create_indexes(page_indexes(unique=not sharded))
     await db[ITEMS].create_indexes(item_indexes())
     await db[CHANGES].create_indexes(change_indexes())
+    await _drop_obsolete(db)
     await db[KEYED].create_indexes(keyed_indexes())
     await _ensure_ttl(db, retention_days)
+
+
+async def _drop_obsolete(db: AsyncDatabase[dict[str, Any]]) -> None:
+    """Drop the indexes a newer one replaced (after it exists: no moment
+    without one to serve the lookups)."""
+    present = await db[CHANGES].index_information()
+    for name in OBSOLETE_INDEXES:
+        if name in present:
+            await db[CHANGES].drop_index(name)
 
 
 async def _ensure_ttl(db: AsyncDatabase[dict[str, Any]], retention_days: int) -> None:

@@ -32,7 +32,6 @@ from nadird.config import StoreConfig
 from nadird.errors import StoreError
 from nadird.logs import get_logger
 from nadird.store.base import PageRecord
-from nadird.store.history import diffs
 from nadird.store.items import KeyedItem
 from nadird.store.mongo.batch import last_per_fingerprint, merge_outcomes, write_pages
 from nadird.store.mongo.connect import (
@@ -52,7 +51,7 @@ from nadird.store.mongo.docs import (
     prepare_all,
     record_from_document,
 )
-from nadird.store.mongo.history import CHANGES, append_mongo, read_mongo, recent_mongo
+from nadird.store.mongo.history import CHANGES, append_mongo, read_changes, recent_mongo
 from nadird.store.mongo.keyed import KEYED, read_keyed, upsert_mongo
 from nadird.store.mongo.pages import PageUpdates
 from nadird.store.mongo.reads import read_chunk
@@ -79,6 +78,7 @@ class MongoStore(PageUpdates):
     DRAIN_TIMEOUT = 10.0
     # Pages per query when reading back.
     CHUNK_ROWS = 500
+    CHANGE_ROWS = 1000  # versions per query of iter_changes
 
     def __init__(self, uri: str, config: StoreConfig | None = None) -> None:
         self.uri = uri
@@ -195,19 +195,16 @@ class MongoStore(PageUpdates):
             raise StoreError(f"{self!r}: count failed: {one_line(str(exc))}") from exc
 
     async def iter_changes(
-        self, job: str | None = None, since: float | None = None
+        self, job: str | None = None, since: float | None = None, chunk: int = CHANGE_ROWS
     ) -> AsyncIterator[dict[str, Any]]:
-        """The field changes of revisited pages (history.diffs)."""
-        if self._changes is None:
-            raise StoreError(f"{self!r}: store is not open")
-        for change in diffs(await read_mongo(self._changes, job), since):
+        """The field changes of revisited pages (history.diffs), by job, URL
+        and time, `chunk` versions per query (mongo/history.py)."""
+        async for change in read_changes(self._coll(CHANGES), job, since, chunk, repr(self)):
             yield change
 
     async def recent_changes(self, limit: int) -> list[dict[str, Any]]:
         """The latest changes of revisited pages, newest first (history.recent_mongo)."""
-        if self._changes is None:
-            raise StoreError(f"{self!r}: store is not open")
-        return await recent_mongo(self._changes, limit)
+        return await recent_mongo(self._coll(CHANGES), limit)
 
     async def iter_records(self, job: str | None = None) -> AsyncIterator[PageRecord]:
         await self._wait_drained()
@@ -291,7 +288,8 @@ class MongoStore(PageUpdates):
     # Writing.
 
     def _coll(self, name: str) -> Collection:
-        found = {PAGES: self._pages, ITEMS: self._items, KEYED: self._keyed}[name]
+        collections = {PAGES: self._pages, ITEMS: self._items, KEYED: self._keyed}
+        found = self._changes if name == CHANGES else collections[name]
         if found is None:
             raise StoreError(f"{self!r}: store is not open")
         return found

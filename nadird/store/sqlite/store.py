@@ -7,6 +7,7 @@ happens on that thread.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
@@ -16,9 +17,10 @@ from nadird.errors import StoreError
 from nadird.store.base import PageRecord
 from nadird.store.db_thread import DbThread
 from nadird.store.history import SQLITE_SCHEMA as HISTORY_SCHEMA
-from nadird.store.history import append_sqlite, diffs, read_sqlite, recent_sqlite
+from nadird.store.history import Pairing, append_sqlite, recent_sqlite
 from nadird.store.items import KeyedItem
 from nadird.store.sqlite import pages
+from nadird.store.sqlite.changes import ChangeKey, ChangesChunk, changes_chunk
 from nadird.store.sqlite.items import items_chunk, upsert_items_sync
 from nadird.store.sqlite.schema import NAMES, from_row, migrate, to_row
 from nadird.store.stored import CheckpointOf, PageUpdate, StoredPage, UpdateOutcome
@@ -26,6 +28,9 @@ from nadird.store.stored import CheckpointOf, PageUpdate, StoredPage, UpdateOutc
 # Rows fetched per executor round trip by iter_records: big enough to amortise
 # the thread hop, small enough that a huge store never sits in memory at once.
 CHUNK_ROWS = 500
+# Versions per round trip of iter_changes: a chunk is a few milliseconds of
+# the store's thread, so a write waiting behind it is not held up for long.
+CHANGE_ROWS = 1000
 
 _UPSERT = (
     f"INSERT INTO pages ({', '.join(NAMES)}) VALUES ({', '.join('?' * len(NAMES))}) "
@@ -150,18 +155,41 @@ class SqliteStore:
         return count
 
     async def iter_changes(
-        self, job: str | None = None, since: float | None = None
+        self, job: str | None = None, since: float | None = None, chunk: int = CHANGE_ROWS
     ) -> AsyncIterator[dict[str, Any]]:
-        """The field changes of revisited pages (history.diffs), oldest first per URL."""
-        for change in await self._db.run(self._changes_sync, job, since):
-            yield change
+        """The field changes of revisited pages (history.diffs), by job, URL
+        and time, read `chunk` versions at a time (sqlite/changes.py)."""
+        pairing = Pairing(since)
+
+        def read(after: ChangeKey | None) -> asyncio.Future[ChangesChunk]:
+            return asyncio.ensure_future(
+                self._db.run(self._changes_sync, pairing, job, after, chunk)
+            )
+
+        # The thread reads the next chunk while this one is written out (a
+        # chunk ahead at most): on a busy machine each hand-over to the
+        # thread waits to be scheduled, and the export would wait each time.
+        pending = read(None)
+        try:
+            while True:
+                found, after, count = await pending
+                if count == chunk:
+                    pending = read(after)
+                for change in found:
+                    yield change
+                if count < chunk:
+                    return
+        finally:
+            _discard(pending)
 
     async def recent_changes(self, limit: int) -> list[dict[str, Any]]:
         """The latest changes of revisited pages, newest first (history.recent_sqlite)."""
         return await self._db.run(lambda: recent_sqlite(self._db.conn(), limit))
 
-    def _changes_sync(self, job: str | None, since: float | None) -> list[dict[str, Any]]:
-        return list(diffs(read_sqlite(self._db.conn(), job), since))
+    def _changes_sync(
+        self, pairing: Pairing, job: str | None, after: ChangeKey | None, rows: int
+    ) -> ChangesChunk:
+        return changes_chunk(self._db.conn(), pairing, job, after, rows)
 
     def _read_pages_sync(
         self, job: str, after: str | None, since: float | None, limit: int
@@ -192,6 +220,15 @@ class SqliteStore:
             rows = conn.execute(_SELECT_JOB, (job, after, CHUNK_ROWS)).fetchall()
         last = int(rows[-1][0]) if rows else after
         return [from_row(row[1:]) for row in rows], last
+
+
+def _discard(pending: asyncio.Future[Any]) -> None:
+    """A read ahead nobody will use: cancelled, or its error taken (so that
+    asyncio does not log it as never retrieved)."""
+    if not pending.done():
+        pending.cancel()
+    elif not pending.cancelled():
+        pending.exception()
 
 
 def _open_db(path: str) -> sqlite3.Connection:

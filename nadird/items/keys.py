@@ -79,16 +79,30 @@ def is_item(data: Mapping[str, Any]) -> bool:
 def apply_key(rule: KeyRule | None, url: str, final_url: str, data: dict[str, Any]) -> str | None:
     """The item's key; None without a rule, for a page that is not an item,
     or when the key cannot be made (then `data` is marked invalid, with why)."""
-    if rule is None or not is_item(data):
-        return None
-    key, reason = _key_of(rule, url, final_url, data)
+    key, reason = key_of(rule, url, final_url, data)
     if reason is not None:
-        data[VALID] = False
-        errors = data.get(ERRORS)
-        if not isinstance(errors, dict):
-            errors = data[ERRORS] = {}
-        errors[KEY_ERROR] = reason
+        mark_invalid(data, reason)
     return key
+
+
+def key_of(
+    rule: KeyRule | None, url: str, final_url: str, data: Mapping[str, Any]
+) -> tuple[str | None, str | None]:
+    """(the item's key, why there is none) without touching `data`: (None,
+    None) without a rule or for a page that is not an item. The master
+    makes it again from what a worker sent, to compare with the worker's."""
+    if rule is None or not is_item(data):
+        return None, None
+    return _key_of(rule, url, final_url, data)
+
+
+def mark_invalid(data: dict[str, Any], reason: str) -> None:
+    """Mark the item invalid for its key, with why (under `_errors.item_key`)."""
+    data[VALID] = False
+    errors = data.get(ERRORS)
+    if not isinstance(errors, dict):
+        errors = data[ERRORS] = {}
+    errors[KEY_ERROR] = reason
 
 
 def _key_of(

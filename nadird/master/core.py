@@ -14,7 +14,7 @@ from typing import Any
 
 from nadird.config import Config
 from nadird.logs import PerKeyLimit, gate, get_logger
-from nadird.master.frontier.admission import Admission, LinkBatch
+from nadird.master.frontier.admission import Admission, LinkBatch, Source
 from nadird.master.frontier.db import FrontierDB, Row
 from nadird.master.frontier.lease_db import LeaseRecords
 from nadird.master.frontier.queues import Caps, Frontier
@@ -27,13 +27,14 @@ from nadird.master.leasing.dispatch import Dispatching, Outgoing
 from nadird.master.leasing.lease_mark import LeaseMark, headroom_of, recovery_hold
 from nadird.master.leasing.leases import EndedLease, Lease, LeaseTable
 from nadird.master.leasing.nodes import Node, NodeRegistry
-from nadird.master.leasing.robots_notes import RobotsNotes
+from nadird.master.leasing.robots_notes import RobotsNotes, of_domain
 from nadird.master.leasing.sessions import SessionBook
 from nadird.master.leasing.welcome import Welcoming
 from nadird.master.results.blocking import BlockStreaks
 from nadird.master.results.by_job import JobTallies
 from nadird.master.results.failing import Failing
 from nadird.master.results.fallback import Fallbacks
+from nadird.master.results.item_keys import ItemKeys
 from nadird.master.results.recent import PageLog
 from nadird.master.results.records import record_from_result
 from nadird.master.results.retries import is_transient
@@ -74,6 +75,7 @@ class MasterCore(Dispatching, Failing, Welcoming):
             db.revisits, self.frontier, self.admission.jobs, wall=revisit_wall()
         )
         self.fallbacks = Fallbacks(self.frontier, self.admission)
+        self.item_keys = ItemKeys()  # the master's item keys, not the workers'
         self.revisits.politeness_delay = config.politeness.delay
         self.stats: Counter[str] = Counter()
         self.errors: Counter[str] = Counter()  # failed attempts by kind (not HTTP statuses)
@@ -196,9 +198,11 @@ class MasterCore(Dispatching, Failing, Welcoming):
             self.stats["stale_bag_done"] += 1
             return
         lease.done = True
-        lease.wait = max(0.0, msg.wait)
+        lease.wait = self._rest(msg.wait, node.node)
         if msg.robots and self.robots is not None:
-            self.robots.remember(msg.robots)
+            notes = of_domain(msg.robots, lease.domain)
+            self.stats["robots_notes_refused"] += len(msg.robots) - len(notes)
+            self.robots.remember(notes)
         job = self.admission.jobs.get(lease.job)
         if job is not None and job.login is not None:
             rest = self.sessions.reported(lease.job, lease.domain, msg, job.login, now)
@@ -216,6 +220,22 @@ class MasterCore(Dispatching, Failing, Welcoming):
         if gate.debug:
             trace.returned(lease, lease.returned, "handed back by the worker")
         self._close_if_finished(lease, now)
+
+    def _rest(self, wait: float, worker: str) -> float:
+        """A bag's rest for its domain, at most the longest any fetch setting
+        asks for: a worker's wait taken as sent (1e9, infinity) would stop
+        its domain for good."""
+        throttle = self.config.fetch.throttle
+        longest = max(throttle.max_retry_after, throttle.max_crawl_delay, throttle.max_delay)
+        if not wait > 0:  # NaN too
+            return 0.0
+        if wait > longest:
+            self.stats["waits_capped"] += 1
+            suppressed = self._drop_log.allow(f"{worker}\0wait", time.monotonic())
+            if suppressed is not None:
+                log.warning("wait_capped", worker=worker, wait=wait, taken=longest)
+            return longest
+        return wait
 
     def _close_if_finished(self, lease: Lease, now: float) -> None:
         if not (lease.done and not lease.pending):
@@ -286,9 +306,11 @@ class MasterCore(Dispatching, Failing, Welcoming):
         lease, held = accepted
         records: list[PageRecord] = []
         links: list[LinkBatch] = []
+        sources: list[Source] = []  # per batch of links: the page's final URL, the worker
         late: dict[str, list[tuple[bytes, int]]] = {}
         debug = gate.debug  # once per message: no per-URL cost while debug is off
         unchanged: list[bytes] = []  # 304s: settled without a store write
+        job = self.admission.jobs.get(held.job)
         for page in msg.pages:
             row = lease.pending.pop(page.fp, None) if lease is not None else None
             self._observe(page, held.job)
@@ -298,6 +320,9 @@ class MasterCore(Dispatching, Failing, Welcoming):
             if page.links:
                 requests = [pack_wire(w) for w in page.link_requests]
                 links.append((page.links, page.link_fps, page.depth + 1, page.url, requests))
+                sources.append((page.final_url or page.url, msg.node))
+            if not self.item_keys.check(job, page):
+                self.stats["rejected_item_keys"] += 1
             if row is not None:
                 if self._invalid_handed_over(page, row, held.job):
                     continue
@@ -318,7 +343,7 @@ class MasterCore(Dispatching, Failing, Welcoming):
             # One frontier transaction for the whole message, committed before
             # the records are handed to the store writer: no page can be
             # acknowledged (its URL forgotten) before the links it found.
-            self.admission.admit_many(held.job, links)
+            self.admission.admit_many(held.job, links, sources)
             self.revisits.found(held.job, [fp for batch in links for fp in batch[1]])
         if lease is not None:
             self._close_if_finished(lease, now)

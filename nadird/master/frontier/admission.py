@@ -1,10 +1,11 @@
 """Admission: which discovered URLs enter the frontier, and at what priority.
 
-Workers send canonical URLs with their fingerprints; the master only applies
-the job's caps and the Bloom filter. A URL is marked seen at the moment it is
-admitted, so it can be handed to one worker only; the frontier writes it to
-disk (with an admission sequence number) in the transaction that will later
-hold the deletion of the page that found it (see db.py).
+Workers send canonical URLs with their fingerprints; the master checks those
+the Bloom filter does not know (link_check.py), then applies the job's caps.
+A URL is marked seen at the moment it is admitted, so it can be handed to
+one worker only; the frontier writes it to disk (with an admission sequence
+number) in the transaction that will later hold the deletion of the page that
+found it (see db.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from nadird.jobs import Job
 from nadird.logs import gate
 from nadird.master.frontier.db import Row
 from nadird.master.frontier.domains import DomainCache
+from nadird.master.frontier.link_check import LinkCheck
 from nadird.master.frontier.queues import Frontier
 from nadird.master.frontier.seen import SeenSet
 from nadird.master.service import trace
@@ -27,6 +29,8 @@ SEED_BONUS = 1000
 # the page's URL ("" for seeds), and per URL its packed request
 # (RequestSpec.pack(), None for a plain GET; empty when all are plain GETs).
 LinkBatch = tuple[Sequence[str], Sequence[bytes], int, str, Sequence[bytes | None]]
+# Where a batch came from: the page's final URL and the worker that sent it.
+Source = tuple[str, str]
 
 
 def priority(job: Job, depth: int, url: str = "") -> int:
@@ -62,6 +66,7 @@ class Admission:
         self.admitted: Counter[str] = Counter(frontier.db.job_counts())
         self.capped: Counter[str] = Counter()
         self.domain_of = DomainCache()
+        self.check = LinkCheck()
         # (job, domain) -> URLs admitted, for jobs with max_pages_per_domain;
         # filled from disk on first use.
         self._domains: dict[tuple[str, str], int] = {}
@@ -77,10 +82,15 @@ class Admission:
         """Admit links found at `depth - 1`; returns how many were new."""
         return self.admit_many(job_name, [(urls, fps, depth, "", requests)])
 
-    def admit_many(self, job_name: str, batches: Iterable[LinkBatch]) -> int:
+    def admit_many(
+        self, job_name: str, batches: Iterable[LinkBatch], sources: Sequence[Source] = ()
+    ) -> int:
         """Admit the links of several pages of one job in ONE frontier
         transaction (a results message carries dozens of pages: one commit
-        each was the master's largest cost). Returns how many were new."""
+        each was the master's largest cost). Returns how many were new.
+        With `sources` (one per batch) the links came from a worker: the new
+        ones are checked first (link_check.py); without, they are the
+        master's own (seeds)."""
         job = self.jobs.get(job_name)
         if job is None:
             return 0
@@ -91,15 +101,20 @@ class Admission:
         cap = job.max_pages_per_domain
         hubs = hub_patterns(job)
         debug = gate.debug
-        for urls, fps, depth, referer, requests in batches:
+        for index, (urls, fps, depth, referer, requests) in enumerate(batches):
             first = len(rows)
             if job.max_depth is not None and depth > job.max_depth:
                 continue
             fresh = seen.absent(fps)
             if not fresh:
                 continue  # the common case: every link of the page is known
-            new = set(fresh)
             packed = requests or (None,) * len(urls)
+            if sources:
+                urls, fps, packed = self.check.fresh(
+                    job, sources[index], (urls, fps, packed), fresh, seen
+                )
+                fresh = fps
+            new = set(fresh)
             for url, fp, request in zip(urls, fps, packed, strict=True):
                 # `fp in seen` again: a link twice in one page was marked the first time.
                 if fp not in new or fp in seen:

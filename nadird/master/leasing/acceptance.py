@@ -11,7 +11,9 @@ when all of this holds, else it is dropped whole (no page of it is stored):
   handshake on the control socket knows it) and, under CURVE, the key it
   registered with (the User-Id of the message);
 - every page is for a URL of that lease: its fingerprint was leased, under
-  that very URL.
+  that very URL, at that very depth (a page's links enter one level deeper:
+  a worker's depth taken as sent would let it put links past a job's
+  max_depth, or rank them as seeds).
 
 So the store's content is reachable only by crawling: by a worker that was
 given the URL.
@@ -31,6 +33,7 @@ REASONS = {
     "session": "results without the session token of the lease's holder",
     "key": "results signed by another CURVE key than the lease holder's",
     "not_leased": "results with a page for a URL the lease did not contain",
+    "depth": "results with a page at another depth than its URL was leased at",
 }
 
 
@@ -50,8 +53,10 @@ def refusal(msg: Results, user: str, lease: Lease | EndedLease | None) -> str | 
         return "session"
     if user != holder.user:
         return "key"
-    urls = lease.urls
+    urls, depths = lease.urls, lease.depths
     for page in msg.pages:
         if urls.get(page.fp) != page.url:
             return "not_leased"
+        if depths.get(page.fp, page.depth) != page.depth:
+            return "depth"
     return None

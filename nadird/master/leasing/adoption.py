@@ -160,6 +160,7 @@ class Adoption:
             granted_at=now,
             pending={row.fp: row for row in rows},
             urls={row.fp: row.url for row in waiting.rows},
+            depths={row.fp: row.depth for row in waiting.rows},
             done=bag.done,
             returned=returned,
         )

@@ -52,6 +52,12 @@ class Lease:
     returned: list[Row] = field(default_factory=list)
     # Every URL leased, by fingerprint (pending only holds those not answered yet).
     urls: dict[bytes, str] = field(default_factory=dict)
+    # Their depths: a result must be at its URL's (its links enter one deeper).
+    depths: dict[bytes, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.depths:
+            self.depths = {fp: row.depth for fp, row in self.pending.items()}
 
     @property
     def node(self) -> str:
@@ -68,6 +74,7 @@ class EndedLease:
     holder: Holder
     urls: dict[bytes, str]  # the URLs it still had out
     ended: float
+    depths: dict[bytes, int] = field(default_factory=dict)  # theirs
 
 
 class EndedLeases:
@@ -85,7 +92,8 @@ class EndedLeases:
         if not lease.pending:
             return  # nothing of it can come late
         urls = {fp: row.url for fp, row in lease.pending.items()}
-        record = EndedLease(lease.id, lease.epoch, lease.job, lease.holder, urls, now)
+        depths = {fp: row.depth for fp, row in lease.pending.items()}
+        record = EndedLease(lease.id, lease.epoch, lease.job, lease.holder, urls, now, depths)
         self._records[lease.id] = record
         self._urls += len(urls)
         while self._urls > self._max_urls:

@@ -8,6 +8,7 @@ when `retry` succeeds."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sqlite3
 import time
 from collections.abc import Iterable
@@ -16,6 +17,7 @@ from pathlib import Path
 from nadird.master.frontier.redo import is_write_failure
 from nadird.master.service.health import StateHealth
 from nadird.protocol.messages import RobotsNote
+from nadird.urls import domain_of
 
 # Notes kept in memory while the file cannot be written (the newest win).
 MAX_UNSAVED = 10_000
@@ -30,6 +32,21 @@ CREATE TABLE IF NOT EXISTS robots (
     fetched_at REAL NOT NULL
 );
 """
+
+
+def of_domain(notes: Iterable[RobotsNote], domain: str) -> list[RobotsNote]:
+    """The notes a bag of `domain` may leave: for origins of that domain, none
+    older than zero. Taken as sent, a worker could hand every later worker a
+    robots.txt of its own making for any site (Disallow: / stops it), or one
+    that never grows old. A note left out costs one fetch of robots.txt."""
+    kept = []
+    for note in notes:
+        if domain_of(note.origin) != domain:
+            continue
+        if not note.age >= 0:  # NaN too
+            note = dataclasses.replace(note, age=0.0)
+        kept.append(note)
+    return kept
 
 
 class RobotsNotes:

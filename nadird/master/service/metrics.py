@@ -54,6 +54,18 @@ COUNTERS = {
         "nadird_login_failures",
         "Logins that failed (refused, or no session in the answer); a domain pauses after a few",
     ),
+    "rejected_item_keys": (
+        "nadird_rejected_item_keys",
+        "Items whose worker's key was not the one the master made (marked invalid)",
+    ),
+    "waits_capped": (
+        "nadird_waits_capped",
+        "Bag waits longer than any fetch setting asks for, cut to the longest",
+    ),
+    "robots_notes_refused": (
+        "nadird_robots_notes_refused",
+        "robots.txt notes a bag left for an origin outside its domain (not kept)",
+    ),
     "alerts_sent": ("nadird_alerts_sent", "Alerts a channel took"),
     "alerts_failed": ("nadird_alerts_failed", "Alerts given up after their last try"),
     "alerts_retries": ("nadird_alerts_retries", "Alert deliveries tried again"),
@@ -134,6 +146,12 @@ class _StateCollector(Collector):
         yield _by_label(
             "nadird_refused_results", "Results messages dropped, by reason", ["reason"],
             state["refused"].items(),
+        )  # fmt: skip
+        yield _by_label(
+            "nadird_rejected_links",
+            "Links whose worker's fingerprint or URL the master did not take as sent, by reason"
+            " (fingerprint, canonical: admitted under the master's; invalid_url, scope: dropped)",
+            ["reason"], state.get("rejected_links", {}).items(),
         )  # fmt: skip
         yield _by_label(
             "nadird_invalid_items", "Stored items that failed their job's schema, by job and field",

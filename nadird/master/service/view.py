@@ -41,6 +41,8 @@ class Counts:
     invalid: Counter[tuple[str, str]]  # items that failed their schema, by (job, field)
     # URLs handed to a fallback job (on_failure), by (job, fallback job).
     fallbacks: Counter[tuple[str, str]] = field(default_factory=Counter)
+    # Links of workers the master did not take as sent, by link_check.REASONS key.
+    rejected_links: Counter[str] = field(default_factory=Counter)
 
 
 @dataclass(frozen=True)
@@ -212,6 +214,7 @@ class MasterReads:
             core.statuses,
             core.invalid,
             core.fallbacks.handed,
+            core.admission.check.rejected,
         )
 
     def store_progress(self) -> StoreProgress:

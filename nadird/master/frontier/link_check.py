@@ -1,0 +1,136 @@
+"""What the master checks of the links a worker reports before they may
+enter the seen set.
+
+A worker sends each link with its fingerprint. Trusted as sent, a wrong one
+(a worker of another version canonicalizing otherwise, a bug, a hostile
+host) would mark some other URL seen for good, so that URL would never be
+crawled, or would let one URL in twice. So the master computes the
+fingerprint itself, from the URL in its own canonical form, the way a worker
+does (`urls.canonicalize`, `urls.fingerprint`, `RequestSpec.fingerprint`),
+and the job's link rules (`links.scope`, `allow`, `deny`, `follow`) are
+applied again, judged from the page's final URL as on the worker.
+
+Only links the seen set does not know under the fingerprint they came with
+are checked: a known one admits nothing, so a lie there can only keep its
+own link out, which leaving it out does as well. In steady state most links
+are known, and the check costs the new ones alone.
+
+A link whose fingerprint or spelling is wrong is kept under the master's
+fingerprint (the URL is what the worker found; the fingerprint only follows
+from it, and a link dropped for an older worker's spelling would be lost); a
+link that is no URL, or outside the job's rules, is dropped. Either way it is
+counted by reason, and logged once a minute per worker and reason.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Sequence
+
+from nadird.errors import InvalidURL
+from nadird.jobs import Job, LinkRules
+from nadird.logs import PerKeyLimit, get_logger
+from nadird.master.frontier.seen import SeenSet
+from nadird.request import RequestSpec, unpack_wire
+from nadird.urls import canonicalize, domain_of, fingerprint
+from nadird.worker.follow.rules import LinkFilter
+
+log = get_logger()
+
+# Reason -> what the log line says; the keys label nadird_rejected_links.
+REASONS = {
+    "fingerprint": "links whose fingerprint is not their URL's (admitted under the right one)",
+    "canonical": "links not in canonical form (admitted canonicalized)",
+    "invalid_url": "links that are no valid http(s) URL or request (dropped)",
+    "scope": "links outside the job's link rules (dropped)",
+}
+LOG_INTERVAL = 60.0  # seconds between two lines for one worker and reason
+MAX_FILTERS = 10_000  # (job, domain) link filters kept; past it they are built again
+
+# The links of one page that passed: URLs, fingerprints, packed requests.
+Checked = tuple[list[str], list[bytes], list[bytes | None]]
+
+
+class LinkCheck:
+    def __init__(self) -> None:
+        self.rejected: Counter[str] = Counter()  # links, by REASONS key
+        self._log = PerKeyLimit(LOG_INTERVAL)
+        self._filters: dict[tuple[str, str], tuple[LinkRules, LinkFilter]] = {}
+
+    def fresh(
+        self,
+        job: Job,
+        page: tuple[str, str],
+        links: tuple[Sequence[str], Sequence[bytes], Sequence[bytes | None]],
+        claimed_fresh: list[bytes],
+        seen: SeenSet,
+    ) -> Checked:
+        """Of one page's links, those whose claimed fingerprint the seen set
+        lacks (`claimed_fresh`), checked: each under the master's own URL and
+        fingerprint, unknown to the seen set under it, and within the job's
+        rules. `page` is (the page's final URL, the worker that sent it)."""
+        final_url, worker = page
+        urls, fps, requests = links
+        wanted = set(claimed_fresh)
+        scope = self._filter(job, final_url)
+        kept: Checked = ([], [], [])
+        for url, fp, request in zip(urls, fps, requests, strict=True):
+            if fp not in wanted:
+                continue
+            own = self._own(url, fp, request, worker)
+            if own is None:
+                continue
+            if own[1] != fp and own[1] in seen:
+                continue  # re-fingerprinted: a URL the seen set knows
+            url, fp = own
+            if not scope.allowed(url):
+                self._reject("scope", worker, url)
+                continue
+            kept[0].append(url)
+            kept[1].append(fp)
+            kept[2].append(request)
+        return kept
+
+    def _own(
+        self, url: str, claimed: bytes, request: bytes | None, worker: str
+    ) -> tuple[str, bytes] | None:
+        """(canonical URL, its fingerprint) as the master makes them; None
+        for a link that has none (counted)."""
+        try:
+            canonical = canonicalize(url)
+            spec = RequestSpec.from_wire(canonical, unpack_wire(request)) if request else None
+        except (InvalidURL, ValueError, TypeError):
+            self._reject("invalid_url", worker, url)
+            return None
+        own = spec.fingerprint() if spec is not None else fingerprint(canonical)
+        if canonical != url:
+            self._reject("canonical", worker, url)
+        elif own != claimed:
+            self._reject("fingerprint", worker, url)
+        return canonical, own
+
+    def _filter(self, job: Job, final_url: str) -> LinkFilter:
+        """The job's link rules as the worker applies them to this page: its
+        scope judged from the page's own domain (it may have redirected)."""
+        domain = domain_of(final_url)
+        found = self._filters.get((job.name, domain))
+        if found is not None and found[0] is job.links:
+            return found[1]
+        if len(self._filters) >= MAX_FILTERS:
+            self._filters.clear()
+        built = LinkFilter(job.links, domain)
+        self._filters[(job.name, domain)] = (job.links, built)
+        return built
+
+    def _reject(self, reason: str, worker: str, url: str) -> None:
+        self.rejected[reason] += 1
+        suppressed = self._log.allow(f"{worker}\0{reason}", time.monotonic())
+        if suppressed is not None:
+            log.warning(
+                "links_rejected",
+                worker=worker,
+                reason=REASONS[reason],
+                example=url[:200],
+                since_last=suppressed,
+            )

@@ -34,7 +34,7 @@ from nadird.master.results.blocking import BlockStreaks
 from nadird.master.results.by_job import JobTallies
 from nadird.master.results.failing import Failing
 from nadird.master.results.fallback import Fallbacks
-from nadird.master.results.item_keys import ItemKeys
+from nadird.master.results.claims import PageClaims
 from nadird.master.results.recent import PageLog
 from nadird.master.results.records import record_from_result
 from nadird.master.results.retries import is_transient
@@ -75,9 +75,9 @@ class MasterCore(Dispatching, Failing, Welcoming):
             db.revisits, self.frontier, self.admission.jobs, wall=revisit_wall()
         )
         self.fallbacks = Fallbacks(self.frontier, self.admission)
-        self.item_keys = ItemKeys()  # the master's item keys, not the workers'
         self.revisits.politeness_delay = config.politeness.delay
         self.stats: Counter[str] = Counter()
+        self.claims = PageClaims(self.stats)  # item keys, fetch times: the master's
         self.errors: Counter[str] = Counter()  # failed attempts by kind (not HTTP statuses)
         self.domain_errors: Counter[str] = Counter()
         self.domain_results: Counter[str] = Counter()  # pages answered, by domain
@@ -310,7 +310,7 @@ class MasterCore(Dispatching, Failing, Welcoming):
         late: dict[str, list[tuple[bytes, int]]] = {}
         debug = gate.debug  # once per message: no per-URL cost while debug is off
         unchanged: list[bytes] = []  # 304s: settled without a store write
-        job = self.admission.jobs.get(held.job)
+        job, wall = self.admission.jobs.get(held.job), time.time()
         for page in msg.pages:
             row = lease.pending.pop(page.fp, None) if lease is not None else None
             self._observe(page, held.job)
@@ -321,8 +321,7 @@ class MasterCore(Dispatching, Failing, Welcoming):
                 requests = [pack_wire(w) for w in page.link_requests]
                 links.append((page.links, page.link_fps, page.depth + 1, page.url, requests))
                 sources.append((page.final_url or page.url, msg.node))
-            if not self.item_keys.check(job, page):
-                self.stats["rejected_item_keys"] += 1
+            self.claims.check(job, page, wall)
             if row is not None:
                 if self._invalid_handed_over(page, row, held.job):
                     continue

@@ -58,6 +58,10 @@ COUNTERS = {
         "nadird_rejected_item_keys",
         "Items whose worker's key was not the one the master made (marked invalid)",
     ),
+    "future_fetch_times": (
+        "nadird_future_fetch_times",
+        "Pages whose fetch time was later than the master's clock allows (set to the master's)",
+    ),
     "waits_capped": (
         "nadird_waits_capped",
         "Bag waits longer than any fetch setting asks for, cut to the longest",

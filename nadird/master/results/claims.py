@@ -1,4 +1,7 @@
-"""An item's key as the master makes it, not as a worker says.
+"""What of a page result the master makes again instead of taking it from
+the worker: the item's key, and a fetch time no later than the master's clock.
+
+An item's key as the master makes it, not as a worker says.
 
 A keyed item (items/keys.py) is upserted under its key: a worker's key taken
 as sent would let an out-of-date or hostile worker file a page's fields over
@@ -10,21 +13,41 @@ with the master about keys changes no keyed item.
 
 A key made of fields can only be as true as the fields: the master did not
 fetch the page. A `url_regex` key follows from the leased URL alone.
+
+A fetch time decides which fetch of a keyed item is the latest (and when a
+page is due again): one in the future would keep a worker's version over
+every later fetch. A time later than the master's clock allows for (plus
+MAX_CLOCK_SKEW) becomes the master's clock.
 """
 
 from __future__ import annotations
+
+import math
+from collections import Counter
 
 from nadird.items.keys import KeyRule, UrlKey, compile_key, key_of, mark_invalid
 from nadird.jobs import Job
 from nadird.protocol.messages import PageResult
 
 
-class ItemKeys:
-    def __init__(self) -> None:
+MAX_CLOCK_SKEW = 300.0  # seconds a worker's clock may be ahead of the master's
+
+
+class PageClaims:
+    def __init__(self, stats: Counter[str]) -> None:
+        self.stats = stats  # the master's: rejected_item_keys, future_fetch_times
         # job name -> (its item_key setting, the compiled rule): compiled again on a reload.
         self._rules: dict[str, tuple[list[str] | UrlKey | None, KeyRule | None]] = {}
 
-    def check(self, job: Job | None, page: PageResult) -> bool:
+    def check(self, job: Job | None, page: PageResult, wall: float) -> None:
+        """Make the page's key and bound its fetch time (`wall`: the master's clock)."""
+        if not page.fetched_at <= wall + MAX_CLOCK_SKEW or math.isinf(page.fetched_at):
+            page.fetched_at = wall  # in the future, or NaN
+            self.stats["future_fetch_times"] += 1
+        if not self.key(job, page):
+            self.stats["rejected_item_keys"] += 1
+
+    def key(self, job: Job | None, page: PageResult) -> bool:
         """Give the page the master's key; False (the page marked invalid)
         when the worker's was another. A deleted job keys nothing."""
         rule = self._rule(job) if job is not None else None

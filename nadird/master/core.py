@@ -32,9 +32,9 @@ from nadird.master.leasing.sessions import SessionBook
 from nadird.master.leasing.welcome import Welcoming
 from nadird.master.results.blocking import BlockStreaks
 from nadird.master.results.by_job import JobTallies
+from nadird.master.results.claims import PageClaims
 from nadird.master.results.failing import Failing
 from nadird.master.results.fallback import Fallbacks
-from nadird.master.results.claims import PageClaims
 from nadird.master.results.recent import PageLog
 from nadird.master.results.records import record_from_result
 from nadird.master.results.retries import is_transient

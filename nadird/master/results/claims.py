@@ -29,7 +29,6 @@ from nadird.items.keys import KeyRule, UrlKey, compile_key, key_of, mark_invalid
 from nadird.jobs import Job
 from nadird.protocol.messages import PageResult
 
-
 MAX_CLOCK_SKEW = 300.0  # seconds a worker's clock may be ahead of the master's
 
 

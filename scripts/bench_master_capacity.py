@@ -98,10 +98,8 @@ class Links:
         for i in range(start, start + count):
             # d<k>.com: each its own registrable domain (the unit of a lease).
             urls.append(f"http://www.d{rand(self._domains)}.com/catalog/item/{i}?ref=nav")
-        # Uniform 16-byte fingerprints, as blake2b gives: the master trusts
-        # the worker's, and hashing here would only slow the simulator down.
-        blob = os.urandom(16 * count)
-        fps = [blob[16 * k : 16 * k + 16] for k in range(count)]
+        # The URLs' real fingerprints: the master checks those of new links.
+        fps = [fingerprint(url) for url in urls]
         if len(self._pool) < self._pool_max:
             self._pool.extend(zip(urls, fps, strict=True))
         else:
@@ -292,7 +290,8 @@ def master_config(work: Path, state: Path, args: argparse.Namespace) -> dict[str
         "bloom": {"expected_urls": args.expected_urls, "fp_rate": args.fp_rate},
         "store": {"uri": f"sqlite:///{state / 'store.db'}"},
         "api": {"port": 0, "token": TOKEN},
-        "jobs": {"default": {}},
+        # The new links go to any domain (the master checks a job's scope).
+        "jobs": {"default": {"links": {"scope": "any"}}},
     }
 
 

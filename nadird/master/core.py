@@ -14,7 +14,7 @@ from typing import Any
 
 from nadird.config import Config
 from nadird.logs import PerKeyLimit, gate, get_logger
-from nadird.master.frontier.admission import Admission, LinkBatch, Source
+from nadird.master.frontier.admission import Admission, LinkBatch, Source, links_of
 from nadird.master.frontier.db import FrontierDB, Row
 from nadird.master.frontier.lease_db import LeaseRecords
 from nadird.master.frontier.queues import Caps, Frontier
@@ -27,12 +27,12 @@ from nadird.master.leasing.dispatch import Dispatching, Outgoing
 from nadird.master.leasing.lease_mark import LeaseMark, headroom_of, recovery_hold
 from nadird.master.leasing.leases import EndedLease, Lease, LeaseTable
 from nadird.master.leasing.nodes import Node, NodeRegistry
-from nadird.master.leasing.robots_notes import RobotsNotes, of_domain
+from nadird.master.leasing.robots_notes import RobotsNotes
 from nadird.master.leasing.sessions import SessionBook
 from nadird.master.leasing.welcome import Welcoming
 from nadird.master.results.blocking import BlockStreaks
 from nadird.master.results.by_job import JobTallies
-from nadird.master.results.claims import PageClaims
+from nadird.master.results.claims import Claims
 from nadird.master.results.failing import Failing
 from nadird.master.results.fallback import Fallbacks
 from nadird.master.results.recent import PageLog
@@ -53,7 +53,6 @@ from nadird.protocol.messages import (
     Reset,
     Results,
 )
-from nadird.request import pack_wire
 from nadird.store.base import PageRecord
 from nadird.urls import domain_of
 
@@ -77,7 +76,7 @@ class MasterCore(Dispatching, Failing, Welcoming):
         self.fallbacks = Fallbacks(self.frontier, self.admission)
         self.revisits.politeness_delay = config.politeness.delay
         self.stats: Counter[str] = Counter()
-        self.claims = PageClaims(self.stats)  # item keys, fetch times: the master's
+        self.claims = Claims(self.stats)  # what of a worker's word the master checks
         self.errors: Counter[str] = Counter()  # failed attempts by kind (not HTTP statuses)
         self.domain_errors: Counter[str] = Counter()
         self.domain_results: Counter[str] = Counter()  # pages answered, by domain
@@ -198,11 +197,9 @@ class MasterCore(Dispatching, Failing, Welcoming):
             self.stats["stale_bag_done"] += 1
             return
         lease.done = True
-        lease.wait = self._rest(msg.wait, node.node)
+        lease.wait = self.claims.rest(msg.wait, node.node, self.config.fetch.throttle)
         if msg.robots and self.robots is not None:
-            notes = of_domain(msg.robots, lease.domain)
-            self.stats["robots_notes_refused"] += len(msg.robots) - len(notes)
-            self.robots.remember(notes)
+            self.robots.remember(self.claims.robots(msg.robots, lease.domain))
         job = self.admission.jobs.get(lease.job)
         if job is not None and job.login is not None:
             rest = self.sessions.reported(lease.job, lease.domain, msg, job.login, now)
@@ -220,22 +217,6 @@ class MasterCore(Dispatching, Failing, Welcoming):
         if gate.debug:
             trace.returned(lease, lease.returned, "handed back by the worker")
         self._close_if_finished(lease, now)
-
-    def _rest(self, wait: float, worker: str) -> float:
-        """A bag's rest for its domain, at most the longest any fetch setting
-        asks for: a worker's wait taken as sent (1e9, infinity) would stop
-        its domain for good."""
-        throttle = self.config.fetch.throttle
-        longest = max(throttle.max_retry_after, throttle.max_crawl_delay, throttle.max_delay)
-        if not wait > 0:  # NaN too
-            return 0.0
-        if wait > longest:
-            self.stats["waits_capped"] += 1
-            suppressed = self._drop_log.allow(f"{worker}\0wait", time.monotonic())
-            if suppressed is not None:
-                log.warning("wait_capped", worker=worker, wait=wait, taken=longest)
-            return longest
-        return wait
 
     def _close_if_finished(self, lease: Lease, now: float) -> None:
         if not (lease.done and not lease.pending):
@@ -310,7 +291,6 @@ class MasterCore(Dispatching, Failing, Welcoming):
         late: dict[str, list[tuple[bytes, int]]] = {}
         debug = gate.debug  # once per message: no per-URL cost while debug is off
         unchanged: list[bytes] = []  # 304s: settled without a store write
-        job, wall = self.admission.jobs.get(held.job), time.time()
         for page in msg.pages:
             row = lease.pending.pop(page.fp, None) if lease is not None else None
             self._observe(page, held.job)
@@ -318,10 +298,9 @@ class MasterCore(Dispatching, Failing, Welcoming):
                 self._failed(page, row, lease)
                 continue
             if page.links:
-                requests = [pack_wire(w) for w in page.link_requests]
-                links.append((page.links, page.link_fps, page.depth + 1, page.url, requests))
+                links.append(links_of(page))
                 sources.append((page.final_url or page.url, msg.node))
-            self.claims.check(job, page, wall)
+            self.claims.check(self.admission.jobs.get(held.job), page, time.time())
             if row is not None:
                 if self._invalid_handed_over(page, row, held.job):
                     continue

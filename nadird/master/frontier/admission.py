@@ -23,6 +23,8 @@ from nadird.master.frontier.link_check import LinkCheck
 from nadird.master.frontier.queues import Frontier
 from nadird.master.frontier.seen import SeenSet
 from nadird.master.service import trace
+from nadird.protocol.messages import PageResult
+from nadird.request import pack_wire
 
 SEED_BONUS = 1000
 # The links of one page: URLs, their fingerprints, the depth they enter at,
@@ -31,6 +33,15 @@ SEED_BONUS = 1000
 LinkBatch = tuple[Sequence[str], Sequence[bytes], int, str, Sequence[bytes | None]]
 # Where a batch came from: the page's final URL and the worker that sent it.
 Source = tuple[str, str]
+# A page's links that may be new: URLs, fingerprints, packed requests, the
+# fingerprints among them the seen set lacks.
+Candidates = tuple[Sequence[str], Sequence[bytes], Sequence[bytes | None], set[bytes]]
+
+
+def links_of(page: PageResult) -> LinkBatch:
+    """A page's links as admission takes them: they enter one level deeper."""
+    requests = [pack_wire(w) for w in page.link_requests]
+    return page.links, page.link_fps, page.depth + 1, page.url, requests
 
 
 def priority(job: Job, depth: int, url: str = "") -> int:
@@ -88,9 +99,8 @@ class Admission:
         """Admit the links of several pages of one job in ONE frontier
         transaction (a results message carries dozens of pages: one commit
         each was the master's largest cost). Returns how many were new.
-        With `sources` (one per batch) the links came from a worker: the new
-        ones are checked first (link_check.py); without, they are the
-        master's own (seeds)."""
+        `sources` (one per batch): the links came from a worker, the new ones
+        are checked (link_check.py); without, they are the master's (seeds)."""
         job = self.jobs.get(job_name)
         if job is None:
             return 0
@@ -105,25 +115,18 @@ class Admission:
             first = len(rows)
             if job.max_depth is not None and depth > job.max_depth:
                 continue
-            fresh = seen.absent(fps)
-            if not fresh:
+            found = self._candidates(
+                job, (urls, fps, requests), sources[index] if sources else None
+            )
+            if found is None:
                 continue  # the common case: every link of the page is known
-            packed = requests or (None,) * len(urls)
-            if sources:
-                urls, fps, packed = self.check.fresh(
-                    job, sources[index], (urls, fps, packed), fresh, seen
-                )
-                fresh = fps
-            new = set(fresh)
+            urls, fps, packed, new = found
             for url, fp, request in zip(urls, fps, packed, strict=True):
                 # `fp in seen` again: a link twice in one page was marked the first time.
                 if fp not in new or fp in seen:
                     continue
                 domain = self.domain_of(url)
-                if len(rows) >= room or (
-                    cap is not None
-                    and self._domain_count(job_name, domain) + per_domain[domain] >= cap
-                ):
+                if len(rows) >= room or self._full(job_name, domain, cap, per_domain):
                     # Not marked seen: raising the cap later lets it in again.
                     self.capped[job_name] += 1
                     continue
@@ -140,6 +143,29 @@ class Admission:
             seen.seq = self.frontier.seq
         self.admitted[job_name] += len(rows)
         return len(rows)
+
+    def _candidates(
+        self,
+        job: Job,
+        links: tuple[Sequence[str], Sequence[bytes], Sequence[bytes | None]],
+        source: Source | None,
+    ) -> Candidates | None:
+        """A page's links that may be new: its URLs, fingerprints and packed
+        requests, and the fingerprints the seen set lacks (checked first when
+        the links came from a worker); None when every link is known."""
+        urls, fps, requests = links
+        fresh = self.seen.absent(fps)
+        if not fresh:
+            return None
+        packed = requests or (None,) * len(urls)
+        if source is None:
+            return urls, fps, packed, set(fresh)
+        urls, fps, packed = self.check.fresh(job, source, (urls, fps, packed), fresh, self.seen)
+        return urls, fps, packed, set(fps)
+
+    def _full(self, job: str, domain: str, cap: int | None, added: Counter[str]) -> bool:
+        """Whether the domain reached the job's max_pages_per_domain (`added`: this call's)."""
+        return cap is not None and self._domain_count(job, domain) + added[domain] >= cap
 
     def _domain_count(self, job: str, domain: str) -> int:
         count = self._domains.get((job, domain))

@@ -1,5 +1,6 @@
-"""What of a page result the master makes again instead of taking it from
-the worker: the item's key, and a fetch time no later than the master's clock.
+"""What of a worker's word the master makes again or bounds instead of
+taking it as sent: an item's key, a fetch time, a bag's wait, robots notes.
+(Links: frontier/link_check.py; pages and depths: leasing/acceptance.py.)
 
 An item's key as the master makes it, not as a worker says.
 
@@ -23,18 +24,26 @@ MAX_CLOCK_SKEW) becomes the master's clock.
 from __future__ import annotations
 
 import math
+import time
 from collections import Counter
 
+from nadird.config import ThrottleConfig
 from nadird.items.keys import KeyRule, UrlKey, compile_key, key_of, mark_invalid
 from nadird.jobs import Job
-from nadird.protocol.messages import PageResult
+from nadird.logs import PerKeyLimit, get_logger
+from nadird.master.leasing.robots_notes import of_domain
+from nadird.protocol.messages import PageResult, RobotsNote
+
+log = get_logger()
 
 MAX_CLOCK_SKEW = 300.0  # seconds a worker's clock may be ahead of the master's
+LOG_INTERVAL = 60.0  # seconds between two lines for one worker and claim
 
 
-class PageClaims:
+class Claims:
     def __init__(self, stats: Counter[str]) -> None:
-        self.stats = stats  # the master's: rejected_item_keys, future_fetch_times
+        self.stats = stats  # the master's: rejected_item_keys, future_fetch_times...
+        self._log = PerKeyLimit(LOG_INTERVAL)
         # job name -> (its item_key setting, the compiled rule): compiled again on a reload.
         self._rules: dict[str, tuple[list[str] | UrlKey | None, KeyRule | None]] = {}
 
@@ -68,3 +77,21 @@ class PageClaims:
         rule = compile_key(setting)
         self._rules[job.name] = (setting, rule)
         return rule
+
+    def rest(self, wait: float, worker: str, throttle: ThrottleConfig) -> float:
+        """A bag's rest for its domain, in seconds from now (see the module docstring)."""
+        longest = max(throttle.max_retry_after, throttle.max_crawl_delay, throttle.max_delay)
+        if not wait > 0:  # NaN too
+            return 0.0
+        if wait <= longest:
+            return wait
+        self.stats["waits_capped"] += 1
+        suppressed = self._log.allow(f"{worker}\0wait", time.monotonic())
+        if suppressed is not None:
+            log.warning("wait_capped", worker=worker, wait=wait, taken=longest)
+        return longest
+
+    def robots(self, notes: list[RobotsNote], domain: str) -> list[RobotsNote]:
+        kept = of_domain(notes, domain)
+        self.stats["robots_notes_refused"] += len(notes) - len(kept)
+        return kept

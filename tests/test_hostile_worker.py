@@ -26,8 +26,8 @@ from nadird.testing.checks import master_cli as cli
 from nadird.testing.checks import page_requests, site_job
 from nadird.testing.cluster import Cluster, wait_until
 from nadird.testing.graph import OUTSIDE_HOST, SiteGraph
-from nadird.testing.web import run_in_thread
-from nadird.urls import fingerprint
+from nadird.testing.web import AccessEntry, run_in_thread
+from nadird.urls import fingerprint, host_of
 
 pytestmark = pytest.mark.slow
 
@@ -37,7 +37,7 @@ REST = 1.0  # the longest wait the master's fetch settings allow, in this test
 def lies(graph: SiteGraph, bag: Bag, target_sku: str) -> PageResult:
     """The forger's result for its one URL (a home page)."""
     home = bag.urls[0]
-    host = home.split("/")[2].split(":")[0]
+    host = host_of(home)
     victim, carrier = graph.url(host, "/p/7"), graph.url(host, "/p/17")
     real = graph.out_links(home)  # each under a made-up fingerprint: admitted once all the same
     links = [*real, carrier, f"http://{OUTSIDE_HOST}:{graph.port}/from-mallory"]
@@ -56,6 +56,10 @@ def lies(graph: SiteGraph, bag: Bag, target_sku: str) -> PageResult:
     )
 
 
+def sku_of(graph: SiteGraph, url: str) -> str:
+    return graph.expected_fields(url)["sku"]
+
+
 def export_items(cluster: Cluster) -> dict[str, dict[str, Any]]:
     store = f"sqlite:///{cluster.store_path}"
     command = [sys.executable, "-m", "nadird", "export", "--items", "--store", store]
@@ -64,44 +68,49 @@ def export_items(cluster: Cluster) -> dict[str, dict[str, Any]]:
     return {item["key"]: item for item in items}
 
 
+def start_master(cluster: Cluster, graph: SiteGraph) -> Any:
+    throttle = {"max_retry_after": REST, "max_crawl_delay": REST, "max_delay": REST}
+    config = cluster.master_config(
+        jobs=site_job(graph, item_key=["sku"]),
+        seeds=graph.seeds(),
+        master={"exit_when_done": False, "lease_ttl": 10},
+        fetch={"throttle": throttle},
+    )
+    return cluster.start("master", "master", config)
+
+
+def more_lies(graph: SiteGraph, bag: Bag) -> list[PageResult]:
+    """A page at a made-up depth (its link would rank as a seed), and one not in the bag."""
+    deeper = graph.url(host_of(bag.urls[0]), "/p/27")
+    deep = PageResult(
+        url=bag.urls[0], fp=bag.fps[0], final_url=bag.urls[0], status=200,
+        fetched_at=time.time(), depth=-1, links=[deeper], link_fps=[fingerprint(deeper)],
+    )  # fmt: skip
+    other = next(u for u in graph.seeds() if u not in bag.urls)
+    stray = PageResult(
+        url=other, fp=fingerprint(other), final_url=other, status=200,
+        fetched_at=time.time(), depth=0, data={"title": FORGED},
+    )  # fmt: skip
+    return [deep, stray]
+
+
 def test_a_lying_worker_poisons_neither_the_seen_set_nor_the_store(cluster: Cluster) -> None:
     graph = SiteGraph(hosts=3, pages=60)
     ctx = zmq.Context()
     with run_in_thread(graph, latency=0.01) as web:
-        throttle = {"max_retry_after": REST, "max_crawl_delay": REST, "max_delay": REST}
-        config = cluster.master_config(
-            jobs=site_job(graph, item_key=["sku"]),
-            seeds=graph.seeds(),
-            master={"exit_when_done": False, "lease_ttl": 10},
-            fetch={"throttle": throttle},
-        )
-        master = cluster.start("master", "master", config)
+        master = start_master(cluster, graph)
         forger = Forger(ctx, cluster.control, cluster.results)
         bag = forger.take_a_bag()
-        host = bag.urls[0].split("/")[2].split(":")[0]
         target = next(
             u for u in graph.all_pages() if "/p/" in u and graph.expected_fields(u)["sku"]
         )
-        target_sku = graph.expected_fields(target)["sku"]
         session = (bag.lease, bag.epoch, forger.node, forger.session)
-        forger.push([lies(graph, bag, target_sku)], *session)
-        # A page at a made-up depth (its link would rank as a seed), and one not in the bag.
-        deep = PageResult(
-            url=bag.urls[0], fp=bag.fps[0], final_url=bag.urls[0], status=200,
-            fetched_at=time.time(), depth=-1, links=[graph.url(host, "/p/27")],
-            link_fps=[fingerprint(graph.url(host, "/p/27"))],
-        )  # fmt: skip
-        other = next(u for u in graph.seeds() if u not in bag.urls)
-        stray = PageResult(
-            url=other, fp=fingerprint(other), final_url=other, status=200,
-            fetched_at=time.time(), depth=0, data={"title": FORGED},
-        )  # fmt: skip
-        forger.push([deep], *session)
-        forger.push([stray], *session)
+        forger.push([lies(graph, bag, sku_of(graph, target))], *session)
+        for page in more_lies(graph, bag):
+            forger.push([page], *session)
         assert wait_until(lambda: cli(cluster, "status").get("rejected_item_keys") == 1, 30)
         # The URL whose fingerprint the forger sent is still new to the master.
-        victim = graph.url(host, "/p/7")
-        assert cli(cluster, "submit", victim)["admitted"] == 1
+        assert cli(cluster, "submit", graph.url(host_of(bag.urls[0]), "/p/7"))["admitted"] == 1
         # A rest of 1e12 s for its domain: cut to the longest a setting allows.
         forger._send(BagDone(node=forger.node, lease=bag.lease, epoch=bag.epoch, wait=1e12))
         forger._send(Bye(node=forger.node))
@@ -113,13 +122,22 @@ def test_a_lying_worker_poisons_neither_the_seen_set_nor_the_store(cluster: Clus
         assert master.popen.wait(30) == 0
         entries = page_requests(web)
     ctx.term()
+    assert_crawled_as_if_honest(graph, bag, entries)
+    assert_counted(cluster, status)
+    assert_store_unpoisoned(cluster, graph, bag, target)
 
+
+def assert_crawled_as_if_honest(graph: SiteGraph, bag: Bag, entries: list[AccessEntry]) -> None:
+    host = host_of(bag.urls[0])
     fetched = Counter(graph.canonical(f"http://{e.host}{e.path}") for e in entries)
-    assert fetched[victim] == 1 and fetched[graph.url(host, "/p/17")] == 1
+    assert fetched[graph.url(host, "/p/7")] == 1 and fetched[graph.url(host, "/p/17")] == 1
     assert max(fetched.values()) == 1  # nothing admitted twice under two fingerprints
     assert not [e for e in entries if e.path in ("/from-mallory", "/p/27")]
     # The home page's real links came under made-up fingerprints: each crawled once.
     assert all(fetched[u] == 1 for u in graph.out_links(bag.urls[0]) if graph.in_site_scope(u))
+
+
+def assert_counted(cluster: Cluster, status: dict[str, Any]) -> None:
     rejected = status["rejected_links"]
     assert rejected["fingerprint"] >= 2 and rejected["scope"] >= 1, rejected
     assert status["refused_results"] == {"depth": 1, "not_leased": 1}
@@ -127,13 +145,18 @@ def test_a_lying_worker_poisons_neither_the_seen_set_nor_the_store(cluster: Clus
     # Logged once per worker and reason, not once per link.
     lines = [e for e in cluster.proc("master").logs() if e["event"] == "links_rejected"]
     assert Counter((e["worker"], e["reason"]) for e in lines).most_common(1)[0][1] == 1
-    # The forged page is stored as its holder sent it, but marked invalid; the
-    # item it named keeps the real page's fields.
+
+
+def assert_store_unpoisoned(cluster: Cluster, graph: SiteGraph, bag: Bag, target: str) -> None:
+    """The forged page is stored as its holder sent it, but marked invalid;
+    the item it named keeps the real page's fields."""
     records = {r.url: r for r in cluster.records()}
     forged = records[bag.urls[0]]
     assert forged.item_key == FORGED and forged.data["_valid"] is False
     assert forged.fetched_at <= time.time()
     items = export_items(cluster)
-    assert items[target_sku]["data"]["title"] == graph.expected_fields(target)["title"]
+    real = graph.expected_fields(target)
+    assert items[real["sku"]]["data"]["title"] == real["title"]
     assert all(item["data"].get("title") != FORGED for item in items.values())
+    victim = graph.url(host_of(bag.urls[0]), "/p/7")
     assert records[victim].fp == fingerprint(victim)

@@ -123,7 +123,7 @@ def test_a_lying_worker_poisons_neither_the_seen_set_nor_the_store(cluster: Clus
         entries = page_requests(web)
     ctx.term()
     assert_crawled_as_if_honest(graph, bag, entries)
-    assert_counted(cluster, status)
+    assert_counted(cluster, status, graph, bag)
     assert_store_unpoisoned(cluster, graph, bag, target)
 
 
@@ -137,9 +137,15 @@ def assert_crawled_as_if_honest(graph: SiteGraph, bag: Bag, entries: list[Access
     assert all(fetched[u] == 1 for u in graph.out_links(bag.urls[0]) if graph.in_site_scope(u))
 
 
-def assert_counted(cluster: Cluster, status: dict[str, Any]) -> None:
-    rejected = status["rejected_links"]
-    assert rejected["fingerprint"] >= 2 and rejected["scope"] >= 1, rejected
+def assert_counted(cluster: Cluster, status: dict[str, Any], graph: SiteGraph, bag: Bag) -> None:
+    # Every link of the forger's counted once, by what decided it; none of
+    # the honest worker's (its links are canonical, under their fingerprints).
+    real = graph.out_links(bag.urls[0])
+    out_of_scope = len([u for u in real if not graph.in_site_scope(u)])
+    assert status["rejected_links"] == {
+        "fingerprint": len(real) - out_of_scope + 1,  # its home page's links, the carrier
+        "scope": out_of_scope + 1,  # outside.test and /private/ links, its own one
+    }
     assert status["refused_results"] == {"depth": 1, "not_leased": 1}
     assert status["waits_capped"] == 1 and status["future_fetch_times"] == 1
     # Logged once per worker and reason, not once per link.

@@ -73,42 +73,34 @@ class LinkCheck:
         final_url, worker = page
         urls, fps, requests = links
         wanted = set(claimed_fresh)
-        scope = self._filter(job, final_url)
+        allowed = self._filter(job, final_url).allowed
         kept: Checked = ([], [], [])
         for url, fp, request in zip(urls, fps, requests, strict=True):
             if fp not in wanted:
                 continue
-            own = self._own(url, fp, request, worker)
-            if own is None:
+            # Plain GETs (nearly every link) inline: this runs for every new link.
+            try:
+                canonical = canonicalize(url)
+                own_fp = (
+                    fingerprint(canonical) if request is None else _request_fp(canonical, request)
+                )
+            except (InvalidURL, ValueError, TypeError):
+                self._reject("invalid_url", worker, url)
                 continue
-            if own[1] != fp and own[1] in seen:
-                continue  # re-fingerprinted: a URL the seen set knows
-            url, fp = own
-            if not scope.allowed(url):
+            # The rules judge the master's spelling: the one that is fetched.
+            if not allowed(canonical):
                 self._reject("scope", worker, url)
                 continue
-            kept[0].append(url)
-            kept[1].append(fp)
+            if own_fp != fp:
+                self._reject("canonical" if canonical != url else "fingerprint", worker, url)
+                if own_fp in seen:
+                    continue  # under its own fingerprint, a URL the seen set knows
+            elif canonical != url:  # another spelling of the same request (a body's URL...)
+                self._reject("canonical", worker, url)
+            kept[0].append(canonical)
+            kept[1].append(own_fp)
             kept[2].append(request)
         return kept
-
-    def _own(
-        self, url: str, claimed: bytes, request: bytes | None, worker: str
-    ) -> tuple[str, bytes] | None:
-        """(canonical URL, its fingerprint) as the master makes them; None
-        for a link that has none (counted)."""
-        try:
-            canonical = canonicalize(url)
-            spec = RequestSpec.from_wire(canonical, unpack_wire(request)) if request else None
-        except (InvalidURL, ValueError, TypeError):
-            self._reject("invalid_url", worker, url)
-            return None
-        own = spec.fingerprint() if spec is not None else fingerprint(canonical)
-        if canonical != url:
-            self._reject("canonical", worker, url)
-        elif own != claimed:
-            self._reject("fingerprint", worker, url)
-        return canonical, own
 
     def _filter(self, job: Job, final_url: str) -> LinkFilter:
         """The job's link rules as the worker applies them to this page: its
@@ -134,3 +126,8 @@ class LinkCheck:
                 example=url[:200],
                 since_last=suppressed,
             )
+
+
+def _request_fp(canonical: str, request: bytes) -> bytes:
+    """The fingerprint of a link that is a request of its own (ValueError if malformed)."""
+    return RequestSpec.from_wire(canonical, unpack_wire(request)).fingerprint()

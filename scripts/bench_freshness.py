@@ -54,7 +54,7 @@ from nadird.revisit.allocate import allocate
 from nadird.revisit.plan import class_interval, plan_groups, probe_interval, rate_class
 from nadird.revisit.policy import Adaptive
 from nadird.revisit.schedule import UrlState, is_probe, next_due, record_fetch
-from nadird.testing import judge
+from nadird.testing import judge, livingpages
 from nadird.testing.judge import Report
 from nadird.testing.living import EPOCH, LivingWeb, ManualClock
 from nadird.testing.web import LoopbackResolver, SyntheticWeb, run_in_thread
@@ -313,10 +313,21 @@ def by_tier(run: Run, settings: Settings, truth: judge.Truth) -> dict[str, Any]:
     return tiers
 
 
+def content(living: LivingWeb, page: int, version: int) -> bytes:
+    """The signature of a page's version as served without noise."""
+    served = living.pages[page]
+    host_pages = [p for p in living.pages if p.host == served.host]
+    return signature(livingpages.render(living.seed, served, version, host_pages, None))
+
+
 def undetected(run: Run, settings: Settings) -> int:
-    """Checks in the window that got another version than the page's previous
-    check but reported no change: detection failures (must be 0; `missed`
-    counts the changes overwritten before any check could see them)."""
+    """Checks in the window that got content other than the page's previous
+    check got, yet reported no change: detection failures (must be 0).
+
+    Another version with the same content is no change (a price that went
+    down and back up to the same cents between two checks: at the living
+    web's price floor that happens); `missed` counts the changes overwritten
+    before any check could see them."""
     reported = {(r.page, r.t) for r in run.reports}
     last: dict[int, int] = {}
     failures = 0
@@ -324,8 +335,12 @@ def undetected(run: Run, settings: Settings) -> int:
         before = last.get(entry.page)
         last[entry.page] = entry.version
         new = before is not None and before != entry.version
-        if entry.t >= settings.warmup and new and (entry.page, entry.t) not in reported:
-            failures += 1
+        if entry.t < settings.warmup or not new or (entry.page, entry.t) in reported:
+            continue
+        assert before is not None
+        failures += content(run.living, entry.page, before) != content(
+            run.living, entry.page, entry.version
+        )
     return failures
 
 

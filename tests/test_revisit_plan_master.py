@@ -167,7 +167,11 @@ def test_a_schedule_table_from_before_plans_gains_their_columns(tmp_path: Path) 
     _fetch(revisits, _page(FAST[0], "s"))
     revisits.table._db.commit()
     revisits.table._db.close()
-    with sqlite3.connect(tmp_path / "f.db") as raw:
+    with sqlite3.connect(tmp_path / "f.db") as raw:  # nor had their counts
+        raw.executescript(
+            "DROP TRIGGER revisit_counts_insert; DROP TRIGGER revisit_counts_delete; "
+            "DROP TRIGGER revisit_counts_update; DROP TABLE revisit_plan_counts;"
+        )
         raw.execute("ALTER TABLE revisits DROP COLUMN plan_rule")
         raw.execute("ALTER TABLE revisits DROP COLUMN plan_class")
     again = _revisits(tmp_path / "f.db", clocks, ADAPTIVE)

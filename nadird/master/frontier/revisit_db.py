@@ -20,8 +20,9 @@ watched (JSON: the last values of the fields a `change` alert rule watches,
 NULL when none does; added to an older table when it opens);
 plan_rule and plan_class, the page's group in its domain's revisit plan
 (revisit/plan.py; plan_rule NULL: not adaptive, plan_class NULL: rate not
-known yet; added to an older table when it opens), counted per domain at
-start by one GROUP BY.
+known yet; added to an older table when it opens), counted per group in
+the table revisit_plan_counts, which triggers keep exact in the transaction
+of every change (revisit_counts.py): a start reads the counts, not the rows.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nadird.master.frontier.redo import RedoTransaction
+from nadird.master.frontier.revisit_counts import PlanCount, prepare_counts, read_counts
 from nadird.revisit.estimate import ChangeStats
 
 CHUNK = 500
@@ -66,6 +68,14 @@ _COLUMNS = (
     "fp, url, job, domain, depth, next_due, queued, interval, last_fetch, last_change, "
     "checks, changes, stats, etag, last_modified, signature, watched, request, "
     "plan_rule, plan_class"
+)
+# An upsert, not INSERT OR REPLACE: a replaced row's delete would fire no
+# trigger (recursive_triggers is off), and the old group's count would stay.
+_NAMES = [name.strip() for name in _COLUMNS.split(",")]
+_UPSERT = (
+    f"INSERT INTO revisits ({_COLUMNS}) VALUES ({','.join('?' * len(_NAMES))}) "
+    "ON CONFLICT (fp) DO UPDATE SET "
+    + ", ".join(f"{name} = excluded.{name}" for name in _NAMES[1:])
 )
 
 
@@ -157,6 +167,7 @@ class RevisitTable:
         for name in ("plan_rule", "plan_class"):  # from before per-domain plans
             if name not in columns:
                 db.execute(f"ALTER TABLE revisits ADD COLUMN {name} INTEGER")
+        prepare_counts(db)  # once the plan columns exist: its triggers read them
 
     def get_many(self, fps: Sequence[bytes]) -> dict[bytes, Entry]:
         found: dict[bytes, Entry] = {}
@@ -173,10 +184,7 @@ class RevisitTable:
     def put_many(self, entries: Iterable[Entry]) -> None:
         rows: list[Sequence[Any]] = [e.to_row() for e in entries]
         if rows:
-            marks = ",".join("?" * len(rows[0]))
-            self._tx.write_many(
-                f"INSERT OR REPLACE INTO revisits ({_COLUMNS}) VALUES ({marks})", rows
-            )
+            self._tx.write_many(_UPSERT, rows)
 
     def due(self, now: float, limit: int) -> list[Entry]:
         """Up to `limit` rows due at `now` and not queued yet, the most overdue first."""
@@ -204,16 +212,10 @@ class RevisitTable:
         ).fetchone()
         return int(row[0])
 
-    def plan_counts(self) -> list[tuple[str, str, int, int | None, int]]:
-        """(domain, job, plan_rule, plan_class, pages) of the adaptive rows: one
-        scan at start, after which the master keeps the counts itself."""
-        cur = self._db.execute(
-            "SELECT domain, job, plan_rule, plan_class, count(*) FROM revisits "
-            "WHERE plan_rule IS NOT NULL GROUP BY domain, job, plan_rule, plan_class"
-        )
-        return [
-            (str(d), str(j), int(r), None if c is None else int(c), int(n)) for d, j, r, c, n in cur
-        ]
+    def plan_counts(self) -> list[PlanCount]:
+        """(domain, job, plan_rule, plan_class, pages) of the adaptive rows, from
+        the durable counts (one row per group); then the master keeps them itself."""
+        return read_counts(self._db)
 
     def known(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM revisits").fetchone()[0])

@@ -15,8 +15,17 @@ Two processes, so that the measured peak RSS is the master side's alone:
    (`found`) and of a bag's validators; then its peak RSS (getrusage) and
    the file's size on disk.
 
+With `--adaptive` the job's schedule is adaptive and every row is in a
+plan group (rule and rate class set, a few classes per domain): `open_ms`
+then includes loading the plans' page counts (`plan_load_ms`, the Revisits
+constructor alone), and the build and settle figures include keeping the
+counts. `--phase open --dir DIR` only opens an existing file twice, in two
+fresh processes, and times it (a file from an older version is migrated on
+the first).
+
     python scripts/bench_revisit_scale.py --known 10000000 --domains 100000
     python scripts/bench_revisit_scale.py --known 1000000 --dir /tmp/rs1m
+    python scripts/bench_revisit_scale.py --known 1000000 --adaptive
 """
 
 from __future__ import annotations
@@ -63,8 +72,14 @@ def due_rank(i: int, known: int) -> int:
     return (i * SPREAD) % known
 
 
-def jobs() -> dict[str, Job]:
-    job = {"revisit": {"every": "30d"}, "expire": "60d"}  # expire: `found` reads the table
+ADAPTIVE = {"adaptive": {"min": "1h", "max": "60d", "initial": "30d"}}
+# Rate classes of the rows (--adaptive): each domain has its pages in all four.
+CLASSES = (-160, -150, -140, -130)
+
+
+def jobs(adaptive: bool = False) -> dict[str, Job]:
+    revisit = ADAPTIVE if adaptive else {"every": "30d"}
+    job = {"revisit": revisit, "expire": "60d"}  # expire: `found` reads the table
     config = config_from_dict({"jobs": {JOB: job}}, "bench.yaml")
     return dict(config.jobs)
 
@@ -82,7 +97,9 @@ def peak_rss_mb() -> float:
 
 
 # ------------------------------------------------------------------ build
-def entries(start: int, stop: int, known: int, domains: int, step: float) -> Iterator[Entry]:
+def entries(
+    start: int, stop: int, known: int, domains: int, step: float, adaptive: bool
+) -> Iterator[Entry]:
     stats = ChangeStats(3.0, 1.0, 2592000.0, 0.0, 0.0)
     for i in range(start, stop):
         url = url_of(i, domains)
@@ -103,10 +120,12 @@ def entries(start: int, stop: int, known: int, domains: int, step: float) -> Ite
             etag=f'"{i:x}"',
             last_modified="Tue, 01 Dec 2026 10:00:00 GMT",
             signature="0" * 32,
+            plan_rule=-1 if adaptive else None,
+            plan_class=CLASSES[i // domains % len(CLASSES)] if adaptive else None,
         )
 
 
-def build(path: Path, known: int, domains: int, step: float) -> dict[str, Any]:
+def build(path: Path, known: int, domains: int, step: float, adaptive: bool) -> dict[str, Any]:
     if known % SPREAD == 0:
         raise SystemExit("--known must not be a multiple of the spread multiplier")
     db = FrontierDB(path)
@@ -116,7 +135,8 @@ def build(path: Path, known: int, domains: int, step: float) -> dict[str, Any]:
     table = db.revisits
     started = time.perf_counter()
     for start in range(0, known, BUILD_CHUNK):
-        table.put_many(entries(start, min(known, start + BUILD_CHUNK), known, domains, step))
+        stop = min(known, start + BUILD_CHUNK)
+        table.put_many(entries(start, stop, known, domains, step, adaptive))
         db.commit()
         done = min(known, start + BUILD_CHUNK)
         if done % 1_000_000 == 0:
@@ -248,14 +268,33 @@ def measure_lookups(revisits: Revisits, known: int, domains: int) -> dict[str, A
     }
 
 
-def measure(path: Path, known: int, domains: int, step: float) -> dict[str, Any]:
-    out: dict[str, Any] = {"rss_start_mb": round(rss_mb(), 1)}
-    wall = Wall(BASE)
+def open_master(
+    path: Path, wall: Wall, adaptive: bool
+) -> tuple[FrontierDB, Revisits, dict[str, Any]]:
+    """Open the file as the master does, timed: all of it and the plan load."""
     opened = time.perf_counter()
     db = FrontierDB(path)
     frontier = Frontier(db, wall=wall)
-    revisits = Revisits(db.revisits, frontier, jobs(), wall=wall)
-    out["open_ms"] = round((time.perf_counter() - opened) * 1000, 1)
+    loading = time.perf_counter()
+    revisits = Revisits(db.revisits, frontier, jobs(adaptive), wall=wall)
+    done = time.perf_counter()
+    groups = sum(len(counts) for counts in revisits.planner.counts.values())
+    return (
+        db,
+        revisits,
+        {
+            "open_ms": round((done - opened) * 1000, 1),
+            "plan_load_ms": round((done - loading) * 1000, 1),
+            "plan_groups": groups,
+        },
+    )
+
+
+def measure(path: Path, known: int, domains: int, step: float, adaptive: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {"rss_start_mb": round(rss_mb(), 1)}
+    wall = Wall(BASE)
+    db, revisits, opened = open_master(path, wall, adaptive)
+    out.update(opened)
     out["rss_open_mb"] = round(rss_mb(), 1)
     out.update(measure_scans(revisits, db, wall, step))
     out.update(measure_counts(revisits, wall, known, step))
@@ -276,6 +315,7 @@ def disk_mb(path: Path) -> float:
 def child(phase: str, args: argparse.Namespace, path: Path) -> dict[str, Any]:
     command = [sys.executable, __file__, "--phase", phase, "--known", str(args.known)]
     command += ["--domains", str(args.domains), "--step", str(args.step), "--dir", str(path.parent)]
+    command += ["--adaptive"] if args.adaptive else []
     done = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True)
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
@@ -287,15 +327,25 @@ def main() -> int:
     parser.add_argument("--domains", type=int, default=100_000)
     parser.add_argument("--step", type=float, default=0.25, help="seconds between due times")
     parser.add_argument("--dir", help="state directory (default: a temp dir)")
-    parser.add_argument("--phase", choices=("build", "measure"), help=argparse.SUPPRESS)
+    parser.add_argument("--adaptive", action="store_true", help="rows in plan groups")
+    parser.add_argument("--phase", choices=("build", "measure", "open", "open-once"))
     args = parser.parse_args()
     state = Path(args.dir or tempfile.mkdtemp(prefix="nadird-revisit-bench-"))
     path = state / "frontier.db"
     if args.phase == "build":
-        print(json.dumps(build(path, args.known, args.domains, args.step)))
+        print(json.dumps(build(path, args.known, args.domains, args.step, args.adaptive)))
         return 0
     if args.phase == "measure":
-        print(json.dumps(measure(path, args.known, args.domains, args.step)))
+        print(json.dumps(measure(path, args.known, args.domains, args.step, args.adaptive)))
+        return 0
+    if args.phase == "open-once":
+        db, _, opened = open_master(path, Wall(BASE), args.adaptive)
+        db.close()
+        print(json.dumps(opened))
+        return 0
+    if args.phase == "open":  # two fresh processes: a migration shows in the first only
+        runs = [child("open-once", args, path) for _ in range(2)]
+        print(json.dumps({"first": runs[0], "second": runs[1]}, indent=1))
         return 0
     if path.exists():
         raise SystemExit(f"{path} exists: give an empty --dir")

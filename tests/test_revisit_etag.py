@@ -50,6 +50,15 @@ def test_a_rotating_etag_host_gets_if_modified_since_alone_and_answers_304(
         _, text = request(url, "/metrics", token)
         master.kill(signal.SIGTERM)
         cluster.wait(master, 30)
+        # A restart keeps the verdict (frontier.db): it does not learn it again.
+        known = len(living.entries())
+        again = cluster.start_again("master", cluster.workdir / "master.yaml")
+        assert wait_until(lambda: len(living.entries()) >= known + 8, 60)
+        restarted = living.entries()[known:]
+        again.kill(signal.SIGTERM)
+        cluster.wait(again, 30)
+    assert not any(e.etag_sent for e in restarted)
+    assert sum(e.status == 304 for e in restarted) >= 4
     with_etag = [e for e in entries if e.etag_sent]
     # Every answer to If-None-Match was a full one (the ETag had rotated)...
     assert with_etag and all(e.status == 200 for e in with_etag)
@@ -70,4 +79,6 @@ def test_a_rotating_etag_host_gets_if_modified_since_alone_and_answers_304(
     assert 0 <= status["revisit_lateness_p50"] <= status["revisit_lateness_p95"] < 5
     with sqlite3.connect(cluster.workdir / "state" / "frontier.db") as db:
         etags = [row[0] for row in db.execute("SELECT etag FROM revisits WHERE etag != ''")]
-    assert etags  # kept (the host may be trusted again after a restart), just not sent
+        hosts = db.execute("SELECT state, count(*) FROM etag_hosts GROUP BY state").fetchall()
+    assert etags  # kept, just not sent
+    assert hosts == [("broken", 1)]

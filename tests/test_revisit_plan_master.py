@@ -53,7 +53,7 @@ def _revisits(path: Path, clocks: Clocks, revisit: object, delay: float = 10.0) 
     jobs = config_from_dict({"jobs": {"shop": {"revisit": revisit}}}, "t.yaml").jobs
     db = FrontierDB(path)
     revisits = Revisits(db.revisits, Frontier(db), dict(jobs), wall=clocks.wall, clock=clocks.mono)
-    revisits.politeness_delay = delay
+    revisits.pace.politeness_delay = delay
     return revisits
 
 

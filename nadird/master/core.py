@@ -74,7 +74,7 @@ class MasterCore(Dispatching, Failing, Welcoming):
             db.revisits, self.frontier, self.admission.jobs, wall=revisit_wall()
         )
         self.fallbacks = Fallbacks(self.frontier, self.admission)
-        self.revisits.politeness_delay = config.politeness.delay
+        self.revisits.pace.configure(config)
         self.stats: Counter[str] = Counter()
         self.claims = Claims(self.stats)  # what of a worker's word the master checks
         self.errors: Counter[str] = Counter()  # failed attempts by kind (not HTTP statuses)
@@ -107,7 +107,7 @@ class MasterCore(Dispatching, Failing, Welcoming):
     def apply_config(self, new: Config) -> None:
         self.config = new
         self.admission.jobs = self.revisits.jobs = dict(new.jobs)
-        self.revisits.politeness_delay = new.politeness.delay
+        self.revisits.pace.configure(new)
         master = new.master
         self.frontier.caps = Caps(master.max_queued_per_domain, master.max_queued)
         self.sessions.resume()  # a reload may have fixed the credentials
@@ -199,7 +199,8 @@ class MasterCore(Dispatching, Failing, Welcoming):
         lease.done = True
         lease.wait = self.claims.rest(msg.wait, node.node, self.config.fetch.throttle)
         if msg.robots and self.robots is not None:
-            self.robots.remember(self.claims.robots(msg.robots, lease.domain))
+            kept = self.robots.remember(self.claims.robots(msg.robots, lease.domain))
+            self.revisits.crawl_delays(kept.items())
         job = self.admission.jobs.get(lease.job)
         if job is not None and job.login is not None:
             rest = self.sessions.reported(lease.job, lease.domain, msg, job.login, now)

@@ -9,12 +9,14 @@ and worse: If-None-Match decides over If-Modified-Since when both are sent
 A failure is a revisit of a host that sent If-None-Match, got a full 200
 and found the signature unchanged (what the user cares about did not
 change, yet the server said the entity did). A success is a 304. A host with
-`BROKEN_AFTER` failures and no success in this run is marked broken: its
+`BROKEN_AFTER` failures and no success seen is marked broken: its
 revisits keep If-Modified-Since (when the stored Last-Modified is a date)
 but send no If-None-Match, and the master logs it once and counts it. One
 304 ever seen keeps a host trusted: a host where some pages have working
 ETags and some carry noise (a CSRF token changes the bytes, rightly a new
-weak ETag) is not broken. The counters live in memory (a restart learns again).
+weak ETag) is not broken. The counters and both verdicts are kept in
+frontier.db (etag_db.py), so a restart goes on where the last run stopped
+instead of sending a broken If-None-Match BROKEN_AFTER more times per host.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 from nadird.logs import get_logger
+from nadird.master.frontier.etag_db import BROKEN, COUNTING, TRUSTED, EtagHostTable
 
 BROKEN_AFTER = 8  # failures with no 304 before a host's ETags are ignored
 
@@ -34,11 +37,23 @@ def host_of(url: str) -> str:
 
 
 class EtagHealth:
-    def __init__(self) -> None:
+    def __init__(self, table: EtagHostTable | None = None) -> None:
+        self._table = table  # None: kept in memory only
         self._failures: dict[str, int] = {}  # host -> failures, while no 304 was seen
         self._trusted: set[str] = set()  # hosts that answered a 304
         self.broken: set[str] = set()
         self.withheld = 0  # If-None-Match left out of bags (this run)
+        for host, state, failures in table.load() if table is not None else ():
+            if state == TRUSTED:
+                self._trusted.add(host)
+            elif state == BROKEN:
+                self.broken.add(host)
+            else:
+                self._failures[host] = failures
+
+    def _save(self, host: str, state: str, failures: int) -> None:
+        if self._table is not None:
+            self._table.put(host, state, failures)
 
     def observe(self, url: str, sent_etag: bool, status: int, unchanged: bool) -> None:
         """A revisit's answer: `sent_etag` when its bag carried an ETag."""
@@ -46,17 +61,21 @@ class EtagHealth:
             return
         host = host_of(url)
         if status == 304:
-            self._trusted.add(host)
-            self._failures.pop(host, None)
+            if host not in self._trusted:
+                self._trusted.add(host)
+                self._failures.pop(host, None)
+                self._save(host, TRUSTED, 0)
             return
         if host in self._trusted or host in self.broken or status != 200 or not unchanged:
             return
         failures = self._failures.get(host, 0) + 1
         if failures < BROKEN_AFTER:
             self._failures[host] = failures
+            self._save(host, COUNTING, failures)
             return
         del self._failures[host]
         self.broken.add(host)
+        self._save(host, BROKEN, failures)
         log.warning(
             "etag_ignored",
             host=host,

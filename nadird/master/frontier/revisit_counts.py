@@ -107,8 +107,7 @@ def read_counts(db: sqlite3.Connection) -> list[PlanCount]:
     """Every group's count: one row per group, not per page."""
     cur = db.execute(f"SELECT domain, job, plan_rule, plan_class, pages FROM {_TABLE}")
     return [
-        (str(d), str(j), int(r), None if c == NO_CLASS else int(c), int(n))
-        for d, j, r, c, n in cur
+        (str(d), str(j), int(r), None if c == NO_CLASS else int(c), int(n)) for d, j, r, c, n in cur
     ]
 
 

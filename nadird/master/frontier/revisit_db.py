@@ -33,6 +33,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from nadird.master.frontier.etag_db import EtagHostTable
 from nadird.master.frontier.redo import RedoTransaction
 from nadird.master.frontier.revisit_counts import PlanCount, prepare_counts, read_counts
 from nadird.revisit.estimate import ChangeStats
@@ -168,6 +169,7 @@ class RevisitTable:
             if name not in columns:
                 db.execute(f"ALTER TABLE revisits ADD COLUMN {name} INTEGER")
         prepare_counts(db)  # once the plan columns exist: its triggers read them
+        self.etag_hosts = EtagHostTable(db, tx)  # what revisits learnt of ETags per host
 
     def get_many(self, fps: Sequence[bytes]) -> dict[bytes, Entry]:
         found: dict[bytes, Entry] = {}

@@ -1,17 +1,21 @@
 """The master's per-domain revisit plans (the allocation of revisit/plan.py).
 
 Per domain it counts the adaptive pages in each (job, rule, rate class)
-group, loaded at start by one GROUP BY over the schedule table and then moved
-one page at a time as fetches update estimates (`move`, O(1)). Every
+group, loaded at start from the durable counts (revisit_counts.py, a row per
+group) and then moved one page at a time as fetches update estimates
+(`move`, O(1)). Every
 `master.revisit_allocate_interval` seconds the domains whose counts changed
-are planned again: a domain's budget is 1/delay fetches per second (the
-job's `delay`, else `politeness.delay`; the largest when several jobs share
-the domain), less the fetches outside the plan it took since its last plan
-(first fetches, fixed or cron revisits, other jobs' pages); each plan is
+are planned again (and those whose robots.txt Crawl-delay changed): a
+domain's budget is the fetch rate its pace allows (revisit_pace.py: 1 over
+the job's delay or the Crawl-delay, bounded by domain_concurrency over the
+fetch time; the smallest when several jobs share the domain), less the
+fetches outside the plan it took since its last plan (first fetches, fixed
+or cron revisits, other jobs' pages); each plan is
 a solve over its groups (a few hundred at most), and at most `ROUND_BUDGET`
 seconds of them run per tick, the rest in the next ticks. A page's due time
 uses its group's interval from the last plan; a group not planned yet (or a
-domain without a delay) falls back to the page's own estimate.
+domain without a bound: no delay, no fetch time yet) falls back to the
+page's own estimate.
 """
 
 from __future__ import annotations
@@ -23,7 +27,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from nadird.jobs import Job
-from nadird.revisit.allocate import domain_budget
 from nadird.revisit.plan import class_interval, plan_groups, probe_interval, schedule_of
 from nadird.revisit.policy import Adaptive
 
@@ -32,6 +35,7 @@ ROUND_BUDGET = 0.02  # seconds of planning per tick, at most (then the next tick
 # (job, rule, rate class or None): a page's group in its domain.
 Key = tuple[str, int, int | None]
 Clock = Callable[[], float]
+Rate = Callable[[str, Job], float]  # fetches/s a job can make on a domain (revisit_pace.py)
 
 
 @dataclass
@@ -45,11 +49,11 @@ class RevisitPlanner:
     def __init__(
         self,
         jobs: Callable[[], dict[str, Job]],
-        default_delay: Callable[[], float],
+        rate: Rate,
         clock: Clock = time.monotonic,
     ) -> None:
         self._jobs = jobs
-        self._default_delay = default_delay
+        self._rate = rate
         self._clock = clock
         self.counts: dict[str, Counter[Key]] = {}
         self.plans: dict[str, DomainPlan] = {}
@@ -79,6 +83,10 @@ class RevisitPlanner:
         if new is not None:
             counts[new] += 1
         self._dirty.add(domain)
+
+    def replan(self, domains: Iterable[str]) -> None:
+        """Plan these domains again in the next round (their pace changed)."""
+        self._dirty.update(d for d in domains if self.counts.get(d))
 
     def outside_fetch(self, domain: str) -> None:
         """A fetch of `domain` that is no adaptive revisit: it takes budget too."""
@@ -122,30 +130,31 @@ class RevisitPlanner:
         self.planned += done
         return done
 
-    def _plan(self, domain: str, now: float) -> None:
-        counts = self.counts.get(domain)
+    def _groups(self, domain: str) -> tuple[list[tuple[Key, Adaptive]], float]:
+        """The domain's adaptive groups and the fetch rate its jobs allow."""
         jobs = self._jobs()
         groups: list[tuple[Key, Adaptive]] = []
-        delays: list[float] = []
-        for key in counts or ():
+        rate = math.inf
+        for key in self.counts.get(domain) or ():
             job = jobs.get(key[0])
             policy = None if job is None else job.revisit_policy()
             schedule = None if policy is None else schedule_of(policy, key[1])
             if job is not None and schedule is not None:
                 groups.append((key, schedule))
-                delays.append(job.delay if job.delay is not None else self._default_delay())
+                rate = min(rate, self._rate(domain, job))
+        return groups, rate
+
+    def _plan(self, domain: str, now: float) -> None:
+        groups, rate = self._groups(domain)
         since = self._planned_at.get(domain)
         self._planned_at[domain] = now
         outside = self._outside.pop(domain, 0)
-        if not groups or not max(delays) > 0:
-            self.plans.pop(domain, None)
-            return
         outside_rate = outside / (now - since) if since is not None and now > since else 0.0
-        budget = domain_budget(max(delays), outside_rate)
-        if not budget > 0:
+        budget = rate - outside_rate
+        if not groups or not math.isfinite(rate) or not budget > 0:
             self.plans.pop(domain, None)
             return
-        assert counts is not None
+        counts = self.counts[domain]
         shares = [(key[2], counts[key], schedule) for key, schedule in groups]
         intervals, mu = plan_groups(shares, budget)
         plan = DomainPlan(mu=mu, probe=probe_interval(mu))

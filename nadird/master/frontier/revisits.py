@@ -39,6 +39,7 @@ from nadird.master.frontier.db import Row
 from nadird.master.frontier.etag_health import EtagHealth
 from nadird.master.frontier.queues import Frontier
 from nadird.master.frontier.revisit_db import Entry, RevisitTable
+from nadird.master.frontier.revisit_pace import PlanPace
 from nadird.master.frontier.revisit_plan import Key, RevisitPlanner
 from nadird.master.frontier.steady_wall import SteadyWall
 from nadird.master.service.metrics import PageHistogram
@@ -109,10 +110,10 @@ class Revisits:
         self.field_changes: list[FieldChange] = []
         self.field_changes_dropped = 0
         self._counted = (-math.inf, 0.0)  # (when, seconds it took) on self._clock
-        self.politeness_delay = 1.0  # politeness.delay, set by the master
-        self.planner = RevisitPlanner(lambda: self.jobs, lambda: self.politeness_delay, clock)
+        self.pace = PlanPace()  # configured by the master (politeness, robots Crawl-delays)
+        self.planner = RevisitPlanner(lambda: self.jobs, self.pace.rate, clock)
         self.planner.load(table.plan_counts())
-        self.etags = EtagHealth()
+        self.etags = EtagHealth(table.etag_hosts)
         self.lateness = PageHistogram(
             "nadird_revisit_lateness_seconds",
             "How late revisits ran: fetch time minus due time (wall clock)",
@@ -150,6 +151,7 @@ class Revisits:
             self.planner.outside_fetch(domain_of(page.url))
             return True
         prev = self._pending.get(page.fp) or self.table.get(page.fp)
+        self.pace.observe(prev.domain if prev else domain_of(page.url), page.elapsed)
         unchanged = page.status == NOT_MODIFIED and prev is not None
         now = self._wall()
         entry = self._next(page, job_name, prev, unchanged, now)
@@ -328,6 +330,11 @@ class Revisits:
         self.etags.withheld += 1
         credible = modified_epoch(entry.last_modified) is not None
         return ["", entry.last_modified if credible else ""]
+
+    def crawl_delays(self, delays: Iterable[tuple[str, float]]) -> None:
+        """robots.txt Crawl-delays by origin (robots_notes.py): a domain whose
+        pace changed is planned again."""
+        self.planner.replan(self.pace.crawl_delays(delays))
 
     def tick(self, allocate_every: float) -> int:
         """Queue what is due and re-plan the domains whose counts moved."""

@@ -65,6 +65,7 @@ class Master(MasterReads):
         # A loop that ends while running stops the master like a lost state dir.
         self.loops = LoopGuard(self.core.stats, on_broken=self.failed.set)
         self.core.robots = self.state.robots
+        self.core.revisits.crawl_delays(self.state.robots.delays())  # the plans' paces
         self.core.sessions = SessionBook.in_state_dir(self.state.path)
         self.writer = ResultWriter(
             store,

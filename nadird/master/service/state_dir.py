@@ -40,7 +40,10 @@ class StateDir:
         self.config = config
         self.health = state_health(config)
         self.db = FrontierDB(self.path / FRONTIER_FILE, self.health)
-        self.robots = RobotsNotes(self.path / ROBOTS_FILE, config.fetch.robots.ttl, self.health)
+        robots = config.fetch.robots
+        self.robots = RobotsNotes(
+            self.path / ROBOTS_FILE, robots.ttl, self.health, robots.user_agent
+        )
         self._last_snapshot = time.monotonic()
 
     @property

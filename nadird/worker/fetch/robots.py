@@ -35,6 +35,7 @@ from nadird.logs import get_logger
 from nadird.protocol.messages import RobotsNote
 from nadird.urls import origin_of
 from nadird.worker.fetch.fetcher import Fetcher
+from nadird.worker.fetch.robots_delay import robots_delay
 
 log = get_logger()
 
@@ -73,15 +74,7 @@ class RobotsRules:
 
     def delay(self, token: str) -> float | None:
         """Crawl-delay, or the interval a Request-rate line asks for."""
-        if self.parser is None:
-            return None
-        delay = self.parser.crawl_delay(token)
-        if delay is not None:
-            return float(delay)
-        rate = self.parser.request_rate(token)
-        if rate is not None and rate.requests > 0:
-            return float(rate.seconds) / float(rate.requests)
-        return None
+        return None if self.parser is None else robots_delay(self.parser, token)
 
     def sitemaps(self) -> list[str]:
         return list(self.parser.sitemaps) if self.parser is not None else []

@@ -104,11 +104,13 @@ def prepare_counts(db: sqlite3.Connection) -> None:
 
 
 def read_counts(db: sqlite3.Connection) -> list[PlanCount]:
-    """Every group's count: one row per group, not per page."""
-    cur = db.execute(f"SELECT domain, job, plan_rule, plan_class, pages FROM {_TABLE}")
-    return [
-        (str(d), str(j), int(r), None if c == NO_CLASS else int(c), int(n)) for d, j, r, c, n in cur
-    ]
+    """Every group's count: one row per group, not per page (the rows as
+    SQLite gives them: TEXT and INTEGER columns, NO_CLASS back to NULL)."""
+    cur = db.execute(
+        f"SELECT domain, job, plan_rule, nullif(plan_class, {NO_CLASS}), pages FROM {_TABLE}"
+    )
+    rows: list[PlanCount] = cur.fetchall()
+    return rows
 
 
 def group_counts(db: sqlite3.Connection) -> list[PlanCount]:

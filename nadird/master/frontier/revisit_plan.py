@@ -67,9 +67,14 @@ class RevisitPlanner:
 
     def load(self, rows: Iterable[tuple[str, str, int, int | None, int]]) -> None:
         """Counts from the table's (domain, job, rule, class, pages) rows."""
-        for domain, job, rule, klass, pages in rows:
-            self.counts.setdefault(domain, Counter())[job, rule, klass] += pages
-            self._dirty.add(domain)
+        counts = self.counts
+        for domain, job, rule, klass, pages in rows:  # a row per group: kept lean
+            groups = counts.get(domain)
+            if groups is None:
+                groups = counts[domain] = Counter()
+            key = (job, rule, klass)
+            groups[key] = groups.get(key, 0) + pages
+        self._dirty.update(counts)
 
     def move(self, domain: str, old: Key | None, new: Key | None) -> None:
         """A page of `domain` left group `old` for `new` (None: not adaptive)."""

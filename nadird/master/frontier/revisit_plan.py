@@ -27,8 +27,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from nadird.jobs import Job
+from nadird.logs import get_logger
 from nadird.revisit.plan import class_interval, plan_groups, probe_interval, schedule_of
 from nadird.revisit.policy import Adaptive
+
+log = get_logger()
 
 ROUND_BUDGET = 0.02  # seconds of planning per tick, at most (then the next tick goes on)
 
@@ -75,6 +78,8 @@ class RevisitPlanner:
             key = (job, rule, klass)
             groups[key] = groups.get(key, 0) + pages
         self._dirty.update(counts)
+        pages = sum(sum(groups.values()) for groups in counts.values())
+        log.info("revisit_plans_loaded", domains=len(counts), pages=pages)
 
     def move(self, domain: str, old: Key | None, new: Key | None) -> None:
         """A page of `domain` left group `old` for `new` (None: not adaptive)."""

@@ -10,6 +10,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from core_helpers import T0, bags, make_core, register
 from test_revisit_plan_master import ADAPTIVE, Clocks, _crawl_rounds, _revisits
 
 from nadird.config import config_from_dict
@@ -17,7 +18,7 @@ from nadird.jobs import Job
 from nadird.master.frontier.revisit_pace import PlanPace
 from nadird.master.frontier.revisits import Revisits
 from nadird.master.leasing.robots_notes import RobotsNotes
-from nadird.protocol.messages import RobotsNote
+from nadird.protocol.messages import BagDone, RobotsNote
 
 
 def _job(**fields: object) -> Job:
@@ -127,3 +128,19 @@ def test_a_notes_file_from_before_gains_the_delay_column(tmp_path: Path) -> None
     notes.remember([RobotsNote("http://a.test", False, ROBOTS.format(3), 0.0)])
     assert notes.delays() == [("http://a.test", 3.0)]
     notes.close()
+
+
+def test_a_bag_done_with_a_robots_note_sets_the_domain_pace(tmp_path: Path) -> None:
+    """The master's handling of BagDone: the note is kept and its Crawl-delay
+    reaches the planner (a MasterCore without sockets, real SQLite)."""
+    for core in make_core(tmp_path / "state"):
+        core.robots = RobotsNotes(tmp_path / "state" / "robots.db", token="nadird")
+        register(core, "w1")
+        bag = bags(core)["a.test"]
+        note = RobotsNote("http://a.test", False, ROBOTS.format(12), 0.0)
+        done = BagDone(node="w1", lease=bag.lease, epoch=bag.epoch, returned=bag.fps, robots=[note])
+        core.on_control(b"w1", done, T0 + 1.0)
+        assert core.revisits.pace.crawl_delay("a.test") == 12.0
+        assert core.revisits.pace.rate("a.test", Job()) == pytest.approx(1 / 12)
+        assert core.robots.delays() == [("http://a.test", 12.0)]
+        core.robots.close()

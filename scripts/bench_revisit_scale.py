@@ -19,9 +19,10 @@ With `--adaptive` the job's schedule is adaptive and every row is in a
 plan group (rule and rate class set, a few classes per domain): `open_ms`
 then includes loading the plans' page counts (`plan_load_ms`, the Revisits
 constructor alone), and the build and settle figures include keeping the
-counts. `--phase open --dir DIR` only opens an existing file twice, in two
-fresh processes, and times it (a file from an older version is migrated on
-the first).
+counts. `rewrite_rows_per_s` times the schedule's write path alone (rows
+written again, half of them into another group). `--phase open --dir DIR`
+only opens an existing file, twice, in two fresh processes, and times it (a
+file from an older version is migrated on the first).
 
     python scripts/bench_revisit_scale.py --known 10000000 --domains 100000
     python scripts/bench_revisit_scale.py --known 1000000 --dir /tmp/rs1m
@@ -251,6 +252,24 @@ def measure_settle(revisits: Revisits, db: FrontierDB, wall: Wall) -> dict[str, 
     }
 
 
+def measure_rewrites(db: FrontierDB, known: int, domains: int) -> dict[str, Any]:
+    """The schedule's write path alone: 20,000 known rows written again
+    (put_many, 1,000 per commit), every other one moved to another plan
+    group: what keeping the plan counts adds to a fetch's row."""
+    fps = [fingerprint(url_of((i * 7907) % known, domains)) for i in range(20_000)]
+    rows = list(db.revisits.get_many(fps).values())
+    for n, entry in enumerate(rows):
+        entry.last_fetch += 60.0
+        if n % 2 == 0 and entry.plan_class is not None:
+            entry.plan_class = CLASSES[(CLASSES.index(entry.plan_class) + 1) % len(CLASSES)]
+    started = time.perf_counter()
+    for at in range(0, len(rows), 1000):
+        db.revisits.put_many(rows[at : at + 1000])
+        db.commit()
+    seconds = time.perf_counter() - started
+    return {"rewrite_rows_per_s": round(len(rows) / seconds)}
+
+
 def measure_lookups(revisits: Revisits, known: int, domains: int) -> dict[str, Any]:
     """Link discovery (`found`, with expire) and bag validators, per URL."""
     links = [fingerprint(url_of((i * 7919) % known, domains)) for i in range(6400)]
@@ -299,6 +318,7 @@ def measure(path: Path, known: int, domains: int, step: float, adaptive: bool) -
     out.update(measure_scans(revisits, db, wall, step))
     out.update(measure_counts(revisits, wall, known, step))
     out.update(measure_settle(revisits, db, wall))
+    out.update(measure_rewrites(db, known, domains))
     out.update(measure_lookups(revisits, known, domains))
     out["rss_end_mb"] = round(rss_mb(), 1)
     out["peak_rss_mb"] = round(peak_rss_mb(), 1)

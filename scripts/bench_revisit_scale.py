@@ -260,8 +260,8 @@ def measure_rewrites(db: FrontierDB, known: int, domains: int) -> dict[str, Any]
     rows = list(db.revisits.get_many(fps).values())
     for n, entry in enumerate(rows):
         entry.last_fetch += 60.0
-        if n % 2 == 0 and entry.plan_class is not None:
-            entry.plan_class = CLASSES[(CLASSES.index(entry.plan_class) + 1) % len(CLASSES)]
+        if n % 2 == 0:  # into another group of its domain
+            entry.plan_class = CLASSES[0] if entry.plan_class != CLASSES[0] else CLASSES[1]
     started = time.perf_counter()
     for at in range(0, len(rows), 1000):
         db.revisits.put_many(rows[at : at + 1000])

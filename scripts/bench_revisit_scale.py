@@ -20,11 +20,9 @@ plan group (rule and rate class set, a few classes per domain): `open_ms`
 then includes loading the plans' page counts (`plan_load_ms`, the Revisits
 constructor alone), and the build and settle figures include keeping the
 counts. `rewrite_rows_per_s` times the schedule's write path alone (rows
-written again, half of them into another group). `--phase open --dir DIR`
-only opens an existing file, twice, in two fresh processes, and times it (a
-file from an older version is migrated on the first). `--phase triggers
---dir DIR` times the write path with and without the plan-count triggers,
-in turn, on an existing file.
+written again, half of them into another group). The opening of a file and
+the write path with and without the plan-count triggers are timed by
+scripts/bench_revisit_counts.py.
 
     python scripts/bench_revisit_scale.py --known 10000000 --domains 100000
     python scripts/bench_revisit_scale.py --known 1000000 --dir /tmp/rs1m
@@ -272,30 +270,6 @@ def measure_rewrites(db: FrontierDB, known: int, domains: int) -> dict[str, Any]
     return {"rewrite_rows_per_s": round(len(rows) / seconds)}
 
 
-def trigger_ab(path: Path, known: int, domains: int) -> dict[str, Any]:
-    """rewrite_rows_per_s with the plan-count triggers and without, three
-    times each in turn, on one open file (the same code otherwise: the upsert);
-    the triggers are back (and the counts rebuilt) at the next open."""
-    db = FrontierDB(path)
-    names = ("revisit_counts_insert", "revisit_counts_delete", "revisit_counts_update")
-    saved = [
-        row[0]
-        for row in db._db.execute(
-            "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name IN (?, ?, ?)", names
-        )
-    ]
-    runs: dict[str, list[int]] = {"with_triggers": [], "without_triggers": []}
-    for _ in range(3):
-        for kind in runs:
-            runs[kind].append(measure_rewrites(db, known, domains)["rewrite_rows_per_s"])
-            for name in names:  # from "with" to "without", and back
-                db._db.execute(f"DROP TRIGGER IF EXISTS {name}")
-            for sql in saved if kind == "without_triggers" else ():
-                db._db.execute(sql)
-    db.close()
-    return runs
-
-
 def measure_lookups(revisits: Revisits, known: int, domains: int) -> dict[str, Any]:
     """Link discovery (`found`, with expire) and bag validators, per URL."""
     links = [fingerprint(url_of((i * 7919) % known, domains)) for i in range(6400)]
@@ -374,8 +348,7 @@ def main() -> int:
     parser.add_argument("--step", type=float, default=0.25, help="seconds between due times")
     parser.add_argument("--dir", help="state directory (default: a temp dir)")
     parser.add_argument("--adaptive", action="store_true", help="rows in plan groups")
-    phases = ("build", "measure", "open", "open-once", "triggers")
-    parser.add_argument("--phase", choices=phases)
+    parser.add_argument("--phase", choices=("build", "measure"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     state = Path(args.dir or tempfile.mkdtemp(prefix="nadird-revisit-bench-"))
     path = state / "frontier.db"
@@ -384,18 +357,6 @@ def main() -> int:
         return 0
     if args.phase == "measure":
         print(json.dumps(measure(path, args.known, args.domains, args.step, args.adaptive)))
-        return 0
-    if args.phase == "open-once":
-        db, _, opened = open_master(path, Wall(BASE), args.adaptive)
-        db.close()
-        print(json.dumps(opened))
-        return 0
-    if args.phase == "triggers":
-        print(json.dumps(trigger_ab(path, args.known, args.domains)))
-        return 0
-    if args.phase == "open":  # two fresh processes: a migration shows in the first only
-        runs = [child("open-once", args, path) for _ in range(2)]
-        print(json.dumps({"first": runs[0], "second": runs[1]}, indent=1))
         return 0
     if path.exists():
         raise SystemExit(f"{path} exists: give an empty --dir")

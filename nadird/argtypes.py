@@ -62,26 +62,27 @@ def duration(text: str) -> float:
 
 def moment(text: str) -> float:
     """A point in time: ISO 8601 (2026-12-01T10:00:00Z; UTC without a zone),
-    epoch seconds, or a duration ago (6h: six hours before now)."""
+    epoch seconds, or a duration ago (6h or `6h ago`: six hours before now;
+    0s: now)."""
     import time
     from datetime import UTC, datetime
 
     from nadird.revisit.durations import parse_duration
 
+    words = text.split()
+    ago = len(words) > 1 and words[-1].lower() == "ago"
     try:
-        return (
-            float(text)
-            if text.replace(".", "", 1).isdigit()
-            else time.time() - parse_duration(text)
-        )
+        if not ago and text.replace(".", "", 1).isdigit():
+            return float(text)
+        return time.time() - parse_duration(" ".join(words[:-1]) if ago else text, allow_zero=True)
     except ValueError:
         pass
     try:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"expected a time (2026-12-01T10:00:00Z, epoch seconds, or 6h for six hours ago), "
-            f"got {text!r}"
+            f"expected a time (2026-12-01T10:00:00Z, epoch seconds, or a duration ago: "
+            f"6h or '6h ago'), got {text!r}"
         ) from None
     return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
 

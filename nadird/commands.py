@@ -7,12 +7,16 @@ import asyncio
 import dataclasses
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nadird.argtypes import check_seed
 from nadird.config import Config, Seed, load_config
 from nadird.config.seeds import line_seed
 from nadird.errors import ConfigError, StoreError
 from nadird.logs import configure
+
+if TYPE_CHECKING:
+    from nadird.store.base import Store
 
 EXIT_OK, EXIT_RUNTIME = 0, 1
 
@@ -135,6 +139,7 @@ def _reextract(args: argparse.Namespace) -> int:
         where = args.config or "(command line)"
         raise ConfigError(where, "--job", f"unknown job {args.job!r}; the config has {known}")
     opts = Options(args.since, args.restart, args.jobs, args.chunk)
+    _existing_store(args, config)  # nothing to re-extract in a file not there
     uri = args.store or config.store.uri
     return run_async(run(config, args.job, uri, opts, sys.stdout, Progress(console)))
 
@@ -170,7 +175,6 @@ def _check(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     from nadird.store.export import UnknownField, export_to
-    from nadird.store.open import open_store
 
     if args.since is not None and not args.changes:
         raise ConfigError("(command line)", "--since", "only with --changes")
@@ -183,49 +187,73 @@ def _export(args: argparse.Namespace) -> int:
         raise ConfigError("(command line)", option, "csv only (JSON lines are always UTF-8)")
     config = _config(args)
     _log_to_stderr(args, "export", config)
-    uri = args.store or config.store.uri
+    store = _existing_store(args, config)
 
-    async def go() -> int:
-        store = open_store(uri, config.store)
+    async def go() -> tuple[int, str]:
         await store.open()
         try:
-            return await export_to(
+            rows = await export_to(
                 store, args.out, args.format, args.job, args.fields, args.encoding
             )
         except UnknownField as exc:
             raise ConfigError("(command line)", "--fields", str(exc)) from None
+        else:
+            return rows, await _no_such_job(store, args.job, rows)
         finally:
             await store.close()
 
-    rows = asyncio.run(go())
-    print(f"exported {rows} records", file=sys.stderr)
+    rows, note = asyncio.run(go())
+    print(f"exported {rows} records{note}", file=sys.stderr)
     return EXIT_OK
 
 
 def _export_lines(args: argparse.Namespace) -> int:
     """`export --changes` and `export --items`: JSON lines of their own shapes."""
     from nadird.store.export import export_changes, export_items
-    from nadird.store.open import open_store
 
     option = "--items" if args.items else "--changes"
     if args.format != "jsonl" or args.fields:
         raise ConfigError("(command line)", option, "JSON lines only (no --format csv, --fields)")
     config = _config(args)
     _log_to_stderr(args, "export", config)
-    store = open_store(args.store or config.store.uri, config.store)
+    store = _existing_store(args, config)
 
-    async def go() -> int:
+    async def go() -> tuple[int, str]:
         await store.open()
         try:
             if args.items:
-                return await export_items(store, args.out, args.job)
-            return await export_changes(store, args.out, args.job, args.since)
+                rows = await export_items(store, args.out, args.job)
+            else:
+                rows = await export_changes(store, args.out, args.job, args.since)
+            return rows, await _no_such_job(store, args.job, rows)
         finally:
             await store.close()
 
-    rows = asyncio.run(go())
-    print(f"exported {rows} {'keyed items' if args.items else 'changes'}", file=sys.stderr)
+    rows, note = asyncio.run(go())
+    print(f"exported {rows} {'keyed items' if args.items else 'changes'}{note}", file=sys.stderr)
     return EXIT_OK
+
+
+def _existing_store(args: argparse.Namespace, config: Config) -> Store:
+    """The store `--store` (or the config's store.uri) names, refused when it is
+    a SQLite file that does not exist: opening it would create an empty store
+    at a mistyped path and export nothing, as if the crawl had stored nothing."""
+    from nadird.store.open import open_store
+    from nadird.store.sqlite.store import SqliteStore
+
+    store = open_store(args.store or config.store.uri, config.store)
+    if isinstance(store, SqliteStore) and not Path(store.path).exists():
+        where, key = ("(command line)", "--store") if args.store else (args.config, "store.uri")
+        reason = f"no file {store.path} (export and reextract read a store, never create one)"
+        raise ConfigError(where or "(defaults)", key, reason)
+    return store
+
+
+async def _no_such_job(store: Store, job: str | None, rows: int) -> str:
+    """What to add to "exported 0 ..." when --job names a job the store has no page of."""
+    if job is None or rows or await store.count(job):
+        return ""
+    return f" (the store holds no page of job {job!r})"
 
 
 def _dead_letters(args: argparse.Namespace) -> int:

@@ -305,9 +305,12 @@ def _print_summary(
         "out": out,
         "signal": finish.signal.name if finish.signal is not None else None,
     }
+    if finish.timed_out or master.core.revisits.scanning:
+        # A crawl cut by --for says so, revisiting or not: "complete": false
+        # with no signal would not tell why it ended.
+        summary["timed_out"] = finish.timed_out
     if master.core.revisits.scanning:
         revisits = master.core.revisits
-        summary["timed_out"] = finish.timed_out
         summary["revisits"] = {
             "checks": revisits.checks,
             "changes": revisits.changes,

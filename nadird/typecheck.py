@@ -45,6 +45,12 @@ def _describe(tp: Any) -> str:
         return "one of " + ", ".join(repr(m.value) for m in tp)
     if isinstance(tp, type):
         return "mapping" if dataclasses.is_dataclass(tp) else tp.__name__
+    # What a YAML file can hold, not Python's spelling (dict[str, Any]).
+    origin = get_origin(tp)
+    if origin is dict:
+        return "mapping"
+    if origin in (list, tuple):
+        return "list"
     return str(tp).replace("typing.", "")
 
 
@@ -65,7 +71,7 @@ def _convert_union(value: Any, tp: Any, path: str) -> Any:
         except Mismatch:
             continue
     names = " or ".join(_describe(o) for o in options)
-    raise Mismatch(path, f"expected {names}, got {type(value).__name__}")
+    raise Mismatch(path, f"expected {names}, got {type(value).__name__} {value!r:.60}")
 
 
 def _convert_scalar(value: Any, tp: type, path: str) -> Any:

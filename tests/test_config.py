@@ -84,6 +84,12 @@ def test_a_full_config_loads_into_typed_sections(tmp_path: Path) -> None:
         ("jobs:\n  j:\n    links:\n      allow: ['(']\n", "jobs.j", "links.allow[0]"),
         ("seeds:\n  - url: http://a.test/\n    job: missing\n", "seeds[0].job", "unknown job"),
         ("master: [1, 2]\n", "master", "expected a mapping"),
+        # An optional mapping or list is named as YAML spells it, with the value.
+        (
+            "jobs:\n  j:\n    revisit: 1h\n",
+            "jobs.j.revisit",
+            "expected mapping or null, got str '1h'",
+        ),
         ("master:\n  bag_size: 3\n   bad: indent\n", "line", "valid YAML"),
     ],
 )

@@ -174,3 +174,24 @@ def test_log_level_reaches_the_workers_and_out_csv_writes_csv(tmp_path: Path) ->
     assert rows and {r["url"] for r in rows} == set(stored_urls(tmp_path))
     assert len(rows) == result["pages"] + result["errors"]
     assert {"url", "final_url", "status", "depth", "error"} <= set(rows[0])
+
+
+def test_for_ends_a_one_shot_crawl_too_and_the_summary_says_it_timed_out(tmp_path: Path) -> None:
+    graph = SiteGraph(hosts=2, pages=80)
+    with run_in_thread(graph) as web:
+        started = time.monotonic()
+        proc = subprocess.run(
+            crawl_command(web, tmp_path, "--delay", "0.2", "--for", "3s"),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,
+        )
+        took = time.monotonic() - started
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = summary_of(proc.stdout)
+    # No --revisit: cut short by the time given, and the summary says why.
+    assert result["complete"] is False and result["signal"] is None
+    assert result["timed_out"] is True and "revisits" not in result
+    assert 0 < result["pages"] == len(stored_urls(tmp_path)) < len(same_domain_reachable(graph))
+    assert took < 30

@@ -43,6 +43,7 @@ from nadird.protocol.messages import (
 from nadird.request import RequestSpec
 from nadird.security import secure_client
 from nadird.urls import origin_of
+from nadird.waits import wait_set
 from nadird.worker.bag import BagRun, RobotsGate, SitemapHook, crawl_bag
 from nadird.worker.fetch.cookies import CookieJars
 from nadird.worker.fetch.fetcher import Fetcher
@@ -204,8 +205,7 @@ class WorkerAgent:
     async def _heartbeat_loop(self) -> None:
         while True:
             # Woken early by a Welcome: its interval may be shorter than ours.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._hb_wake.wait(), self._heartbeat_interval)
+            await wait_set(self._hb_wake, self._heartbeat_interval)
             self._hb_wake.clear()
             forget(self._kept, time.monotonic(), self._last_ack, self._lease_ttl)
             if self._bags and self._fenced():

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from nadird.logs import get_logger
 from nadird.master.service.health import StateHealth
 from nadird.store.base import PageRecord, Store
+from nadird.waits import wait_set
 
 log = get_logger()
 # Store writes' worth of records waiting before the store counts as behind.
@@ -74,8 +75,7 @@ class ResultWriter:
 
     async def _run(self) -> None:
         while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._kick.wait(), self._flush_interval)
+            await wait_set(self._kick, self._flush_interval)
             self._kick.clear()
             await self.flush()
 

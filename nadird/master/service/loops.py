@@ -25,6 +25,8 @@ LOG_EVERY = 1.0  # seconds between two logged failures of one loop
 # Seconds before a failed loop starts again: at most ~1,000 failures a second
 # from a flood of messages that each hit a bug, never a spinning core.
 RESTART_PAUSE = 0.001
+# Seconds before a loop still running after its cancellation is cancelled again.
+RECANCEL_AFTER = 0.1
 
 
 class LoopFailed(NadirdError):
@@ -59,9 +61,14 @@ class LoopGuard:
         """Cancel every loop and wait for them; raise LoopFailed after that if
         one had ended on its own (the caller finishes its own stop first)."""
         self.stopping = True
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        running = set(self._tasks)
+        while running:
+            # Again while one runs: a wait that swallowed its cancellation
+            # (asyncio.wait_for on Python 3.11, see waits.py) would otherwise
+            # keep the master from stopping for ever.
+            for task in running:
+                task.cancel()
+            _, running = await asyncio.wait(running, timeout=RECANCEL_AFTER)
 
     def raise_if_failed(self) -> None:
         if self.failure is not None:

@@ -36,6 +36,7 @@ from nadird.protocol.messages import Message, Results, Shutdown
 from nadird.request import RequestSpec
 from nadird.security import MasterSecurity
 from nadird.store.base import Store
+from nadird.waits import wait_set
 
 log = get_logger()
 __all__ = ["FRONTIER_FILE", "ROBOTS_FILE", "SEEN_FILE", "Master", "load_seen"]
@@ -342,8 +343,7 @@ class Master(MasterReads):
                 await self._send_all(self.core.dispatch(time.monotonic()))
                 due = self.core.next_dispatch_at()
                 timeout = None if due is None else max(0.0, due - time.monotonic())
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout)
+            await wait_set(self._wake, timeout)
             self._wake.clear()
 
     def _backpressure(self) -> bool:

@@ -32,6 +32,7 @@ import jmespath
 from nadird.config.proxies import ProviderConfig, ProviderJson, check_proxy_url
 from nadird.config.secrets import read_secret
 from nadird.logs import get_logger
+from nadird.waits import wait_set
 from nadird.worker.fetch.proxies import Offer, ProxyPool, redacted
 
 log = get_logger()
@@ -203,8 +204,7 @@ class ProviderFeed:
             if not polled:
                 await self.poll_once(session)
             polled = False
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.config.every_s)
+            await wait_set(self._wake, self.config.every_s)
             self._wake.clear()
             wait = self.config.min_refill_s - (time.monotonic() - self._last_poll)
             if wait > 0:

@@ -12,21 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import nadird
 
 from nadird.cli import parse_args
 
 SEED_A, SEED_B = "http://a.test/", "http://b.test/x"
-
-
-def nadird(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "nadird", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-    )
 
 
 # ------------------------------------------------------------ option order

@@ -5,25 +5,13 @@ has no page of is said so instead of printing nothing."""
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import nadird
 from test_export_csv import record
 
 from nadird.store.sqlite.store import SqliteStore
-
-
-def nadird(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "nadird", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-    )
 
 
 def _filled(path: Path) -> Path:

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import nadird
 
 from nadird.testing.cluster import Cluster, wait_until
 
@@ -35,17 +36,6 @@ def start_idle_master(cluster: Cluster, name: str, **sections: dict[str, object]
 def wait_api(cluster: Cluster) -> None:
     state = cluster.workdir / "state"
     assert wait_until(lambda: (state / "api.json").exists(), 30)
-
-
-def nadird(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "nadird", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
 
 
 def error_lines(cluster: Cluster, name: str) -> list[str]:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_helpers import nadird as _nadird
 
 from nadird.config import config_from_dict
 from nadird.errors import ConfigError
@@ -65,17 +64,6 @@ def test_the_revisit_keys_travel_to_workers() -> None:
     back = Job.from_wire(job.to_wire())
     assert back.signature_ignore == [".clock"]
     assert back.revisit_policy() == job.revisit_policy()
-
-
-def _nadird(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "nadird", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-    )
 
 
 BAD_REVISITS = [

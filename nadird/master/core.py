@@ -108,6 +108,7 @@ class MasterCore(Dispatching, Failing, Welcoming):
         self.config = new
         self.admission.jobs = self.revisits.jobs = dict(new.jobs)
         self.revisits.pace.configure(new)
+        self.revisits.policies_changed()
         master = new.master
         self.frontier.caps = Caps(master.max_queued_per_domain, master.max_queued)
         self.sessions.resume()  # a reload may have fixed the credentials
@@ -390,7 +391,7 @@ class MasterCore(Dispatching, Failing, Welcoming):
     def revisit_tick(self) -> int:
         """Queue the revisits that are due (a bounded number per tick) and
         re-plan the domains whose adaptive pages moved, when it is time."""
-        if not self.revisits.scanning:
+        if not (self.revisits.scanning or self.revisits.rescheduling):
             return 0
         return self.revisits.tick(self.config.master.revisit_allocate_interval)
 
@@ -405,5 +406,6 @@ class MasterCore(Dispatching, Failing, Welcoming):
     def delete_job(self, job: str) -> int:
         """Stop a job: no new bags or links; its queued URLs are dropped."""
         self.admission.jobs.pop(job, None)
+        self.revisits.policies_changed()  # its rows are parked
         self.paused.discard(job)
         return self.frontier.drop_job(job)

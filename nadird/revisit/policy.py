@@ -20,6 +20,9 @@ discovery at least this long after its last fetch is due again.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import math
 import re
 from dataclasses import dataclass
@@ -95,3 +98,21 @@ class RevisitPolicy:
     def expired(self, last_fetch: float, now: float) -> bool:
         """Whether a URL fetched at `last_fetch` and found again at `now` is due again."""
         return self.expire is not None and now - last_fetch >= self.expire
+
+
+def _form(schedule: Schedule | None) -> list[object] | None:
+    return None if schedule is None else [type(schedule).__name__, *dataclasses.astuple(schedule)]
+
+
+def fingerprint(policy: RevisitPolicy | None) -> str:
+    """A short digest of what sets a policy's due times ("" for no policy).
+
+    Equal schedules and rules give equal digests in every process, so the
+    master can tell at start that a job's rows were scheduled under another
+    policy. `expire` is left out: it sets no due time (link discovery does).
+    """
+    if policy is None:
+        return ""
+    rules = [[r.pattern.pattern, r.pattern.flags, _form(r.schedule)] for r in policy.rules]
+    text = json.dumps([rules, _form(policy.default)])
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()

@@ -36,6 +36,7 @@ from typing import Any
 from nadird.master.frontier.etag_db import EtagHostTable
 from nadird.master.frontier.redo import RedoTransaction
 from nadird.master.frontier.revisit_counts import PlanCount, prepare_counts, read_counts
+from nadird.master.frontier.revisit_policy_db import PolicyTable
 from nadird.revisit.estimate import ChangeStats
 
 CHUNK = 500
@@ -170,6 +171,7 @@ class RevisitTable:
                 db.execute(f"ALTER TABLE revisits ADD COLUMN {name} INTEGER")
         prepare_counts(db)  # once the plan columns exist: its triggers read them
         self.etag_hosts = EtagHostTable(db, tx)  # what revisits learnt of ETags per host
+        self.policies = PolicyTable(db, tx)  # the policy each job's rows follow
 
     def get_many(self, fps: Sequence[bytes]) -> dict[bytes, Entry]:
         found: dict[bytes, Entry] = {}
@@ -205,6 +207,33 @@ class RevisitTable:
         self._tx.write_many(
             "UPDATE revisits SET next_due = ?, queued = 0 WHERE fp = ?",
             [(when, fp) for fp, when in items],
+        )
+
+    def chunk_end(self, after: bytes, limit: int) -> tuple[bytes | None, int]:
+        """The largest fp among the next `limit` rows by fp after `after`, and
+        how many there are (None, 0 at the end): an index-only walk."""
+        row = self._db.execute(
+            "SELECT max(fp), count(*) FROM "
+            "(SELECT fp FROM revisits WHERE fp > ? ORDER BY fp LIMIT ?)",
+            (after, limit),
+        ).fetchone()
+        return row[0], int(row[1])
+
+    def waiting_between(self, job: str, after: bytes, upto: bytes) -> list[Entry]:
+        """The rows of `job` with fp in (after, upto] that are not queued."""
+        cur = self._db.execute(
+            f"SELECT {_COLUMNS} FROM revisits "
+            "WHERE fp > ? AND fp <= ? AND job = ? AND +queued = 0 ORDER BY fp",
+            (after, upto, job),
+        )
+        return [_entry(row) for row in cur]
+
+    def set_plan(self, entries: Sequence[Entry]) -> None:
+        """Write the entries' due times and plan groups (an UPDATE: the count
+        triggers move their groups' pages)."""
+        self._tx.write_many(
+            "UPDATE revisits SET next_due = ?, plan_rule = ?, plan_class = ? WHERE fp = ?",
+            [(e.next_due, e.plan_rule, e.plan_class, e.fp) for e in entries],
         )
 
     def count_due(self, before: float) -> int:

@@ -40,11 +40,11 @@ from nadird.master.frontier.etag_health import EtagHealth
 from nadird.master.frontier.queues import Frontier
 from nadird.master.frontier.revisit_db import Entry, RevisitTable
 from nadird.master.frontier.revisit_pace import PlanPace
-from nadird.master.frontier.revisit_plan import Key, RevisitPlanner
+from nadird.master.frontier.revisit_plan import RevisitPlanner
+from nadird.master.frontier.revisit_reschedule import Rescheduler, plan_key, regroup, state_of
 from nadird.master.frontier.steady_wall import SteadyWall
 from nadird.master.service.metrics import PageHistogram
 from nadird.protocol.messages import PageResult
-from nadird.revisit.plan import adaptive_rule, rate_class
 from nadird.revisit.policy import RevisitPolicy
 from nadird.revisit.schedule import UrlState, due_for, due_when_found, is_probe, record_fetch
 from nadird.urls import domain_of
@@ -74,10 +74,6 @@ def modified_epoch(header: str) -> float | None:
         return parsedate_to_datetime(header).timestamp()
     except (TypeError, ValueError):
         return None
-
-
-def _state(entry: Entry) -> UrlState:
-    return UrlState(entry.last_fetch, entry.interval, entry.stats)
 
 
 class Revisits:
@@ -113,6 +109,9 @@ class Revisits:
         self.pace = PlanPace()  # configured by the master (politeness, robots Crawl-delays)
         self.planner = RevisitPlanner(lambda: self.jobs, self.pace.rate, clock)
         self.planner.load(table.plan_counts())
+        # Rows scheduled under another policy than the running one get new due times.
+        self.rescheduler = Rescheduler(table, self.planner, clock=clock)
+        self.policies_changed()
         self.etags = EtagHealth(table.etag_hosts)
         self.lateness = PageHistogram(
             "nadird_revisit_lateness_seconds",
@@ -182,22 +181,11 @@ class Revisits:
     ) -> None:
         """The entry's plan group and due time (adaptive: its group's interval,
         less what this fetch ran late, see schedule.next_due)."""
-        old: Key | None = None
-        if prev is not None and prev.plan_rule is not None:
-            old = (prev.job, prev.plan_rule, prev.plan_class)
-        found = adaptive_rule(policy, entry.url)
-        new: Key | None = None
-        allocated = probe = None
-        if found is not None:
-            rate = entry.stats.planning_rate()
-            entry.plan_rule, entry.plan_class = found[0], None if rate is None else rate_class(rate)
-            new = (entry.job, entry.plan_rule, entry.plan_class)
-        if prev is None or new is None:
+        old = None if prev is None else plan_key(prev)
+        allocated, probe = regroup(self.planner, policy, entry, old)
+        if prev is None or entry.plan_rule is None:
             self.planner.outside_fetch(entry.domain)
-        self.planner.move(entry.domain, old, new)
-        if found is not None and new is not None:
-            allocated, probe = self.planner.lookup(entry.domain, new, found[1])
-        state = _state(entry)
+        state = state_of(entry)
         entry.next_due = due_for(policy, entry.url, state, allocated, probe=probe, late=late)
 
     def _next(
@@ -285,7 +273,7 @@ class Revisits:
                 parked.append((entry.fp, None))
                 continue
             rank = priority(job, entry.depth, entry.url)
-            if entry.next_due is not None and is_probe(_state(entry), entry.next_due):
+            if entry.next_due is not None and is_probe(state_of(entry), entry.next_due):
                 rank += PROBE_BOOST
             row = Row(entry.url, entry.fp, entry.depth, entry.job, rank, entry.domain)
             row.request = entry.request
@@ -336,8 +324,19 @@ class Revisits:
         pace changed is planned again."""
         self.planner.replan(self.pace.crawl_delays(delays))
 
+    def policies_changed(self) -> list[str]:
+        """Check the jobs' policies against those their rows follow (at start,
+        and after a reload); returns the jobs whose rows get new due times."""
+        return self.rescheduler.check(self.jobs, self._pending.values())
+
+    @property
+    def rescheduling(self) -> bool:
+        return bool(self.rescheduler.passes)
+
     def tick(self, allocate_every: float) -> int:
-        """Queue what is due and re-plan the domains whose counts moved."""
+        """Reschedule a chunk of rows whose policy changed, queue what is due
+        and re-plan the domains whose counts moved."""
+        self.rescheduler.tick(self.jobs, self._pending)
         self.planner.tick(allocate_every)
         return self.scan()
 
@@ -375,6 +374,9 @@ class Revisits:
             "revisit_etag_ignored_hosts": len(self.etags.broken),
             "revisit_etag_withheld": self.etags.withheld,
             "revisit_plans": len(self.planner.plans),
+            "revisit_rescheduling": len(self.rescheduler.passes),
+            "revisit_rescheduled": self.rescheduler.jobs_done,
+            "revisit_rescheduled_rows": self.rescheduler.rows_done,
         }
 
     def _lateness_summary(self) -> dict[str, float]:

@@ -3,7 +3,7 @@
 One row per job that ever revisited: the fingerprint of its policy
 (revisit/policy.py `fingerprint`, "" once it revisits no more) and, while
 its rows are being rescheduled under that policy (revisit_reschedule.py),
-the cursor: the largest URL fingerprint done so far (NULL when all are).
+the cursor: the largest rowid of `revisits` done so far (NULL when all are).
 Written through the frontier's redo transaction, so a cursor commits with
 the rows it covers: a crash mid-way resumes from the last commit.
 """
@@ -14,13 +14,13 @@ import sqlite3
 
 from nadird.master.frontier.redo import RedoTransaction
 
-PolicyRow = tuple[str, bytes | None]  # fingerprint, cursor
+PolicyRow = tuple[str, int | None]  # fingerprint, cursor
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS revisit_policies (
     job TEXT PRIMARY KEY,
     fingerprint TEXT NOT NULL,
-    cursor BLOB
+    cursor INTEGER
 ) WITHOUT ROWID;
 """
 _PUT = (
@@ -37,7 +37,10 @@ class PolicyTable:
 
     def load(self) -> dict[str, PolicyRow]:
         cur = self._db.execute("SELECT job, fingerprint, cursor FROM revisit_policies")
-        return {str(job): (str(digest), cursor) for job, digest, cursor in cur}
+        return {
+            str(job): (str(digest), None if cursor is None else int(cursor))
+            for job, digest, cursor in cur
+        }
 
-    def put(self, job: str, digest: str, cursor: bytes | None) -> None:
+    def put(self, job: str, digest: str, cursor: int | None) -> None:
         self._tx.write(_PUT, (job, digest, cursor))

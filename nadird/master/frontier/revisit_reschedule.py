@@ -11,8 +11,9 @@ job's rows again, from its stored state (last fetch, last interval, change
 statistics) under the new policy, as a fetch would have.
 
 A job has up to millions of rows, so the work is spread over housekeeping
-ticks: each tick walks the next CHUNK rows of the schedule by fingerprint
-(keyset, index only) and rewrites those of the job, with the cursor, in the
+ticks: each tick walks the next CHUNK rows of the schedule by rowid (keyset,
+in the order of the rows on disk) and rewrites those of the job, with the
+cursor, in the
 frontier's redo transaction; a crash resumes from the last commit, and doing
 a row twice gives the same answer. Rows queued for a fetch stay queued (the
 fetch schedules them under the new policy); rows of a job that revisits no
@@ -41,7 +42,7 @@ from nadird.revisit.schedule import UrlState, due_for
 log = get_logger()
 
 CHUNK = 2000  # rows of the schedule walked per tick (about 10 ms of work)
-START = b""  # a cursor before every fingerprint
+START = -(2**63)  # a cursor before every rowid
 
 Clock = Callable[[], float]
 
@@ -96,7 +97,7 @@ class Pass:
 
     job: str
     digest: str
-    cursor: bytes
+    cursor: int
     started: float
     rows: int = 0
 
@@ -153,13 +154,13 @@ class Rescheduler:
             return 0
         work = next(iter(self.passes.values()))
         upto, walked = self.table.chunk_end(work.cursor, self.chunk)
-        entries: list[Entry] = []
+        entries: list[tuple[int, Entry]] = []
         if upto is not None:
             policy = policy_of(jobs, work.job)
-            for entry in self.table.waiting_between(work.job, work.cursor, upto):
+            for rowid, entry in self.table.waiting_between(work.job, work.cursor, upto):
                 if entry.fp not in pending:
                     place(self.planner, policy, entry)
-                    entries.append(entry)
+                    entries.append((rowid, entry))
             self.table.set_plan(entries)
             work.cursor = upto
             work.rows += len(entries)

@@ -234,6 +234,11 @@ STATE_COUNTERS: tuple[tuple[str, str, str], ...] = (
         "ETags left out of bags (their host's ETags do not work)",
         "revisit_etag_withheld",
     ),
+    (
+        "nadird_revisit_rescheduled_rows",
+        "Revisit rows given a new due time after their job's policy changed",
+        "revisit_rescheduled_rows",
+    ),
 )
 
 

@@ -149,7 +149,9 @@ class Rescheduler:
     def tick(self, jobs: Mapping[str, Job], pending: Mapping[bytes, Entry]) -> int:
         """Reschedule the next chunk of the oldest pass; returns the rows given
         a new due time. Rows fetched but not written yet are left alone:
-        `check` placed them, and writing them would undo it."""
+        their `pending` entry (placed by `check` or made under the new
+        policy) is written over them, and placing the stored row as well
+        would move its plan count twice."""
         if not self.passes:
             return 0
         work = next(iter(self.passes.values()))
@@ -180,5 +182,5 @@ class Rescheduler:
             job=work.job,
             rows=work.rows,
             seconds=round(self._clock() - work.started, 3),
-            revisits=bool(work.digest),
+            parked=not work.digest,  # the job revisits no more
         )

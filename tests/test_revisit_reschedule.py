@@ -3,9 +3,12 @@ frontier.db, across reopenings (a restart) and reloads, on a fake clock."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+from core_helpers import make_core
 
 from nadird.config import config_from_dict
 from nadird.jobs import Job
@@ -216,3 +219,22 @@ def test_the_fingerprint_follows_what_sets_due_times() -> None:
     rules = [{"match": "/a/", "every": "1h"}, {"match": "/b/", "every": "2h"}]
     assert digest({"rules": rules}) != digest({"rules": rules[::-1]})
     assert policy_digest(None) == ""
+
+
+def test_the_master_reschedules_on_a_reload_and_parks_a_deleted_job(tmp_path: Path) -> None:
+    hourly = Job(revisit={"every": "1h"})
+    for core in make_core(tmp_path, {"shop": hourly}):
+        for url in URLS[:5]:
+            page = _page(url)
+            core.revisits.on_page(page, "shop")
+            core.revisits.settle([page.fp])
+        reloaded = {**core.config.jobs, "shop": Job(revisit={"every": "15s"})}
+        core.apply_config(dataclasses.replace(core.config, jobs=reloaded))
+        core.revisit_tick()
+        rows = _rows(core.revisits, URLS[:5])
+        assert all(r.next_due == r.last_fetch + 15 for r in rows)
+        core.delete_job("shop")  # no job revisits now: the tick still parks its rows
+        assert not core.revisits.scanning and core.revisits.rescheduling
+        core.revisit_tick()
+        assert all(r.next_due is None for r in _rows(core.revisits, URLS[:5]))
+        assert core.revisits.rescheduler.jobs_done == 2

@@ -408,4 +408,6 @@ class MasterCore(Dispatching, Failing, Welcoming):
         self.admission.jobs.pop(job, None)
         self.revisits.policies_changed()  # its rows are parked
         self.paused.discard(job)
-        return self.frontier.drop_job(job)
+        # Revisits whose queue rows go are parked with them: left marked
+        # queued, they would never be due again, even if the job came back.
+        return self.frontier.drop_job(job, self.revisits.unqueue)

@@ -323,9 +323,13 @@ class Frontier:
             held[0].rows -= 1
             self._queued -= 1
 
-    def drop_job(self, job: str) -> int:
-        """Delete a job's queued URLs, except those in a lease or being stored."""
-        dropped = 0
+    def drop_job(self, job: str, before_commit: Callable[[list[bytes]], None] | None = None) -> int:
+        """Delete a job's queued URLs, except those in a lease or being stored.
+
+        `before_commit` gets the dropped fingerprints, to write what follows
+        from their leaving (a revisit row no longer queued) in the same commit.
+        """
+        dropped: list[bytes] = []
         for row_id, fp, name in self.db.job_rows(job):
             if fp in self._out or fp in self._settling:
                 continue
@@ -333,9 +337,11 @@ class Frontier:
             if self.db.delete_one(row_id) and ds is not None:
                 ds.rows -= 1
                 self._queued -= 1
-                dropped += 1
+                dropped.append(fp)
+        if before_commit is not None and dropped:
+            before_commit(dropped)
         self.db.commit()
-        return dropped
+        return len(dropped)
 
     def domain_sizes(self) -> list[tuple[str, int]]:
         return [(name, ds.rows) for name, ds in self._domains.items() if ds.rows]

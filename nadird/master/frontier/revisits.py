@@ -286,6 +286,10 @@ class Revisits:
             self.queued += len(rows)
         return len(rows)
 
+    def unqueue(self, fps: Sequence[bytes]) -> None:
+        """Queue rows of these URLs were dropped (their job stopped): not due."""
+        self.table.set_due([(fp, None) for fp in fps])
+
     def found(self, job_name: str, fps: Sequence[bytes]) -> int:
         """Links found again: those fetched at least `expire` ago are due now."""
         job = self._policy_job(job_name)

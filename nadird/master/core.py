@@ -21,6 +21,7 @@ from nadird.master.frontier.queues import Caps, Frontier
 from nadird.master.frontier.revisit_clock import revisit_wall
 from nadird.master.frontier.revisits import Revisits
 from nadird.master.frontier.seen import SeenSet
+from nadird.master.job_control import JobControl
 from nadird.master.leasing.acceptance import REASONS, refusal
 from nadird.master.leasing.adoption import Adoption
 from nadird.master.leasing.dispatch import Dispatching, Outgoing
@@ -59,7 +60,7 @@ from nadird.urls import domain_of
 log = get_logger()
 
 
-class MasterCore(Dispatching, Failing, Welcoming):
+class MasterCore(Dispatching, Failing, Welcoming, JobControl):
     def __init__(self, config: Config, db: FrontierDB, seen: SeenSet) -> None:
         self.config = config
         master = config.master
@@ -394,20 +395,3 @@ class MasterCore(Dispatching, Failing, Welcoming):
         if not (self.revisits.scanning or self.revisits.rescheduling):
             return 0
         return self.revisits.tick(self.config.master.revisit_allocate_interval)
-
-    # -------------------------------------------------------------- jobs
-    def pause(self, job: str) -> None:
-        self.paused.add(job)
-
-    def resume(self, job: str) -> None:
-        self.paused.discard(job)
-        self.sessions.resume(job)
-
-    def delete_job(self, job: str) -> int:
-        """Stop a job: no new bags or links; its queued URLs are dropped."""
-        self.admission.jobs.pop(job, None)
-        self.revisits.policies_changed()  # its rows are parked
-        self.paused.discard(job)
-        # Revisits whose queue rows go are parked with them: left marked
-        # queued, they would never be due again, even if the job came back.
-        return self.frontier.drop_job(job, self.revisits.unqueue)

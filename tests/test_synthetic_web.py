@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -223,6 +224,46 @@ async def test_latency_delays_every_response() -> None:
             pass
         [entry] = await wait_for_entries(server, 1)
     assert entry.t_end - entry.t_start >= 0.2
+
+
+# One tick of the kernel's clock at HZ=100, the coarsest usual one.
+TICK = 0.011
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="arrival times come from Linux's TCP_INFO")
+async def test_arrival_is_when_the_request_came_not_when_the_busy_server_read_it() -> None:
+    blocking = threading.Event()
+    unblocked: list[float] = []
+    sent: list[float] = []
+
+    async def block(request: web.Request, host: str) -> web.StreamResponse:
+        blocking.set()
+        time.sleep(1.5)  # the server's loop does nothing else meanwhile
+        unblocked.append(time.time())
+        return web.Response(text="done")
+
+    async def headers_sent(
+        _: object, __: object, params: aiohttp.TraceRequestHeadersSentParams
+    ) -> None:
+        if params.url.path == "/p/1":
+            sent.append(time.time())  # just before the write: see aiohttp's http_writer
+
+    trace = aiohttp.TraceConfig()
+    trace.on_request_headers_sent.append(headers_sent)
+    connector = aiohttp.TCPConnector(resolver=LoopbackResolver())
+    with run_in_thread(small_graph(port=0)) as server:
+        server.add_route("/block", block)
+        base = f"http://site-0.test:{server.port}"
+        async with aiohttp.ClientSession(connector=connector, trace_configs=[trace]) as session:
+            blocked = asyncio.ensure_future(session.get(f"{base}/block"))
+            assert await asyncio.to_thread(blocking.wait, 5)
+            async with session.get(f"{base}/p/1") as resp:  # on a second connection
+                assert resp.status == 200
+            (await blocked).release()
+        [late] = [e for e in await wait_for_entries(server, 2) if e.path == "/p/1"]
+    [sent_at] = sent
+    assert late.t_start >= unblocked[0] > sent_at + 0.5  # read long after it came
+    assert abs(late.t_arrived - sent_at) <= TICK
 
 
 async def test_added_route_takes_precedence_and_is_logged() -> None:

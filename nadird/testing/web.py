@@ -40,6 +40,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from nadird.testing.access import (
     MAX_LOGGED_BODY,
     AccessEntry,
+    arrival_time,
     logged_headers,
     read_access_log,
 )
@@ -149,6 +150,7 @@ class SyntheticWeb:
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         t_start = time.time()
+        t_arrived = arrival_time(request, t_start)  # before reading on: see arrival_time
         host = request_host(request)
         status = CLIENT_CLOSED
         # Read first (aiohttp keeps it for the handler): the log shows what was sent.
@@ -168,7 +170,7 @@ class SyntheticWeb:
         finally:
             # Recorded before the last write, so that a client holding a
             # complete response always finds its entry in the log.
-            self._record(request, host, status, t_start, body)
+            self._record(request, host, status, t_start, body, t_arrived=t_arrived)
         await response.write_eof()
         return response
 
@@ -189,11 +191,19 @@ class SyntheticWeb:
         return await handler(request, host)
 
     def _record(
-        self, request: web.Request, host: str, status: int, t_start: float, body: bytes
+        self,
+        request: web.Request,
+        host: str,
+        status: int,
+        t_start: float,
+        body: bytes,
+        *,
+        t_arrived: float,
     ) -> None:
         entry = AccessEntry(
             t_start=t_start,
             t_end=time.time(),
+            t_arrived=t_arrived,
             host=host,
             path=request.raw_path,
             status=status,

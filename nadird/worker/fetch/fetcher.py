@@ -38,6 +38,7 @@ from nadird.worker.fetch.hops import Hop
 from nadird.worker.fetch.proxies import Proxy, ProxyPool
 from nadird.worker.fetch.proxy_sources import ProviderFeeds
 from nadird.worker.fetch.resolver import AddressBlocked, PolicyResolver
+from nadird.worker.fetch.throttle import pacing_trace
 
 READ_CHUNK = 64 * 1024
 REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
@@ -125,6 +126,7 @@ class Fetcher:
             # jobs' and accounts' login sessions: worker/fetch/sessions.py).
             cookie_jar=aiohttp.DummyCookieJar(),
             auto_decompress=False,  # decoded here, with a bound: see decoding.py
+            trace_configs=[pacing_trace()],  # the pace counts from when a request left
         )
 
     def _socks_session(self, proxy: Proxy) -> aiohttp.ClientSession:

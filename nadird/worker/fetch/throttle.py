@@ -13,17 +13,29 @@ The state of a domain lives on the worker for as long as it keeps seeing the
 domain (an LRU), so consecutive bags of one domain on one worker continue
 where the last one stopped; across workers the pace is carried by the
 master, which holds the domain back for BagDone.wait seconds.
+
+A start counts from when the request really left, not from when its turn was
+planned: a lane the event loop wakes late, or a request that spends time
+connecting before its headers go out, would otherwise bring the next request
+closer to it than the delay (seen on a loaded machine: 0.2 s turned into
+0.1 s at the server). So turns are taken one at a time and booked when they
+happen, and the fetcher's trace hook (`pacing_trace`) moves the booking to
+the moment the headers are written.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import datetime
 import email.utils
 import random
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
 
 from nadird.config import ThrottleConfig
 
@@ -74,6 +86,8 @@ class Pacer:
         self._rng = rng or random.Random()
         self._last_start: float | None = None
         self._hold_until = time.monotonic() + max(0.0, self.state.resting_until - time.time())
+        # Lanes take turns one by one, each seeing when the last one really went.
+        self._turns = asyncio.Lock()
 
     def delay(self) -> float:
         """The effective delay now (jitter excluded)."""
@@ -88,14 +102,24 @@ class Pacer:
         return max(after_last, self._hold_until)
 
     async def turn(self) -> None:
-        now = time.monotonic()
-        start = max(now, self._next_allowed())
-        jitter = self.config.jitter
-        if jitter > 0 and self._last_start is not None:
-            start += self._rng.uniform(0.0, jitter * self.delay())
-        self._last_start = start
-        if start > now:
-            await asyncio.sleep(start - now)
+        """Wait until a request to the domain may start, and book it as started."""
+        async with self._turns:
+            jitter = self.config.jitter
+            extra = 0.0
+            if jitter > 0 and self._last_start is not None:
+                extra = self._rng.uniform(0.0, jitter * self.delay())
+            # Again after each sleep: the last request may have gone out later
+            # than booked (sent()), or a Crawl-delay been learnt meanwhile.
+            while (wait := self._next_allowed() + extra - time.monotonic()) > 0:
+                await asyncio.sleep(wait)
+            self._last_start = time.monotonic()
+        _paced.set(self)
+
+    def sent(self, when: float) -> None:
+        """The request of the last turn went out at `when` (monotonic): the
+        next one is spaced from then, never from earlier."""
+        if self._last_start is not None and when > self._last_start:
+            self._last_start = when
 
     def rest(self) -> float:
         """Seconds the domain must still rest after this bag."""
@@ -134,6 +158,25 @@ class Pacer:
     def served(self) -> None:
         """A normal answer: the back-off starts over."""
         self.state.throttled = 0
+
+
+# The pacer whose turn this task took last: the request the task sends next
+# is the one that turn was for. A task-local, so each lane marks its own.
+_paced: contextvars.ContextVar[Pacer | None] = contextvars.ContextVar("paced", default=None)
+
+
+async def _headers_sent(session: aiohttp.ClientSession, context: Any, params: Any) -> None:
+    pacer = _paced.get()
+    if pacer is not None:
+        pacer.sent(time.monotonic())
+
+
+def pacing_trace() -> aiohttp.TraceConfig:
+    """A trace for the fetch session: a request's start is booked again when
+    its headers are written (after any connect), see Pacer.sent."""
+    trace = aiohttp.TraceConfig()
+    trace.on_request_headers_sent.append(_headers_sent)
+    return trace
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:

@@ -33,7 +33,7 @@ class LeaseMark:
 
     def cover(self, now: float) -> None:
         """Before leases granted or renewed at `now` (monotonic) are answered."""
-        expires = _wall(now + self._ttl)
+        expires = wall_of(now + self._ttl)
         if expires <= self._until:
             return
         self._write(expires + self._headroom)
@@ -41,14 +41,14 @@ class LeaseMark:
 
     def settle(self, expires: float | None, now: float) -> None:
         """At a clean stop: only leases expiring at `expires` may still run."""
-        self._write(0.0 if expires is None else _wall(max(now, expires)))
+        self._write(0.0 if expires is None else wall_of(max(now, expires)))
 
     def _write(self, until: float) -> None:
         self._until = until
         self._db.set_meta(KEY, repr(until))
 
 
-def _wall(when: float) -> float:
+def wall_of(when: float) -> float:
     """The wall-clock time of the monotonic time `when`."""
     return time.time() + (when - time.monotonic())
 

@@ -24,6 +24,7 @@ from nadird.master.core import MasterCore
 from nadird.master.frontier.seen import SeenSet
 from nadird.master.frontier.seen_rebuild import load_seen
 from nadird.master.leasing.dispatch import Outgoing
+from nadird.master.leasing.lease_mark import wall_of
 from nadird.master.leasing.sessions import SessionBook
 from nadird.master.results.writer import ResultWriter
 from nadird.master.service import status
@@ -136,6 +137,8 @@ class Master(MasterReads):
             results=self.results_endpoint,
             queued=self.core.frontier.queued,
             hold=max(0.0, self.core.hold_until - time.monotonic()),
+            # When it ends (epoch seconds), whenever this line got written.
+            hold_ends=round(wall_of(self.core.hold_until), 3) if self.core.hold_until else None,
         )
 
     async def stop(self) -> None:

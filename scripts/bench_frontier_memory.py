@@ -19,20 +19,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_common import rss_mb  # scripts/: on sys.path when run as a script
+
 from nadird.jobs import Job
 from nadird.master.frontier.admission import Admission
 from nadird.master.frontier.db import FrontierDB
 from nadird.master.frontier.queues import Frontier
 from nadird.master.frontier.seen import SeenSet
 from nadird.urls import fingerprint
-
-
-def rss_mb() -> float:
-    with open("/proc/self/status", encoding="ascii") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def main() -> int:

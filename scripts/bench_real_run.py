@@ -15,12 +15,12 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import psutil
 import yaml
+from bench_common import Throughput
 from pyspy_top import top_functions
 from real_site_walk import key, key_of_request
 
@@ -192,7 +192,7 @@ def records(crawler: str, work: Path) -> list[tuple[str, int]]:
 
 
 @dataclass
-class Run:
+class Run(Throughput):
     crawler: str
     pair: int
     seconds: float
@@ -203,21 +203,6 @@ class Run:
     problems: list[str]
     peak_rss_mib: dict[str, float] = field(default_factory=dict)  # "top", "child-1", ...
     load_1min: float = 0.0
-
-    @property
-    def pages_per_s(self) -> float:
-        return self.records / self.seconds
-
-    @property
-    def pages_per_cpu_s(self) -> float:
-        return self.records / self.cpu_seconds
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            **asdict(self),
-            "pages_per_s": round(self.pages_per_s, 1),
-            "pages_per_cpu_s": round(self.pages_per_cpu_s, 1),
-        }
 
 
 def _sample_rss(top: psutil.Process, peaks: dict[int, tuple[float, int]]) -> None:

@@ -46,6 +46,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from bench_common import rss_mb  # scripts/: on sys.path when run as a script
+
 from nadird.config import config_from_dict
 from nadird.jobs import Job
 from nadird.master.frontier.db import FrontierDB
@@ -83,14 +85,6 @@ def jobs(adaptive: bool = False) -> dict[str, Job]:
     job = {"revisit": revisit, "expire": "60d"}  # expire: `found` reads the table
     config = config_from_dict({"jobs": {JOB: job}}, "bench.yaml")
     return dict(config.jobs)
-
-
-def rss_mb() -> float:
-    with open("/proc/self/status", encoding="ascii") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def peak_rss_mb() -> float:

@@ -34,14 +34,15 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import psutil
 import yaml
-from pyspy_top import top_functions  # scripts/: on sys.path when run as a script
+from bench_common import Throughput  # scripts/: on sys.path when run as a script
+from pyspy_top import top_functions
 
 from nadird.testing.graph import SiteGraph
 
@@ -62,7 +63,7 @@ Server = subprocess.Popen[str]
 
 
 @dataclass
-class Run:
+class Run(Throughput):
     crawler: str
     pair: int
     seconds: float
@@ -72,21 +73,6 @@ class Run:
     distinct_urls: int
     same_as_expected: bool
     load_1min: float
-
-    @property
-    def pages_per_s(self) -> float:
-        return self.records / self.seconds
-
-    @property
-    def pages_per_cpu_s(self) -> float:
-        return self.records / self.cpu_seconds
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            **asdict(self),
-            "pages_per_s": round(self.pages_per_s, 1),
-            "pages_per_cpu_s": round(self.pages_per_cpu_s, 1),
-        }
 
 
 # ------------------------------------------------------------------ server

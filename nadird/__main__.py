@@ -1,5 +1,5 @@
 import sys
 
-from nadird.cli import main
+from nadird.cli.main import main
 
 sys.exit(main())

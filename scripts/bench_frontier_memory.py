@@ -21,12 +21,12 @@ from pathlib import Path
 
 from bench_common import rss_mb  # scripts/: on sys.path when run as a script
 
-from nadird.jobs import Job
+from nadird.common.urls import fingerprint
+from nadird.job.spec import Job
 from nadird.master.frontier.admission import Admission
-from nadird.master.frontier.db import FrontierDB
 from nadird.master.frontier.queues import Frontier
 from nadird.master.frontier.seen import SeenSet
-from nadird.urls import fingerprint
+from nadird.master.state.frontier_db import FrontierDB
 
 
 def main() -> int:

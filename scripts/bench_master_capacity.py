@@ -49,21 +49,21 @@ import zmq.asyncio
 from pyspy_top import top_functions  # scripts/: on sys.path when run as a script
 
 from nadird import __version__
-from nadird.jobs import Job
+from nadird.job.spec import Job
 
 try:  # the package layout since the stages were regrouped
     from nadird.master.frontier.admission import Admission
-    from nadird.master.frontier.db import FrontierDB
     from nadird.master.frontier.queues import Frontier
     from nadird.master.frontier.seen import SeenSet
+    from nadird.master.state.frontier_db import FrontierDB
 except ImportError:  # a --baseline from before: flat master modules
     from nadird.master.admission import Admission  # type: ignore[no-redef]
     from nadird.master.frontier_db import FrontierDB  # type: ignore[no-redef]
     from nadird.master.seen import SeenSet  # type: ignore[no-redef]
 
     from nadird.master.frontier import Frontier  # type: ignore[no-redef]
+from nadird.common.urls import fingerprint
 from nadird.protocol.codec import VERSION
-from nadird.urls import fingerprint
 
 TOKEN = "bench-token-0123456789abcdef"
 STOP_TIMEOUT = 120.0  # seconds the master may take to stop before it is killed

@@ -46,8 +46,9 @@ from typing import Any
 
 import lxml.etree
 
+from nadird.common.urls import fingerprint
 from nadird.config import FetchConfig
-from nadird.jobs import Job
+from nadird.job.spec import Job
 from nadird.master.results.records import record_from_result
 from nadird.reextract.core import Rules
 from nadird.reextract.pool import redo_all
@@ -56,7 +57,6 @@ from nadird.store.sqlite.store import SqliteStore
 from nadird.testing.checks import FIELDS
 from nadird.testing.graph import HTML_TYPE, SiteGraph
 from nadird.testing.web import run_in_thread
-from nadird.urls import fingerprint
 from nadird.worker.fetch.fetcher import Fetcher, FetchOutcome
 from nadird.worker.follow.filter import DomainCounts, LinkPipeline
 from nadird.worker.pages import PageProcessor, PageTask

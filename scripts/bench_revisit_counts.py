@@ -23,7 +23,7 @@ from typing import Any
 
 from bench_revisit_scale import BASE, Wall, measure_rewrites, open_master
 
-from nadird.master.frontier.db import FrontierDB
+from nadird.master.state.frontier_db import FrontierDB
 
 
 def trigger_ab(path: Path, known: int, domains: int) -> dict[str, Any]:

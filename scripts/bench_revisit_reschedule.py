@@ -20,12 +20,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from nadird.common.urls import fingerprint
 from nadird.config import config_from_dict
-from nadird.jobs import Job
-from nadird.master.frontier.db import FrontierDB
+from nadird.job.spec import Job
 from nadird.master.frontier.queues import Frontier
-from nadird.master.frontier.revisits import Revisits
-from nadird.urls import fingerprint
+from nadird.master.revisits.scheduler import Revisits
+from nadird.master.state.frontier_db import FrontierDB
 
 
 def _jobs(shop: dict[str, Any]) -> dict[str, Job]:

@@ -48,15 +48,15 @@ from typing import Any
 
 from bench_common import rss_mb  # scripts/: on sys.path when run as a script
 
+from nadird.common.urls import fingerprint
 from nadird.config import config_from_dict
-from nadird.jobs import Job
-from nadird.master.frontier.db import FrontierDB
+from nadird.job.spec import Job
 from nadird.master.frontier.queues import Frontier
-from nadird.master.frontier.revisit_db import Entry
-from nadird.master.frontier.revisits import Revisits
+from nadird.master.revisits.scheduler import Revisits
+from nadird.master.state.frontier_db import FrontierDB
+from nadird.master.state.revisit_db import Entry
 from nadird.protocol.messages import PageResult
 from nadird.revisit.estimate import ChangeStats
-from nadird.urls import fingerprint
 
 BASE = 1_800_000_000.0  # the build's wall clock (epoch seconds)
 FIRST_DUE = BASE + 3600.0  # nothing is due before this

@@ -24,8 +24,8 @@ import psutil
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nadird.errors import ProtocolError
-from nadird.logs import configure
+from nadird.common.errors import ProtocolError
+from nadird.common.logs import configure
 from nadird.protocol.codec import decode
 from nadird.protocol.messages import Message
 from nadird.testing.bad_frames import bad_messages

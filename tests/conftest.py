@@ -32,7 +32,7 @@ def _logging_defaults() -> Iterator[None]:
     yield
     import structlog
 
-    from nadird.logs import gate
+    from nadird.common.logs import gate
 
     structlog.reset_defaults()
     gate.set("info")

@@ -7,13 +7,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from nadird.common.urls import fingerprint
 from nadird.config import Config, MasterConfig
-from nadird.jobs import Job
+from nadird.job.spec import Job
 from nadird.master.core import MasterCore
-from nadird.master.frontier.db import FrontierDB
 from nadird.master.frontier.seen import SeenSet
+from nadird.master.state.frontier_db import FrontierDB
 from nadird.protocol.messages import Bag, Credit, Hello, PageResult, Results, Welcome
-from nadird.urls import fingerprint
 
 A_URLS = [f"http://a.test/{i}" for i in range(3)]
 B_URLS = ["http://b.test/"]

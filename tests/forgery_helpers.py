@@ -13,6 +13,7 @@ from typing import Any
 import zmq
 import zmq.auth
 
+from nadird.common.urls import fingerprint
 from nadird.protocol.codec import decode, encode
 from nadird.protocol.messages import (
     Bag,
@@ -25,7 +26,6 @@ from nadird.protocol.messages import (
     Results,
     Welcome,
 )
-from nadird.urls import fingerprint
 
 FORGED = "FORGED"  # in every forged page's data and checksum
 

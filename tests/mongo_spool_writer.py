@@ -16,7 +16,7 @@ from pathlib import Path
 
 from mongo_helpers import make_store, record
 
-from nadird.logs import configure
+from nadird.common.logs import configure
 
 BATCH = 50
 

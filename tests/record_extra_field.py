@@ -2,7 +2,7 @@
 
 Usage: python record_extra_field.py MONGO_URI SQLITE_PATH WORK_DIR
 
-Before anything else of nadird is imported, the declaration in nadird.record
+Before anything else of nadird is imported, the declaration in nadird.common.record
 gets two fields, the way a release would add them: `note` (kept in the
 `pages` document) and `tag` (kept in the `items` document). Nothing else is
 changed. Then one page carrying both goes through every layer, and what each
@@ -23,18 +23,22 @@ from typing import Any
 
 import msgpack
 
-import nadird.record
-from nadird.record import Cell, Mongo, fact, facts
+import nadird.common.record
+from nadird.common.record import Cell, Mongo, fact, facts
 
 NEXT_VERSION = 1 + max(
     declared.since
-    for part in (nadird.record.PageFetch, nadird.record.RecordJob, nadird.record.PageContent)
+    for part in (
+        nadird.common.record.PageFetch,
+        nadird.common.record.RecordJob,
+        nadird.common.record.PageContent,
+    )
     for _, declared in facts(part)
 )
 
 
 @dataclass
-class PageContent(nadird.record.PageContent):
+class PageContent(nadird.common.record.PageContent):
     __slots__ = ()
 
     note: str | None = field(default=None, metadata=fact(Cell.TEXT, since=NEXT_VERSION))
@@ -43,7 +47,7 @@ class PageContent(nadird.record.PageContent):
     )
 
 
-nadird.record.PageContent = PageContent  # type: ignore[misc]
+nadird.common.record.PageContent = PageContent  # type: ignore[misc]
 
 # Only now: every layer derives its shape from the declaration at import.
 from mongo_helpers import make_store  # noqa: E402

@@ -67,8 +67,8 @@ def product_html(i: int, price: str = "12.50") -> bytes:
 
 def page_record(i: int, body: bytes | None = None, job: str = "default", **fields: Any) -> Any:
     """A stored page as a worker would have sent it, with the old rules' data."""
+    from nadird.common.urls import fingerprint
     from nadird.store.base import PageRecord
-    from nadird.urls import fingerprint
     from nadird.worker.parse.parser import content_checksum
 
     url = f"http://shop.test/p/{i}"

@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from nadird.alerts.channels import dingtalk_sign
-from nadird.alerts.engine import AlertEngine, Event
-from nadird.alerts.rules import Snapshot
-from nadird.alerts.service import Alerts
+from nadird.common.errors import ConfigError
 from nadird.config import config_from_dict
-from nadird.errors import ConfigError
+from nadird.master.alerts.channels import dingtalk_sign
+from nadird.master.alerts.engine import AlertEngine, Event
+from nadird.master.alerts.rules import Snapshot
+from nadird.master.alerts.service import Alerts
 from nadird.testing.receiver import AlertReceiver, Mode
 
 SECRET = "SECabc123-not-for-logs"

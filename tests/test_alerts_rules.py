@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from nadird.alerts.engine import AlertEngine, Event
-from nadird.alerts.messages import payload, text
-from nadird.alerts.rules import Snapshot, WorkerSeen
+from nadird.common.errors import ConfigError
 from nadird.config import config_from_dict
 from nadird.config.alerts import RuleConfig
-from nadird.errors import ConfigError
+from nadird.master.alerts.engine import AlertEngine, Event
+from nadird.master.alerts.messages import payload, text
+from nadird.master.alerts.rules import Snapshot, WorkerSeen
 from nadird.master.results.blocking import BlockStreaks
 from nadird.protocol.messages import PageResult
 
@@ -239,15 +239,15 @@ def test_the_readme_example_loads() -> None:
 
 
 def test_alert_changes_are_taken_live() -> None:
+    from nadird.config.reload import needs_restart
     from nadird.master.service.role import LIVE
-    from nadird.reload import needs_restart
 
     assert not needs_restart("alerts.rules", LIVE)
     assert not needs_restart("alerts.channels.hook.url", LIVE)
 
 
 def test_the_engine_keeps_open_alerts_and_a_bounded_ring_of_recent_events() -> None:
-    from nadird.alerts.engine import RECENT_EVENTS
+    from nadird.master.alerts.engine import RECENT_EVENTS
 
     engine = AlertEngine([rule("stall", after="1m", repeat="1m")])
     run(engine, [snap(t) for t in range(0, 200, 30)])  # fires at 60, repeats at 120 and 180

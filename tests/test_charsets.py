@@ -8,10 +8,10 @@ import codecs
 import pytest
 from hostile_helpers import fetch_config, fetcher, hostile_web, url
 
-from nadird.jobs import Job
+from nadird.common.typecheck import build
+from nadird.common.urls import fingerprint
+from nadird.job.spec import Job
 from nadird.testing.legacy import BY_NAME, FIELDS, TEXTS, LegacySite, LegacyText
-from nadird.typecheck import build
-from nadird.urls import fingerprint
 from nadird.worker.follow.filter import DomainCounts, LinkPipeline
 from nadird.worker.pages import PageProcessor, PageTask
 from nadird.worker.parse import charsets

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import nadird
 
-from nadird.cli import parse_args
+from nadird.cli.main import parse_args
 
 SEED_A, SEED_B = "http://a.test/", "http://b.test/x"
 
@@ -254,9 +254,9 @@ def test_check_refuses_what_a_role_would_refuse_at_start(
 def _store_with_records(path: Path, count: int) -> None:
     import asyncio
 
+    from nadird.common.urls import fingerprint
     from nadird.store.base import PageRecord
     from nadird.store.sqlite.store import SqliteStore
-    from nadird.urls import fingerprint
 
     async def write() -> None:
         store = SqliteStore(str(path))

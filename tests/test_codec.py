@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nadird.errors import ProtocolError
+from nadird.common.errors import ProtocolError
 from nadird.protocol.codec import decode, encode
 from nadird.protocol.messages import (
     Bag,

@@ -8,7 +8,7 @@ import tracemalloc
 import msgpack
 import pytest
 
-from nadird.errors import ProtocolError
+from nadird.common.errors import ProtocolError
 from nadird.protocol.codec import MAX_DEPTH, decode, encode
 from nadird.protocol.messages import MAX_PAGES, PageResult, Results
 from nadird.testing.bad_frames import CONTROL_KINDS, deep_frame, nested, page, too_many_pages

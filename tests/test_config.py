@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from nadird.argtypes import finite_float, non_negative_float
+from nadird.cli.argtypes import finite_float, non_negative_float
+from nadird.common.errors import ConfigError
 from nadird.config import Config, load_config
-from nadird.errors import ConfigError
-from nadird.jobs import Job
+from nadird.job.spec import Job
 
 GOOD = """
 node: m1

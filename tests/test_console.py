@@ -16,12 +16,12 @@ from aiohttp import web
 from console_helpers import TOKEN, config, field, http, login
 from yarl import URL
 
+from nadird.common.urls import fingerprint
 from nadird.config.alerts import AlertsConfig, ChannelConfig, RuleConfig
-from nadird.console.sessions import SESSION_COOKIE, Sessions
+from nadird.master.console.browser_sessions import SESSION_COOKIE, Sessions
 from nadird.master.service.server import Master
 from nadird.store.base import PageRecord
 from nadird.store.open import open_store
-from nadird.urls import fingerprint
 
 PAGES = ["/ui", "/ui/jobs", "/ui/domains", "/ui/workers", "/ui/dead-letters", "/ui/alerts",
          "/ui/errors", "/ui/changes"]  # fmt: skip

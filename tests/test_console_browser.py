@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from nadird.console.pages import error_count
+from nadird.master.console.pages import error_count
 from nadird.testing.checks import site_job
 from nadird.testing.cluster import Cluster, wait_until
 from nadird.testing.flaky import FlakyRoutes

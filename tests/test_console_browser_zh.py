@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from nadird.console.catalog import EN, ZH_CN
+from nadird.master.console.catalog import EN, ZH_CN
 from nadird.testing.cluster import Cluster, wait_until
 from nadird.testing.jspages import browser_missing
 

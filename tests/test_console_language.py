@@ -10,14 +10,14 @@ from typing import get_args
 
 import pytest
 
-from nadird.alerts.engine import State
 from nadird.config import ConfigError, config_from_dict
 from nadird.config.alerts import Severity
-from nadird.console.catalog import CATALOGS, EN, ZH_CN
-from nadird.console.domains import SORTS
-from nadird.console.language import Strings, choose, from_accept_language
+from nadird.master.alerts.engine import State
+from nadird.master.console.catalog import CATALOGS, EN, ZH_CN
+from nadird.master.console.domains import SORTS
+from nadird.master.console.language import Strings, choose, from_accept_language
 
-CONSOLE = Path(__file__).resolve().parents[1] / "nadird" / "console"
+CONSOLE = Path(__file__).resolve().parents[1] / "nadird" / "master" / "console"
 
 
 def placeholders(text: str) -> set[str]:
@@ -104,7 +104,7 @@ def test_a_query_beats_the_cookie_beats_the_setting_beats_the_browser() -> None:
 
 
 def test_templates_escape_parameters_but_not_markup_they_build() -> None:
-    from nadird.console.language import code
+    from nadird.master.console.language import code
 
     zh = Strings("zh-CN")
     assert str(zh.t("notice.paused", job="<b>")) == "任务 &lt;b&gt; 已暂停。"

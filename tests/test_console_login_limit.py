@@ -13,10 +13,10 @@ import aiohttp
 from console_helpers import TOKEN, config, field, http, login, running_master
 from prometheus_client.parser import text_string_to_metric_families
 
+from nadird.common.logs import configure
 from nadird.config import ConsoleConfig
-from nadird.console.login_limit import LoginLimit, client_key
-from nadird.console.sessions import SESSION_COOKIE, same
-from nadird.logs import configure
+from nadird.master.console.browser_sessions import SESSION_COOKIE, same
+from nadird.master.console.login_limit import LoginLimit, client_key
 
 
 class Clock:

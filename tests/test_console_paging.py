@@ -12,10 +12,10 @@ from console_helpers import config, http, login
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nadird.console.paging import Page, page_number, sorted_page
+from nadird.common.urls import fingerprint
+from nadird.master.console.paging import Page, page_number, sorted_page
 from nadird.master.service.server import Master
 from nadird.store.open import open_store
-from nadird.urls import fingerprint
 
 
 @given(

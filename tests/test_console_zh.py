@@ -15,9 +15,9 @@ import pytest
 from console_helpers import TOKEN, config, field, http, login, running_master
 
 from nadird.config import ConsoleConfig
-from nadird.console.app import NAV, PREFIX
-from nadird.console.catalog import EN, ZH_CN
-from nadird.console.language import LANG_COOKIE
+from nadird.master.console.app import NAV, PREFIX
+from nadird.master.console.catalog import EN, ZH_CN
+from nadird.master.console.language import LANG_COOKIE
 from nadird.master.service.server import Master
 
 ZH = {"Accept-Language": "zh-CN,zh;q=0.9"}

@@ -9,10 +9,10 @@ import pytest
 from hostile_helpers import fetcher
 from yarl import URL
 
+from nadird.common.errors import ConfigError, ErrorKind, FetchError
 from nadird.config import config_from_dict
 from nadird.config.fetch import CookieJarConfig
-from nadird.errors import ConfigError, ErrorKind, FetchError
-from nadird.request import parse
+from nadird.job.request import parse
 from nadird.testing.cookiegate import ANTIBOT, PREFIX, CookieGate
 from nadird.testing.web import run_in_thread
 from nadird.worker.fetch.cookies import MAX_COOKIE_BYTES, CookieJars, DomainJar, cookie_header

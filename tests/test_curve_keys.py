@@ -10,9 +10,9 @@ import zmq
 import zmq.auth
 from structlog.testing import capture_logs
 
+from nadird.common.logs import PerKeyLimit
 from nadird.config import Config, SecurityConfig
-from nadird.logs import PerKeyLimit
-from nadird.security import (
+from nadird.protocol.curve import (
     MasterSecurity,
     generate_keypair,
     key_fingerprint,

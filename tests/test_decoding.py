@@ -7,7 +7,7 @@ import zlib
 
 import pytest
 
-from nadird.errors import ErrorKind, FetchError
+from nadird.common.errors import ErrorKind, FetchError
 from nadird.worker.fetch import decoding
 from nadird.worker.fetch.decoding import STEP, decoder_for, gunzip_limited
 

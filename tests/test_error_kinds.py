@@ -1,4 +1,4 @@
-"""Error kinds are a type (nadird.errors.ErrorKind): the worker builds every
+"""Error kinds are a type (nadird.common.errors.ErrorKind): the worker builds every
 error through FetchError(kind, detail), the wire and the store carry the kind
 as its own field, and whether a kind is retried is decided by the kind."""
 
@@ -16,7 +16,9 @@ import msgpack
 import pytest
 
 import nadird.worker
-from nadird.errors import ErrorKind, FetchError, ProtocolError
+from nadird.common.errors import ErrorKind, FetchError, ProtocolError
+from nadird.common.typecheck import Mismatch, convert
+from nadird.common.urls import fingerprint
 from nadird.master.results.retries import is_transient
 from nadird.protocol.codec import decode, encode
 from nadird.protocol.fastbuild import builder
@@ -26,8 +28,6 @@ from nadird.store.mongo import docs as mongo_docs
 from nadird.store.mongo import spool
 from nadird.store.sqlite.schema import SCHEMA_VERSION
 from nadird.store.sqlite.store import SqliteStore
-from nadird.typecheck import Mismatch, convert
-from nadird.urls import fingerprint
 
 WORKER = Path(nadird.worker.__file__).parent
 TRANSIENT = {"timeout", "connect", "dns", "http_error"}

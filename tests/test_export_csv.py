@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from nadird.cli import main
+from nadird.cli.main import main
 from nadird.store.base import PageRecord
 from nadird.store.export import CSV_COLUMNS, UnknownField, export_records, iso_utc
 from nadird.store.sqlite.store import SqliteStore

@@ -9,7 +9,7 @@ import tracemalloc
 import pytest
 from hostile_helpers import MIB, fetcher, hostile_web, url
 
-from nadird.errors import FetchError
+from nadird.common.errors import FetchError
 from nadird.testing.hostile import Page
 from nadird.testing.web import run_in_thread
 

@@ -17,7 +17,7 @@ import pytest
 import zmq
 from forgery_helpers import FORGED, Forger, Keys, forged_page
 
-from nadird.security import generate_keypair, key_fingerprint, public_key
+from nadird.protocol.curve import generate_keypair, key_fingerprint, public_key
 from nadird.testing.checks import (
     FIELDS,
     assert_exact_store,

@@ -3,9 +3,9 @@ from pathlib import Path
 
 import pytest
 
-from nadird.master.frontier.db import FrontierDB, Row
 from nadird.master.frontier.queues import Caps, Frontier
 from nadird.master.leasing.leases import Holder, LeaseTable
+from nadird.master.state.frontier_db import FrontierDB, Row
 
 
 class Clock:
@@ -348,10 +348,10 @@ def test_only_the_holder_renews_a_lease() -> None:
 
 
 def test_max_pages_per_domain_holds_across_calls_and_restarts(tmp_path: Path) -> None:
-    from nadird.jobs import Job
+    from nadird.common.urls import fingerprint
+    from nadird.job.spec import Job
     from nadird.master.frontier.admission import Admission
     from nadird.master.frontier.seen import SeenSet
-    from nadird.urls import fingerprint
 
     jobs = {"j": Job(name="j", max_pages_per_domain=3)}
 
@@ -374,10 +374,10 @@ def test_max_pages_per_domain_holds_across_calls_and_restarts(tmp_path: Path) ->
 
 
 def test_hub_pages_are_leased_before_the_pages_they_lead_to(tmp_path: Path) -> None:
-    from nadird.jobs import Job
+    from nadird.common.urls import fingerprint
+    from nadird.job.spec import Job
     from nadird.master.frontier.admission import Admission
     from nadird.master.frontier.seen import SeenSet
-    from nadird.urls import fingerprint
 
     jobs = {"j": Job(name="j"), "flat": Job(name="flat", hub_patterns=[])}
     admission = Admission(SeenSet(1000, 0.001), Frontier(FrontierDB(tmp_path / "f.db")), jobs)

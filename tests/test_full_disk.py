@@ -20,15 +20,16 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from structlog.testing import capture_logs
 
-from nadird.client import call, endpoint
+from nadird.cli.client import call, endpoint
+from nadird.common.urls import fingerprint
 from nadird.config import load_config
-from nadird.jobs import Job
+from nadird.job.spec import Job
 from nadird.master.frontier.admission import Admission
-from nadird.master.frontier.db import FrontierDB
 from nadird.master.frontier.queues import Frontier
 from nadird.master.frontier.seen import SeenSet, write_atomic
 from nadird.master.leasing.robots_notes import RobotsNotes
-from nadird.master.service.health import StateHealth
+from nadird.master.observe.health import StateHealth
+from nadird.master.state.frontier_db import FrontierDB
 from nadird.protocol.messages import RobotsNote
 from nadird.testing.checks import (
     assert_exact_store,
@@ -42,7 +43,6 @@ from nadird.testing.cluster import Cluster, Proc, wait_until
 from nadird.testing.graph import SiteGraph
 from nadird.testing.smallfs import MountRefused, SmallFS
 from nadird.testing.web import SyntheticWeb, run_in_thread
-from nadird.urls import fingerprint
 
 
 class Clock:

@@ -21,13 +21,13 @@ import pytest
 import zmq
 from forgery_helpers import FORGED, Forger
 
+from nadird.common.urls import fingerprint, host_of
 from nadird.protocol.messages import Bag, BagDone, Bye, PageResult
 from nadird.testing.checks import master_cli as cli
 from nadird.testing.checks import page_requests, site_job
 from nadird.testing.cluster import Cluster, wait_until
 from nadird.testing.graph import OUTSIDE_HOST, SiteGraph
 from nadird.testing.web import AccessEntry, run_in_thread
-from nadird.urls import fingerprint, host_of
 
 pytestmark = pytest.mark.slow
 

@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 from mongo_helpers import make_store, sync_db
 
+from nadird.common.urls import fingerprint
 from nadird.items.keys import KEY_ERROR, UrlKey, apply_key, compile_key
-from nadird.jobs import Job, Selector
+from nadird.job.spec import Job, Selector
 from nadird.store.base import PageRecord
 from nadird.store.items import KeyedItem, keyed_items
 from nadird.store.sqlite.schema import SCHEMA_VERSION
 from nadird.store.sqlite.store import SqliteStore
-from nadird.urls import fingerprint
 
 
 def page(url: str, at: float, data: dict[str, Any], key: str | None = "A1") -> PageRecord:

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
+from nadird.common.errors import ConfigError
 from nadird.config import load_config
-from nadird.errors import ConfigError
 from nadird.items.processors import Context
 from nadird.items.schema import apply_rules, compile_rules, invalid_fields
-from nadird.jobs import FieldSpec, Job, Selector
-from nadird.master.service.metrics import MasterMetrics
+from nadird.job.spec import FieldSpec, Job, Selector
+from nadird.master.observe.metrics import MasterMetrics
 from nadird.master.service.status import invalid_by_job
 
 CTX = Context("http://shop.test/item/7", 1_796_000_000.0)

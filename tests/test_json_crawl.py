@@ -13,7 +13,7 @@ import pytest
 from test_cli import nadird
 from test_crawl_command import crawl, records, summary
 
-from nadird.errors import ErrorKind
+from nadird.common.errors import ErrorKind
 from nadird.testing.catalog import API, CATALOG_JOB, Catalog
 from nadird.testing.graph import SiteGraph
 from nadird.testing.web import SyntheticWeb, run_in_thread

@@ -9,10 +9,10 @@ import lxml.html
 import pytest
 from hostile_helpers import fetch_config, fetcher, hostile_web, url
 
-from nadird.errors import ErrorKind
-from nadird.jobs import Job, LinkRules, Pagination, Selector, validate_job
+from nadird.common.errors import ErrorKind
+from nadird.common.urls import fingerprint
+from nadird.job.spec import Job, LinkRules, Pagination, Selector, validate_job
 from nadird.testing.hostile import Page
-from nadird.urls import fingerprint
 from nadird.worker.follow.filter import DomainCounts, LinkPipeline
 from nadird.worker.follow.find import resolve_hrefs
 from nadird.worker.follow.jsonlinks import json_hrefs, next_page, page_number, with_param

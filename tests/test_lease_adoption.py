@@ -11,10 +11,10 @@ from pathlib import Path
 from core_helpers import A_URLS, B_URLS, admit, page, results
 
 from nadird.config import Config, MasterConfig
-from nadird.jobs import Job
+from nadird.job.spec import Job
 from nadird.master.core import MasterCore
-from nadird.master.frontier.db import FrontierDB
 from nadird.master.frontier.seen import SeenSet
+from nadird.master.state.frontier_db import FrontierDB
 from nadird.protocol.codec import decode, encode
 from nadird.protocol.messages import Bag, Credit, HeldBag, Hello, Welcome
 

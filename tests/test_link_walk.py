@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nadird.errors import InvalidURL
-from nadird.urls import canonicalize
+from nadird.common.errors import InvalidURL
+from nadird.common.urls import canonicalize
 from nadird.worker.follow import find
 from nadird.worker.follow.find import _Resolver, base_url, extract_links
 

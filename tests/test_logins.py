@@ -9,17 +9,17 @@ from typing import Any
 
 import pytest
 
+from nadird.common.errors import ConfigError
+from nadird.common.typecheck import build
 from nadird.config import config_from_dict
-from nadird.errors import ConfigError
-from nadird.jobs import Job
-from nadird.logins import CsrfRule, LoginSpec
-from nadird.master.leasing.sessions import SessionBook
+from nadird.job.login import CsrfRule, LoginSpec
+from nadird.job.spec import Job
+from nadird.master.leasing.login_sessions import SessionBook
 from nadird.protocol.codec import decode, encode
 from nadird.protocol.messages import Bag, BagDone, SessionNote
-from nadird.typecheck import build
 from nadird.worker.fetch.fetcher import FetchOutcome
 from nadird.worker.fetch.login_form import csrf_token
-from nadird.worker.fetch.sessions import SecretReader
+from nadird.worker.fetch.login_sessions import SecretReader
 
 LOGIN: dict[str, Any] = {
     "url": "http://members.test/login",

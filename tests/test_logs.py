@@ -10,12 +10,12 @@ from collections.abc import Iterator
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from nadird import logs
-from nadird.logs import configure, gate, get_logger, page_crawled, set_level
-from nadird.master.service.metrics import MasterMetrics, status_classes
-from nadird.progress import CLEAR_LINE, Console
+from nadird.common import logs
+from nadird.common.logs import configure, gate, get_logger, page_crawled, set_level
+from nadird.common.progress import CLEAR_LINE, Console
+from nadird.common.urls import fingerprint
+from nadird.master.observe.metrics import MasterMetrics, status_classes
 from nadird.protocol.messages import PageResult
-from nadird.urls import fingerprint
 
 
 class Terminal(io.StringIO):

@@ -9,8 +9,8 @@ from collections import Counter
 
 import pytest
 
+from nadird.common.waits import wait_set
 from nadird.master.service.loops import LoopGuard
-from nadird.waits import wait_set
 
 
 @pytest.mark.parametrize("timeout", [10.0, None])

@@ -11,11 +11,11 @@ import pytest
 from core_helpers import A_URLS, HEARTBEAT, T0, TTL, admit, bags, make_core, page, register
 from core_helpers import results as results_of
 
-from nadird.jobs import Job
+from nadird.common.urls import fingerprint
+from nadird.job.spec import Job
 from nadird.master.core import MasterCore
 from nadird.master.leasing.dispatch import NO_WORKER_RETRY
 from nadird.protocol.messages import Bag, BagDone, Credit, Hello, Refused, Reset, Welcome
-from nadird.urls import fingerprint
 
 C_URLS = [f"http://c.test/{i}" for i in range(2)]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nadird.errors import ProtocolError
+from nadird.common.errors import ProtocolError
 from nadird.protocol.codec import decode
 from nadird.protocol.messages import Credit, Hello, Message, PageResult, Results
 from nadird.testing.fuzz import LIVE, feed, frames, fresh_core, messages, run_script

@@ -10,8 +10,8 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from nadird.cli.daemon import serve
 from nadird.config import ApiConfig, Config, MasterConfig, StoreConfig
-from nadird.daemon import serve
 from nadird.master.service.loops import LoopFailed, LoopGuard
 from nadird.master.service.role import MasterRole
 from nadird.master.service.server import Master

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from nadird.argtypes import moment
+from nadird.cli.argtypes import moment
 
 
 @pytest.mark.parametrize(

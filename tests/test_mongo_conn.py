@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from pymongo import AsyncMongoClient
 
+from nadird.common.errors import StoreError
 from nadird.config import StoreConfig
-from nadird.errors import StoreError
 from nadird.store.mongo.connect import (
     Secrets,
     client_options,

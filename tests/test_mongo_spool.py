@@ -12,7 +12,7 @@ import msgpack
 import pytest
 from mongo_helpers import record
 
-from nadird.errors import ErrorKind, StoreError
+from nadird.common.errors import ErrorKind, StoreError
 from nadird.store.base import PageRecord
 from nadird.store.mongo.spool import DeadRecord, Spool, pack_records, unpack_records
 

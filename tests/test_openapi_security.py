@@ -19,7 +19,7 @@ import pytest
 from console_helpers import TOKEN, config, http, login, running_master
 
 from nadird.config.yaml_strict import load_strict
-from nadird.console.sessions import SESSION_COOKIE
+from nadird.master.console.browser_sessions import SESSION_COOKIE
 from nadird.master.service.api import ApiServer
 from nadird.master.service.server import Master
 

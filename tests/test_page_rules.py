@@ -9,10 +9,10 @@ import lxml.html
 import pytest
 from hostile_helpers import fetch_config, fetcher, hostile_web, url
 
+from nadird.common.urls import fingerprint
 from nadird.config import SitemapConfig, TrapConfig
-from nadird.jobs import Job, LinkRules, Selector
+from nadird.job.spec import Job, LinkRules, Selector
 from nadird.testing.hostile import Page, html_page, sitemap_index, sitemap_xml
-from nadird.urls import fingerprint
 from nadird.worker.fetch.sitemaps import SitemapReader, parse_sitemap
 from nadird.worker.follow.filter import DomainCounts, LinkPipeline, TrapGuard
 from nadird.worker.pages import PageProcessor, PageTask

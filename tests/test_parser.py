@@ -12,11 +12,11 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from lxml.html import HtmlElement
 
-from nadird.errors import InvalidURL
-from nadird.jobs import LinkRules, Selector
-from nadird.urls import canonicalize
+from nadird.common.errors import InvalidURL
+from nadird.common.urls import canonicalize
+from nadird.job.link_rules import LinkFilter, validate_link_rules
+from nadird.job.spec import LinkRules, Selector
 from nadird.worker.follow.find import _Resolver, extract_links
-from nadird.worker.follow.rules import LinkFilter, validate_link_rules
 from nadird.worker.parse.fields import extract_fields, validate_fields
 from nadird.worker.parse.parser import content_checksum, parse_html
 

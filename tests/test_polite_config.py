@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from nadird.common.errors import ConfigError
 from nadird.config import Config, config_from_dict, load_config
-from nadird.errors import ConfigError
-from nadird.jobs import Job
+from nadird.job.spec import Job
 
 
 def test_defaults_are_polite() -> None:

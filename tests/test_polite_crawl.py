@@ -213,7 +213,7 @@ def test_retry_after_keeps_every_worker_away_until_the_time_it_names(cluster: Cl
 
 
 def test_a_site_that_always_throttles_ends_in_dead_letters(cluster: Cluster) -> None:
-    from nadird.master.frontier.db import FrontierDB
+    from nadird.master.state.frontier_db import FrontierDB
 
     with hostile_web() as (web, hostile):
         seed = site(web, hostile, "always.test", [], robots="")

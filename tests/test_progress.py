@@ -1,7 +1,7 @@
 import asyncio
 import io
 
-from nadird.progress import line, report
+from nadird.common.progress import line, report
 
 STATUS = {
     "pages_ok": 120,

@@ -9,8 +9,8 @@ import time
 import pytest
 from hostile_helpers import fetcher, hostile_web, url
 
+from nadird.common.errors import FetchError
 from nadird.config import ProxyConfig
-from nadird.errors import FetchError
 from nadird.testing.proxy import run_proxy_in_thread
 from nadird.worker.fetch.proxies import ProxyPool
 

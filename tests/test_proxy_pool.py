@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from nadird.common.errors import ConfigError, ErrorKind
 from nadird.config import ProviderConfig, ProviderJson, ProxyConfig
 from nadird.config.proxies import ScoreConfig
-from nadird.errors import ConfigError, ErrorKind
 from nadird.worker.fetch.proxies import Offer, ProxyPool, proxy_capabilities, redacted
 from nadird.worker.fetch.proxy_sources import parse_answer
 
@@ -210,8 +210,8 @@ def test_provider_config_errors_name_the_key() -> None:
 
 
 def test_a_job_of_a_proxy_group_needs_a_worker_with_such_proxies() -> None:
-    from nadird.jobs import Job
-    from nadird.typecheck import build
+    from nadird.common.typecheck import build
+    from nadird.job.spec import Job
 
     job = build(Job, {"proxy_group": "cn", "requires": ["html"]})
     assert job.requires == ["html", "proxy:cn"]
@@ -222,9 +222,9 @@ def test_a_job_of_a_proxy_group_needs_a_worker_with_such_proxies() -> None:
 def test_a_proxy_group_job_goes_only_to_workers_with_that_group(tmp_path: Path) -> None:
     from core_helpers import T0, bags, make_core, register
 
-    from nadird.jobs import Job
+    from nadird.common.typecheck import build
+    from nadird.job.spec import Job
     from nadird.protocol.messages import Heartbeat
-    from nadird.typecheck import build
 
     jobs = {"default": build(Job, {"proxy_group": "cn"})}
     for core in make_core(tmp_path, jobs=jobs):
@@ -241,7 +241,7 @@ def test_proxy_metrics_carry_no_credentials() -> None:
     from prometheus_client.exposition import generate_latest
     from prometheus_client.registry import Collector, CollectorRegistry
 
-    from nadird.worker.http import _proxy_metrics
+    from nadird.worker.service.http import _proxy_metrics
 
     pool = pool_of(Clock(), urls=["http://user:secret@10.0.0.1:8080", "http://10.0.0.2:8080"])
     first = pool.pick()

@@ -16,8 +16,8 @@ from urllib.parse import urlsplit
 import pytest
 from hostile_helpers import fetcher, hostile_web, url
 
+from nadird.common.errors import FetchError
 from nadird.config import ProviderConfig, ProviderJson, ProxyConfig, ScoreConfig
-from nadird.errors import FetchError
 from nadird.testing.checks import assert_exact_store, expected_set, site_job
 from nadird.testing.cluster import Cluster, wait_until
 from nadird.testing.graph import SiteGraph
@@ -188,10 +188,10 @@ def test_a_crawl_outlives_its_provider_and_never_connects_directly(tmp_path: Pat
 
 
 async def test_a_ban_signal_counts_against_the_proxy_and_the_page_is_retried() -> None:
-    from nadird.jobs import Job
+    from nadird.common.typecheck import build
+    from nadird.common.urls import fingerprint
+    from nadird.job.spec import Job
     from nadird.testing.hostile import Page
-    from nadird.typecheck import build
-    from nadird.urls import fingerprint
     from nadird.worker.follow.filter import DomainCounts, LinkPipeline
     from nadird.worker.pages import PageProcessor, PageTask
 

@@ -1,4 +1,4 @@
-"""The page record is declared once (nadird.record): a field added there, and
+"""The page record is declared once (nadird.common.record): a field added there, and
 nowhere else, is carried by every layer: the wire, the master's conversion,
 SQLite (an older store gains the column), MongoDB (pages and items), the
 spool and both export formats."""
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from mongo_helpers import sync_db
 
-from nadird.record import facts
+from nadird.common.record import facts
 from nadird.store.base import PageRecord
 from nadird.store.sqlite.schema import SCHEMA_VERSION
 from nadird.store.sqlite.store import SqliteStore

@@ -21,7 +21,7 @@ from reextract_helpers import (
     write_config,
 )
 
-from nadird.jobs import Job
+from nadird.job.spec import Job
 from nadird.reextract.core import Redone, Rules, redo
 from nadird.reextract.run import Options
 from nadird.reextract.run import reextract as reextract_pass

@@ -12,7 +12,7 @@ from typing import Any
 
 from reextract_helpers import NEW_FIELDS, NEW_SCHEMA, page_record
 
-from nadird.jobs import Job
+from nadird.job.spec import Job
 from nadird.reextract.core import NOT_HTML, Redone, Rules, media_type, redo
 from nadird.reextract.run import Options, reextract
 from nadird.store.sqlite.store import SqliteStore

@@ -15,9 +15,11 @@ from typing import Any
 
 import pytest
 
+from nadird.common.typecheck import build
+from nadird.common.urls import canonicalize, fingerprint
 from nadird.config import FetchConfig, RenderConfig
 from nadird.items.schema import ERRORS, VALID, invalid_fields
-from nadird.jobs import Job
+from nadird.job.spec import Job
 from nadird.protocol.messages import PageResult
 from nadird.testing.jspages import (
     FIELDS,
@@ -32,8 +34,6 @@ from nadird.testing.jspages import (
 from nadird.testing.legacy import FIELDS as TEXT_FIELDS
 from nadird.testing.legacy import TEXTS, LegacySite
 from nadird.testing.web import SyntheticWeb, run_in_thread
-from nadird.typecheck import build
-from nadird.urls import canonicalize, fingerprint
 from nadird.worker.fetch.fetcher import Fetcher
 from nadird.worker.follow.filter import DomainCounts, LinkPipeline
 from nadird.worker.pages import PageProcessor, PageTask

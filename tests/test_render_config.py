@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
+from nadird.cli.crawl import CrawlOptions, crawl_config
+from nadird.common.errors import ConfigError, FetchError
+from nadird.common.urls import fingerprint
 from nadird.config import Config, FetchConfig, config_from_dict
-from nadird.crawl import CrawlOptions, crawl_config
-from nadird.errors import ConfigError, FetchError
 from nadird.items.schema import ERRORS, VALID
-from nadird.jobs import JAVASCRIPT, Job
+from nadird.job.spec import JAVASCRIPT, Job
 from nadird.protocol.messages import PageResult
-from nadird.urls import fingerprint
 from nadird.worker.fetch.fetcher import FetchOutcome
 from nadird.worker.render.exchange import SubRequest
 from nadird.worker.render.step import RenderStep, missing_fields, new_renderer, wants_render

@@ -1,7 +1,7 @@
 """A bag reports each link once, at the least depth it was found."""
 
+from nadird.common.urls import fingerprint
 from nadird.protocol.messages import PageResult
-from nadird.urls import fingerprint
 from nadird.worker.follow.filter import ReportedLinks
 
 

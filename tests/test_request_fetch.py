@@ -7,7 +7,7 @@ import pytest
 from aiohttp import web as aioweb
 from hostile_helpers import fetcher
 
-from nadird.request import parse
+from nadird.job.request import parse
 from nadird.testing.graph import SiteGraph
 from nadird.testing.search import SearchForm
 from nadird.testing.web import run_in_thread

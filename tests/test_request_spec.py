@@ -1,4 +1,4 @@
-"""Request specs (nadird/request.py): the user shape, the fingerprint rules,
+"""Request specs (nadird/job/request.py): the user shape, the fingerprint rules,
 the wire and frontier forms, and what a plain GET costs (nothing)."""
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from typing import Any
 import msgpack
 import pytest
 
+from nadird.common.errors import ConfigError
+from nadird.common.urls import fingerprint
 from nadird.config import config_from_dict
-from nadird.errors import ConfigError
-from nadird.master.frontier.db import FrontierDB, Row
+from nadird.job.request import RequestError, RequestSpec, link_fields, parse
 from nadird.master.service.api_body import BadBody, parse_seeds
+from nadird.master.state.frontier_db import FrontierDB, Row
 from nadird.protocol.codec import decode, encode
 from nadird.protocol.messages import Bag, PageResult, Results
-from nadird.request import RequestError, RequestSpec, link_fields, parse
-from nadird.urls import fingerprint
 
 URL = "http://shop.test/search"
 
@@ -217,7 +217,7 @@ def test_a_request_travels_whole_through_bags_results_and_the_frontier(tmp_path:
 
 
 def test_a_bag_or_result_with_a_made_up_request_is_refused() -> None:
-    from nadird.errors import ProtocolError
+    from nadird.common.errors import ProtocolError
 
     for wire in ({"method": "TRACE"}, {"headers": {"X": "a\nb"}}, {"body": "text"}, {"verb": 1}):
         bag = {
@@ -302,7 +302,7 @@ def test_seeds_file_lines_may_be_requests(tmp_path: Path) -> None:
 
 def test_a_revisited_request_is_asked_again_alike(tmp_path: Path) -> None:
     from nadird.master.frontier.queues import Frontier
-    from nadird.master.frontier.revisits import Revisits
+    from nadird.master.revisits.scheduler import Revisits
 
     jobs = config_from_dict({"jobs": {"shop": {"revisit": {"every": "1h"}}}}, "t.yaml").jobs
     db = FrontierDB(tmp_path / "f.db")
@@ -320,7 +320,7 @@ def test_a_revisited_request_is_asked_again_alike(tmp_path: Path) -> None:
 
 
 def test_a_walk_sets_its_page_in_a_form_or_json_body() -> None:
-    from nadird.jobs import Pagination
+    from nadird.job.spec import Pagination
     from nadird.worker.follow.jsonlinks import next_request
 
     by_number = Pagination(param="page", until_empty="results")

@@ -14,7 +14,7 @@ import pytest
 from test_api import api, request
 from test_crawl_command import crawl, records, summary
 
-from nadird.request import parse
+from nadird.job.request import parse
 from nadird.testing.access import AccessEntry
 from nadird.testing.checks import master_cli as cli
 from nadird.testing.cluster import Cluster, wait_until

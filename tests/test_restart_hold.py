@@ -13,11 +13,12 @@ from typing import Any
 
 import pytest
 
+from nadird.common.urls import fingerprint
 from nadird.config import Config, MasterConfig
 from nadird.master.core import MasterCore
-from nadird.master.frontier.db import FrontierDB
 from nadird.master.frontier.seen import SeenSet
 from nadird.master.leasing.lease_mark import KEY, LeaseMark, headroom_of, recovery_hold
+from nadird.master.state.frontier_db import FrontierDB
 from nadird.protocol.messages import Credit, Heartbeat, Hello
 from nadird.testing.checks import (
     assert_exact_store,
@@ -28,7 +29,6 @@ from nadird.testing.checks import (
 from nadird.testing.cluster import Cluster, wait_until
 from nadird.testing.graph import SiteGraph
 from nadird.testing.web import run_in_thread
-from nadird.urls import fingerprint
 
 TTL = 3.0
 MASTER = {"lease_ttl": TTL, "heartbeat_interval": 0.25, "exit_when_done": False}

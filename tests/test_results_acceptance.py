@@ -11,8 +11,8 @@ import pytest
 from core_helpers import A_URLS, T0, TTL, bags, make_core, page, register, results
 
 from nadird.master.core import MasterCore
-from nadird.master.frontier.db import Row
 from nadird.master.leasing.leases import EndedLeases, Holder, Lease
+from nadird.master.state.frontier_db import Row
 from nadird.protocol.messages import BagDone, Results
 
 

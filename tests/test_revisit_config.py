@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from cli_helpers import nadird as _nadird
 
+from nadird.common.errors import ConfigError
 from nadird.config import config_from_dict
-from nadird.errors import ConfigError
-from nadird.jobs import Job
+from nadird.job.spec import Job
 from nadird.revisit.policy import Fixed
 
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 from structlog.testing import capture_logs
 
-from nadird.master.frontier.db import FrontierDB
-from nadird.master.frontier.revisit_counts import group_counts, read_counts
-from nadird.master.frontier.revisit_db import Entry
+from nadird.common.urls import fingerprint
+from nadird.master.revisits.counts import group_counts, read_counts
+from nadird.master.state.frontier_db import FrontierDB
+from nadird.master.state.revisit_db import Entry
 from nadird.revisit.estimate import ChangeStats
-from nadird.urls import fingerprint
 
 DOMAINS = ("a.test", "b.test", "c.test")
 JOBS = ("shop", "news")

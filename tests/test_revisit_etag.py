@@ -11,7 +11,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from test_api import api, request
 
-from nadird.master.frontier.etag_health import BROKEN_AFTER
+from nadird.master.revisits.etag_health import BROKEN_AFTER
 from nadird.testing.checks import master_cli as cli
 from nadird.testing.cluster import Cluster, wait_until
 from nadird.testing.living import LivingWeb, ScaledClock

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from test_revisit_plan_master import HOUR, Clocks, _fetch, _page, _revisits
 
-from nadird.master.frontier.etag_health import BROKEN_AFTER
-from nadird.master.frontier.revisits import Revisits
-from nadird.urls import fingerprint
+from nadird.common.urls import fingerprint
+from nadird.master.revisits.etag_health import BROKEN_AFTER
+from nadird.master.revisits.scheduler import Revisits
 
 LM = "Tue, 01 Dec 2026 10:00:00 GMT"
 ROTATING = [f"http://rot.test/{i}" for i in range(2)]

@@ -10,15 +10,15 @@ from typing import Any
 import lxml.html
 import pytest
 
+from nadird.common.errors import ConfigError
+from nadird.common.urls import fingerprint
 from nadird.config import config_from_dict
-from nadird.errors import ConfigError
-from nadird.master.frontier.db import FrontierDB
 from nadird.master.frontier.queues import Frontier
-from nadird.master.frontier.revisit_clock import OFFSET_ENV, revisit_wall
-from nadird.master.frontier.revisits import MAX_PER_SCAN, Revisits
+from nadird.master.revisits.clock import OFFSET_ENV, revisit_wall
+from nadird.master.revisits.scheduler import MAX_PER_SCAN, Revisits
+from nadird.master.state.frontier_db import FrontierDB
 from nadird.protocol.messages import Bag, PageResult
 from nadird.store.history import Version, diffs
-from nadird.urls import fingerprint
 from nadird.worker.parse.signature import fields_signature, text_signature
 
 DAY = 86400.0

@@ -14,10 +14,10 @@ from core_helpers import T0, bags, make_core, register
 from test_revisit_plan_master import ADAPTIVE, Clocks, _crawl_rounds, _revisits
 
 from nadird.config import config_from_dict
-from nadird.jobs import Job
-from nadird.master.frontier.revisit_pace import PlanPace
-from nadird.master.frontier.revisits import Revisits
+from nadird.job.spec import Job
 from nadird.master.leasing.robots_notes import RobotsNotes
+from nadird.master.revisits.pace import PlanPace
+from nadird.master.revisits.scheduler import Revisits
 from nadird.protocol.messages import BagDone, RobotsNote
 
 

@@ -10,17 +10,17 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from nadird.common.urls import fingerprint
 from nadird.config import config_from_dict
-from nadird.master.frontier.db import FrontierDB
-from nadird.master.frontier.etag_health import BROKEN_AFTER
 from nadird.master.frontier.queues import Frontier
-from nadird.master.frontier.revisit_plan import ROUND_BUDGET
-from nadird.master.frontier.revisits import Revisits
+from nadird.master.revisits.etag_health import BROKEN_AFTER
+from nadird.master.revisits.plan import ROUND_BUDGET
+from nadird.master.revisits.scheduler import Revisits
+from nadird.master.state.frontier_db import FrontierDB
 from nadird.protocol.messages import PageResult
 from nadird.revisit.plan import class_interval
 from nadird.revisit.policy import Adaptive
 from nadird.revisit.schedule import MAX_GROWTH
-from nadird.urls import fingerprint
 
 HOUR = 3600.0
 ADAPTIVE = {"adaptive": {"min": "1m", "max": "7d", "initial": "1h"}}

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from nadird.errors import ConfigError
+from nadird.common.errors import ConfigError
 from nadird.revisit.parse import parse_revisit
 from nadird.revisit.policy import Adaptive, Cron, Fixed
 

@@ -10,16 +10,16 @@ from typing import Any
 
 from core_helpers import make_core
 
+from nadird.common.urls import fingerprint
 from nadird.config import config_from_dict
-from nadird.jobs import Job
-from nadird.master.frontier.db import FrontierDB
+from nadird.job.spec import Job
 from nadird.master.frontier.queues import Frontier
-from nadird.master.frontier.revisit_counts import group_counts, read_counts
-from nadird.master.frontier.revisits import Revisits
+from nadird.master.revisits.counts import group_counts, read_counts
+from nadird.master.revisits.scheduler import Revisits
+from nadird.master.state.frontier_db import FrontierDB
 from nadird.protocol.messages import PageResult
 from nadird.revisit.parse import parse_revisit
 from nadird.revisit.policy import fingerprint as policy_digest
-from nadird.urls import fingerprint
 
 HOUR = 3600.0
 ADAPTIVE = {"adaptive": {"min": "1m", "max": "7d", "initial": "1h"}}

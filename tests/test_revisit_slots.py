@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from nadird.master.frontier.revisit_clock import OFFSET_ENV
+from nadird.master.revisits.clock import OFFSET_ENV
 from nadird.testing.changing import PREFIX, ChangingPages
 from nadird.testing.cluster import Cluster, wait_until
 from nadird.testing.web import SyntheticWeb, run_in_thread

@@ -10,10 +10,10 @@ from hostile_helpers import fetch_config, fetcher, hostile_web, url
 from protego import Protego
 from robots_helpers import GROUPS, GROUPS_VERDICTS, STAR, STAR_VERDICTS
 
+from nadird.common.urls import fingerprint
 from nadird.config import ThrottleConfig
-from nadird.jobs import Job
+from nadird.job.spec import Job
 from nadird.protocol.messages import PageResult
-from nadird.urls import fingerprint
 from nadird.worker.bag import BagRun, RobotsGate, crawl_bag
 from nadird.worker.fetch.robots import RobotsCache, RobotsRules
 from nadird.worker.fetch.throttle import DomainPace, Pacer

@@ -17,8 +17,8 @@ import pytest
 import zmq
 
 from nadird.protocol.codec import encode
+from nadird.protocol.curve import generate_keypair, is_private_endpoint
 from nadird.protocol.messages import BagDone, Bye, Credit, Heartbeat, PageResult, Results
-from nadird.security import generate_keypair, is_private_endpoint
 from nadird.testing.checks import (
     assert_exact_store,
     last_event,

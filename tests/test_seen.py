@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from nadird.errors import StateError
+from nadird.common.errors import StateError
 from nadird.master.frontier.seen import SeenSet
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from nadird import systemd
+from nadird.common import systemd
 from nadird.testing.checks import page_requests, site_job
 from nadird.testing.cluster import Cluster, wait_until
 from nadird.testing.graph import SiteGraph

@@ -56,7 +56,7 @@ def unit_settings() -> dict[str, list[str]]:
 
 
 def test_the_unit_does_not_restart_a_configuration_error() -> None:
-    from nadird.cli import EXIT_USAGE
+    from nadird.cli.main import EXIT_USAGE
 
     unit = unit_settings()
     assert unit["Restart"] == ["on-failure"]
@@ -128,7 +128,7 @@ def test_grafana_dashboard_uses_only_metrics_the_master_exports() -> None:
     import json
     import re
 
-    from nadird.master.service.metrics import COUNTERS
+    from nadird.master.observe.metrics import COUNTERS
 
     dashboard = json.loads((ROOT / "configs" / "grafana" / "nadird.json").read_text())
     exported = {name + "_total" for name, _ in COUNTERS.values()} | {
@@ -145,7 +145,7 @@ def test_grafana_dashboard_uses_only_metrics_the_master_exports() -> None:
         "nadird_fetch_seconds_bucket",
         "nadird_lease_seconds_bucket",
     }
-    metrics_py = (ROOT / "nadird" / "master" / "service" / "metrics.py").read_text()
+    metrics_py = (ROOT / "nadird" / "master" / "observe" / "metrics.py").read_text()
     for panel in dashboard["panels"]:
         for target in panel["targets"]:
             for name in re.findall(r"nadird_[a-z_]+", target["expr"]):

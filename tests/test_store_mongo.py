@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from mongo_helpers import make_store, page_html, record, store_config, sync_db
 
-from nadird.errors import StoreError
+from nadird.common.errors import StoreError
 from nadird.store.export import export_records
 from nadird.store.mongo.docs import item_id
 from nadird.store.mongo.store import MongoStore

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from nadird.errors import StoreError
+from nadird.common.errors import StoreError
 from nadird.store.base import PageRecord
 from nadird.store.export import export_records
 from nadird.store.open import open_store

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from nadird.common.urls import ParamStripper, canonicalize
 from nadird.config import DEFAULT_STRIP_PARAMS
-from nadird.urls import ParamStripper, canonicalize
 
 strip = ParamStripper(DEFAULT_STRIP_PARAMS)
 

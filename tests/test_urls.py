@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nadird.errors import InvalidURL
-from nadird.urls import (
+from nadird.common.errors import InvalidURL
+from nadird.common.urls import (
     _canonicalize_fast,
     _canonicalize_slow,
     canonicalize,

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from core_helpers import T0, bags, make_core, page, register, results
 
+from nadird.common.urls import fingerprint
 from nadird.items.keys import UrlKey
-from nadird.jobs import Job, LinkRules, Selector
+from nadird.job.request import RequestSpec, link_fields
+from nadird.job.spec import Job, LinkRules, Selector
 from nadird.master.core import MasterCore
 from nadird.master.leasing.robots_notes import of_domain
 from nadird.protocol.messages import Bag, BagDone, PageResult, RobotsNote
-from nadird.request import RequestSpec, link_fields
-from nadird.urls import fingerprint
 
 
 @pytest.fixture

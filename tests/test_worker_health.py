@@ -18,7 +18,7 @@ from nadird.testing.checks import site_job
 from nadird.testing.cluster import Cluster, Proc, wait_until
 from nadird.testing.graph import SiteGraph
 from nadird.testing.web import run_in_thread
-from nadird.worker.health import MAX_WARNING_INTERVAL, MasterLink, resolve_problem
+from nadird.worker.service.health import MAX_WARNING_INTERVAL, MasterLink, resolve_problem
 
 
 def test_warnings_come_at_doubling_intervals_until_the_master_is_heard() -> None:

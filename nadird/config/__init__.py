@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 import yaml
 
+from nadird.common.errors import ConfigError
+from nadird.common.typecheck import Mismatch, build
 from nadird.config.alerts import AlertsConfig, check_alerts
 from nadird.config.checks import non_finite
 from nadird.config.console import ConsoleConfig
@@ -36,10 +38,8 @@ from nadird.config.proxies import ProviderConfig, ProviderJson, ProxyConfig, Sco
 from nadird.config.seeds import Seed, config_seeds
 from nadird.config.service import ApiConfig, SecurityConfig, WorkerConfig, WorkerHttpConfig
 from nadird.config.yaml_strict import DuplicateKey, load_strict
-from nadird.errors import ConfigError
-from nadird.fallback_jobs import check_fallbacks
-from nadird.jobs import Job, validate_job
-from nadird.typecheck import Mismatch, build
+from nadird.job.fallback import check_fallbacks
+from nadird.job.spec import Job, validate_job
 
 __all__ = [
     "DEFAULT_STORE_HEADERS",

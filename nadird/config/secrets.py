@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from nadird.errors import ConfigError
+from nadird.common.errors import ConfigError
 
 
 def read_secret(source: str, key: str, file: str | None, env: str | None) -> str | None:

@@ -1,4 +1,4 @@
-"""Seeds: a URL, or a request (nadird/request.py) with the job it belongs to.
+"""Seeds: a URL, or a request (nadird/job/request.py) with the job it belongs to.
 
 One reader for every place seeds come from (the config's `seeds:`, a line of
 `nadird crawl --seeds FILE`, an argument of `nadird submit`), so they all take
@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from nadird.errors import ConfigError
-from nadird.request import RequestError, RequestSpec, parse
+from nadird.common.errors import ConfigError
+from nadird.job.request import RequestError, RequestSpec, parse
 
 SEED_KEYS = ("job",)
 

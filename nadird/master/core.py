@@ -12,14 +12,11 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from nadird.common.logs import PerKeyLimit, gate, get_logger
+from nadird.common.urls import domain_of
 from nadird.config import Config
-from nadird.logs import PerKeyLimit, gate, get_logger
 from nadird.master.frontier.admission import Admission, LinkBatch, Source, links_of
-from nadird.master.frontier.db import FrontierDB, Row
-from nadird.master.frontier.lease_db import LeaseRecords
 from nadird.master.frontier.queues import Caps, Frontier
-from nadird.master.frontier.revisit_clock import revisit_wall
-from nadird.master.frontier.revisits import Revisits
 from nadird.master.frontier.seen import SeenSet
 from nadird.master.job_control import JobControl
 from nadird.master.leasing.acceptance import REASONS, refusal
@@ -27,10 +24,12 @@ from nadird.master.leasing.adoption import Adoption
 from nadird.master.leasing.dispatch import Dispatching, Outgoing
 from nadird.master.leasing.lease_mark import LeaseMark, headroom_of, recovery_hold
 from nadird.master.leasing.leases import EndedLease, Lease, LeaseTable
+from nadird.master.leasing.login_sessions import SessionBook
 from nadird.master.leasing.nodes import Node, NodeRegistry
 from nadird.master.leasing.robots_notes import RobotsNotes
-from nadird.master.leasing.sessions import SessionBook
 from nadird.master.leasing.welcome import Welcoming
+from nadird.master.observe import trace
+from nadird.master.observe.metrics import MasterMetrics
 from nadird.master.results.blocking import BlockStreaks
 from nadird.master.results.by_job import JobTallies
 from nadird.master.results.claims import Claims
@@ -39,8 +38,10 @@ from nadird.master.results.fallback import Fallbacks
 from nadird.master.results.recent import PageLog
 from nadird.master.results.records import record_from_result
 from nadird.master.results.retries import is_transient
-from nadird.master.service import trace
-from nadird.master.service.metrics import MasterMetrics
+from nadird.master.revisits.clock import revisit_wall
+from nadird.master.revisits.scheduler import Revisits
+from nadird.master.state.frontier_db import FrontierDB, Row
+from nadird.master.state.lease_db import LeaseRecords
 from nadird.protocol.messages import (
     BagDone,
     Bye,
@@ -55,7 +56,6 @@ from nadird.protocol.messages import (
     Results,
 )
 from nadird.store.base import PageRecord
-from nadird.urls import domain_of
 
 log = get_logger()
 

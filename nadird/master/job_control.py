@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from nadird.master.frontier.admission import Admission
 from nadird.master.frontier.queues import Frontier
-from nadird.master.frontier.revisits import Revisits
-from nadird.master.leasing.sessions import SessionBook
+from nadird.master.leasing.login_sessions import SessionBook
+from nadird.master.revisits.scheduler import Revisits
 
 
 class JobControl:

@@ -14,11 +14,11 @@ from typing import Any
 
 import msgpack
 
-from nadird.errors import ProtocolError
+from nadird.common.errors import ProtocolError
+from nadird.common.record import SPARSE, default_of
+from nadird.common.typecheck import Mismatch, build
 from nadird.protocol.fastbuild import Builder, Slow, builder, nested_within
 from nadird.protocol.messages import MAX_PAGES, MESSAGE_TYPES, Message
-from nadird.record import SPARSE, default_of
-from nadird.typecheck import Mismatch, build
 
 VERSION = 1
 # Frames larger than this are refused before unpacking. The sockets also set

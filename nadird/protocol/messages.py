@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, get_args
 
-from nadird.errors import ErrorKind
+from nadird.common.errors import ErrorKind
+from nadird.common.record import SPARSE_FIELD, PageContent, PageFetch
 from nadird.items.keys import MAX_KEY_CHARS
-from nadird.record import SPARSE_FIELD, PageContent, PageFetch
-from nadird.request import METHODS, check_cookies, check_wire
+from nadird.job.request import METHODS, check_cookies, check_wire
 
 FP_LEN = 16
 
@@ -317,7 +317,7 @@ class Shutdown:
 # (mutable) store record, and dataclasses must share their bases' frozenness.
 @dataclass(slots=True)
 class PageResult(PageContent, PageFetch):
-    """One fetched page: the record's facts (nadird.record) and what only the
+    """One fetched page: the record's facts (nadird.common.record) and what only the
     master needs from the wire."""
 
     links: list[str] = field(default_factory=list)

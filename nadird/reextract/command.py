@@ -12,8 +12,8 @@ import json
 import signal
 from typing import TextIO
 
+from nadird.common.errors import StoreError
 from nadird.config import Config
-from nadird.errors import StoreError
 from nadird.reextract.core import Rules
 from nadird.reextract.run import Options, Pass, reextract
 from nadird.reextract.tally import Progress

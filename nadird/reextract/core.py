@@ -16,11 +16,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from nadird.errors import FetchError
+from nadird.common.errors import FetchError
 from nadird.items.keys import KeyRule, apply_key, compile_key
 from nadird.items.processors import Context
 from nadird.items.schema import VALID, FieldRule, compile_rules
-from nadird.jobs import Job
+from nadird.job.spec import Job
 from nadird.store.base import PageRecord
 from nadird.worker.parse.item import ParsedJson, extract_item, json_body, json_text
 from nadird.worker.parse.jsonsources import PageJson, is_json_type, looks_like_json

@@ -15,7 +15,7 @@ import signal
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from nadird.jobs import Job
+from nadird.job.spec import Job
 from nadird.reextract.core import Redone, Rules, redo
 from nadird.store.base import PageRecord
 

@@ -18,8 +18,8 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from nadird.jobs import Job
-from nadird.logs import get_logger
+from nadird.common.logs import get_logger
+from nadird.job.spec import Job
 from nadird.reextract.core import Rules
 from nadird.reextract.pool import Extractors, Verdict
 from nadird.reextract.tally import Progress, Tally

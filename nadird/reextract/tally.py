@@ -11,8 +11,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from nadird.logs import get_logger
-from nadird.progress import Console
+from nadird.common.logs import get_logger
+from nadird.common.progress import Console
 from nadird.reextract.core import REFETCHED, Redone, is_invalid
 from nadird.store.stored import WRITE_FAILED, PageUpdate, StoredPage, UpdateOutcome
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from nadird.errors import ConfigError
+from nadird.common.errors import ConfigError
 from nadird.revisit.cron import check_expression, zone
 from nadird.revisit.durations import format_duration, parse_duration
 from nadird.revisit.policy import Adaptive, Cron, Fixed, RevisitPolicy, Rule, Schedule

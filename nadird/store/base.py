@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol
 
-from nadird.errors import ErrorKind
-from nadird.record import (
+from nadird.common.errors import ErrorKind
+from nadird.common.record import (
     Cell,
     PageContent,
     PageFetch,
@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # store.items builds on PageRecord
 
 @dataclass(slots=True)
 class PageRecord(PageContent, RecordJob, PageFetch):
-    """A stored page: the facts declared in nadird.record, the job and the
+    """A stored page: the facts declared in nadird.common.record, the job and the
     worker node that fetched it."""
 
     node: str | None = field(default=None, metadata=fact(Cell.TEXT, export=False))

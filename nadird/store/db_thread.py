@@ -15,7 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from nadird.errors import StoreError
+from nadird.common.errors import StoreError
 
 _T = TypeVar("_T")
 

@@ -20,13 +20,13 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal, TextIO
 
-from nadird.errors import StoreError
-from nadird.record import Cell, facts
+from nadird.common.errors import StoreError
+from nadird.common.record import Cell, facts
 from nadird.store.base import EXPORTED, PageRecord, Store
 
 ExportFormat = Literal["jsonl", "csv"]
 
-# The record's exported fields (nadird.record), each a column; `data`, the
+# The record's exported fields (nadird.common.record), each a column; `data`, the
 # extracted fields, becomes one column per field instead.
 CSV_COLUMNS = tuple(name for name in EXPORTED if name != "data")
 TIME_COLUMNS = frozenset(f.name for f, declared in facts(PageRecord) if declared.cell is Cell.TIME)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from nadird.errors import StoreError
+from nadird.common.errors import StoreError
 from nadird.store.base import Store
 from nadird.store.sqlite.store import SqliteStore
 from nadird.store.uri import describe_store_uri

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from nadird.errors import StoreError
+from nadird.common.errors import StoreError
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,11 @@ from typing import Any
 import msgpack
 from hypothesis import strategies as st
 
+from nadird.common.urls import fingerprint
 from nadird.config import Config, MasterConfig
 from nadird.master.core import MasterCore
-from nadird.master.frontier.db import FrontierDB
 from nadird.master.frontier.seen import SeenSet
+from nadird.master.state.frontier_db import FrontierDB
 from nadird.protocol.codec import encode
 from nadird.protocol.messages import (
     Bag,
@@ -27,7 +28,6 @@ from nadird.protocol.messages import (
     PageResult,
     Results,
 )
-from nadird.urls import fingerprint
 
 names = st.sampled_from(["w1", "w2", "ghost", ""]) | st.text(max_size=12)
 fps = st.binary(min_size=16, max_size=16) | st.sampled_from([b"\x00" * 16, b"\x01" * 16])

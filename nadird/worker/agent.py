@@ -20,11 +20,15 @@ import zmq
 import zmq.asyncio
 
 from nadird import __version__
+from nadird.common.errors import ProtocolError
+from nadird.common.logs import get_logger, page_crawled
+from nadird.common.urls import origin_of
+from nadird.common.waits import wait_set
 from nadird.config import Config
-from nadird.errors import ProtocolError
-from nadird.jobs import Job
-from nadird.logs import get_logger, page_crawled
+from nadird.job.request import RequestSpec
+from nadird.job.spec import Job
 from nadird.protocol.codec import decode, encode
+from nadird.protocol.curve import secure_client
 from nadird.protocol.messages import (
     Bag,
     BagDone,
@@ -40,27 +44,23 @@ from nadird.protocol.messages import (
     Shutdown,
     Welcome,
 )
-from nadird.request import RequestSpec
-from nadird.security import secure_client
-from nadird.urls import origin_of
-from nadird.waits import wait_set
 from nadird.worker.bag import BagRun, RobotsGate, SitemapHook, crawl_bag
 from nadird.worker.fetch.cookies import CookieJars
 from nadird.worker.fetch.fetcher import Fetcher
+from nadird.worker.fetch.login_sessions import BagSessions, SecretReader
 from nadird.worker.fetch.proxies import proxy_capabilities
 from nadird.worker.fetch.robots import RobotsCache
-from nadird.worker.fetch.sessions import BagSessions, SecretReader
 from nadird.worker.fetch.sitemaps import SitemapReader
 from nadird.worker.fetch.throttle import DomainPaces, Pacer
 from nadird.worker.follow.filter import DomainCounts, LinkPipeline, ReportedLinks
-from nadird.worker.health import MasterLink, WorkStats, health
 from nadird.worker.held import Kept, claims, forget, remember, take_over
-from nadird.worker.http import WorkerHttp
 from nadird.worker.load import LoadMeter
 from nadird.worker.pages import PageProcessor, PageTask
 from nadird.worker.render.step import RenderStep, new_renderer
 from nadird.worker.render.subrequests import SubrequestPolicy
-from nadird.worker.sender import ResultSender
+from nadird.worker.service.health import MasterLink, WorkStats, health
+from nadird.worker.service.http import WorkerHttp
+from nadird.worker.service.sender import ResultSender
 
 log = get_logger()
 

@@ -17,12 +17,12 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from nadird.errors import ErrorKind, FetchError
-from nadird.logs import get_logger
+from nadird.common.errors import ErrorKind, FetchError
+from nadird.common.logs import get_logger
+from nadird.common.urls import fingerprint, origin_of
 from nadird.protocol.messages import PageResult
-from nadird.urls import fingerprint, origin_of
+from nadird.worker.fetch.login_sessions import BagSessions, LoginFailed
 from nadird.worker.fetch.robots import RobotsCache, RobotsRules
-from nadird.worker.fetch.sessions import BagSessions, LoginFailed
 from nadird.worker.fetch.sitemaps import SitemapReader
 from nadird.worker.fetch.throttle import Pacer, parse_retry_after
 from nadird.worker.follow.filter import LinkPipeline

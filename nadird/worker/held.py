@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from nadird.protocol.messages import MAX_HELD, Bag, BagDone, HeldBag, Welcome
 from nadird.worker.bag import BagRun
-from nadird.worker.sender import ResultSender
+from nadird.worker.service.sender import ResultSender
 
 Bags = dict[str, tuple[Bag, BagRun, "asyncio.Task[None]"]]
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from nadird.errors import FetchError
+from nadird.common.errors import FetchError
+from nadird.job.request import RequestSpec
 from nadird.protocol.messages import PageResult
-from nadird.request import RequestSpec
 from nadird.worker.fetch.fetcher import FetchOutcome
 
 NOT_MODIFIED = 304

@@ -22,15 +22,15 @@ from typing import TYPE_CHECKING
 from lxml.cssselect import CSSSelector
 from lxml.html import HtmlElement
 
+from nadird.common.errors import ErrorKind, FetchError
+from nadird.common.logs import get_logger
 from nadird.config import FetchConfig
-from nadird.errors import ErrorKind, FetchError
 from nadird.items.keys import apply_key, compile_key
 from nadird.items.processors import Context
 from nadird.items.schema import compile_rules
-from nadird.jobs import Job
-from nadird.logs import get_logger
+from nadird.job.request import RequestSpec, link_fields
+from nadird.job.spec import Job
 from nadird.protocol.messages import PageResult
-from nadird.request import RequestSpec, link_fields
 from nadird.worker.fetch.cookies import DomainJar
 from nadird.worker.fetch.fetcher import Fetcher, FetchOutcome, HopCheck
 from nadird.worker.follow.filter import LinkPipeline
@@ -50,7 +50,7 @@ from nadird.worker.parse.parser import content_checksum, decode_html, parse_html
 from nadird.worker.parse.signature import signature
 
 if TYPE_CHECKING:
-    from nadird.worker.fetch.sessions import BagSessions
+    from nadird.worker.fetch.login_sessions import BagSessions
     from nadird.worker.render.step import RenderStep
 
 log = get_logger()

@@ -15,16 +15,16 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from nadird.jobs import Job
-from nadird.logs import gate
-from nadird.master.frontier.db import Row
+from nadird.common.logs import gate
+from nadird.job.request import pack_wire
+from nadird.job.spec import Job
 from nadird.master.frontier.domains import DomainCache
 from nadird.master.frontier.link_check import LinkCheck
 from nadird.master.frontier.queues import Frontier
 from nadird.master.frontier.seen import SeenSet
-from nadird.master.service import trace
+from nadird.master.observe import trace
+from nadird.master.state.frontier_db import Row
 from nadird.protocol.messages import PageResult
-from nadird.request import pack_wire
 
 SEED_BONUS = 1000
 # The links of one page: URLs, their fingerprints, the depth they enter at,

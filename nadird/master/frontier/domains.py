@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from nadird.urls import domain_of
+from nadird.common.urls import domain_of
 
 # For a URL that starts exactly like this, urlsplit's netloc is this group
 # (up to the first / ? or #), so the cached domain is a function of the key.

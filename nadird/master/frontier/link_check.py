@@ -28,13 +28,13 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 
-from nadird.errors import InvalidURL
-from nadird.jobs import Job, LinkRules
-from nadird.logs import PerKeyLimit, get_logger
+from nadird.common.errors import InvalidURL
+from nadird.common.logs import PerKeyLimit, get_logger
+from nadird.common.urls import canonicalize, domain_of, fingerprint
+from nadird.job.link_rules import LinkFilter
+from nadird.job.request import RequestSpec, unpack_wire
+from nadird.job.spec import Job, LinkRules
 from nadird.master.frontier.seen import SeenSet
-from nadird.request import RequestSpec, unpack_wire
-from nadird.urls import canonicalize, domain_of, fingerprint
-from nadird.worker.follow.rules import LinkFilter
 
 log = get_logger()
 

@@ -21,8 +21,8 @@ import time
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
-from nadird.logs import get_logger
-from nadird.master.frontier.db import FrontierDB, Row
+from nadird.common.logs import get_logger
+from nadird.master.state.frontier_db import FrontierDB, Row
 
 log = get_logger()
 

@@ -21,8 +21,8 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from nadird.errors import StateError
-from nadird.master.service.health import StateHealth
+from nadird.common.errors import StateError
+from nadird.master.observe.health import StateHealth
 
 # Primary result codes of a write the file system refused (full, read-only,
 # I/O error, cannot open or create a journal file): worth trying again later.

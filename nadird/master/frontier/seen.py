@@ -16,7 +16,7 @@ from pathlib import Path
 
 from rbloom import Bloom
 
-from nadird.errors import StateError
+from nadird.common.errors import StateError
 
 MAGIC = b"NADSEEN2"
 # magic, expected, fp_rate, added, seq (last admission included), crc32(payload)

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from nadird.common.errors import StateError
+from nadird.common.logs import get_logger
 from nadird.config import Config
-from nadird.errors import StateError
-from nadird.logs import get_logger
-from nadird.master.frontier.db import FrontierDB
 from nadird.master.frontier.seen import SeenSet
-from nadird.master.service.state_dir import SEEN_FILE
+from nadird.master.state.frontier_db import FrontierDB
+from nadird.master.state.state_dir import SEEN_FILE
 from nadird.store.base import Store
 
 log = get_logger()

@@ -30,12 +30,12 @@ import hmac
 from collections import Counter
 from dataclasses import dataclass
 
-from nadird.logs import get_logger
-from nadird.master.frontier.db import Row
-from nadird.master.frontier.lease_db import LeaseRecord, LeaseRecords, session_hash
+from nadird.common.logs import get_logger
 from nadird.master.frontier.queues import Frontier
 from nadird.master.leasing.leases import Lease, LeaseTable
 from nadird.master.leasing.nodes import Node
+from nadird.master.state.frontier_db import Row
+from nadird.master.state.lease_db import LeaseRecord, LeaseRecords, session_hash
 from nadird.protocol.messages import HeldBag
 
 log = get_logger()

@@ -8,20 +8,20 @@ from __future__ import annotations
 
 from collections import Counter
 
+from nadird.common.logs import gate
+from nadird.common.urls import origin_of
 from nadird.config import Config
-from nadird.logs import gate
+from nadird.job.request import unpack_wire
 from nadird.master.frontier.admission import Admission
 from nadird.master.frontier.queues import Frontier
-from nadird.master.frontier.revisits import Revisits
 from nadird.master.leasing.lease_mark import LeaseMark
 from nadird.master.leasing.leases import Lease, LeaseTable
+from nadird.master.leasing.login_sessions import SessionBook
 from nadird.master.leasing.nodes import Node, NodeRegistry
 from nadird.master.leasing.robots_notes import RobotsNotes
-from nadird.master.leasing.sessions import SessionBook
-from nadird.master.service import trace
+from nadird.master.observe import trace
+from nadird.master.revisits.scheduler import Revisits
 from nadird.protocol.messages import Bag, Message
-from nadird.request import unpack_wire
-from nadird.urls import origin_of
 
 # Seconds before a domain whose job no connected worker can run is tried again.
 NO_WORKER_RETRY = 2.0

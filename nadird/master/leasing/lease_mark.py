@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 
 from nadird.config import MasterConfig
-from nadird.master.frontier.db import FrontierDB
+from nadird.master.state.frontier_db import FrontierDB
 
 KEY = "leases_until"
 

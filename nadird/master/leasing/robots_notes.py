@@ -20,11 +20,11 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from nadird.common.robots_delay import text_delay
+from nadird.common.urls import domain_of
 from nadird.master.frontier.redo import is_write_failure
-from nadird.master.service.health import StateHealth
+from nadird.master.observe.health import StateHealth
 from nadird.protocol.messages import RobotsNote
-from nadird.urls import domain_of
-from nadird.worker.fetch.robots_delay import text_delay
 
 # Notes kept in memory while the file cannot be written (the newest win).
 MAX_UNSAVED = 10_000

@@ -27,10 +27,10 @@ import math
 import time
 from collections import Counter
 
+from nadird.common.logs import PerKeyLimit, get_logger
 from nadird.config import ThrottleConfig
 from nadird.items.keys import KeyRule, UrlKey, compile_key, key_of, mark_invalid
-from nadird.jobs import Job
-from nadird.logs import PerKeyLimit, get_logger
+from nadird.job.spec import Job
 from nadird.master.leasing.robots_notes import of_domain
 from nadird.protocol.messages import PageResult, RobotsNote
 

@@ -9,19 +9,19 @@ from __future__ import annotations
 
 from collections import Counter
 
+from nadird.common.logs import gate
 from nadird.config import Config
 from nadird.items.schema import invalid_fields
-from nadird.logs import gate
 from nadird.master.frontier.admission import Admission
-from nadird.master.frontier.db import Row
 from nadird.master.frontier.queues import Frontier
-from nadird.master.frontier.revisits import Revisits
 from nadird.master.leasing.leases import Lease
+from nadird.master.observe import trace
 from nadird.master.results.blocking import BlockStreaks
 from nadird.master.results.by_job import JobTallies
 from nadird.master.results.fallback import Fallbacks
 from nadird.master.results.retries import backoff, describe
-from nadird.master.service import trace
+from nadird.master.revisits.scheduler import Revisits
+from nadird.master.state.frontier_db import Row
 from nadird.protocol.messages import PageResult
 
 

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from nadird.logs import get_logger
+from nadird.common.logs import get_logger
 from nadird.master.frontier.admission import Admission
-from nadird.master.frontier.db import Row
 from nadird.master.frontier.queues import Frontier
+from nadird.master.state.frontier_db import Row
 
 log = get_logger()
 

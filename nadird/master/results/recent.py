@@ -9,9 +9,9 @@ import time
 from collections import Counter, deque
 from dataclasses import dataclass
 
+from nadird.common.urls import domain_of
 from nadird.master.results.retries import describe
 from nadird.protocol.messages import PageResult
-from nadird.urls import domain_of
 
 RECENT_ERRORS = 200
 MAX_ERROR_TEXT = 300

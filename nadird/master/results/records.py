@@ -1,6 +1,6 @@
 """A worker's page result: the store's record of it, and how it is counted.
 
-Both classes inherit their shared fields from nadird.record, so the conversion
+Both classes inherit their shared fields from nadird.common.record, so the conversion
 copies every field the record has and the result carries, in one C-level
 attrgetter call; only `job` (one per Results message) and `node` come from
 elsewhere. The master converts every page it receives, so the record is

@@ -13,10 +13,10 @@ import contextlib
 import time
 from collections.abc import Callable, Sequence
 
-from nadird.logs import get_logger
-from nadird.master.service.health import StateHealth
+from nadird.common.logs import get_logger
+from nadird.common.waits import wait_set
+from nadird.master.observe.health import StateHealth
 from nadird.store.base import PageRecord, Store
-from nadird.waits import wait_set
 
 log = get_logger()
 # Store writes' worth of records waiting before the store counts as behind.

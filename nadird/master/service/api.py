@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from nadird import console
-from nadird.api_token import load_token
-from nadird.console.sessions import same
-from nadird.errors import BindError
-from nadird.logs import get_logger
+from nadird.common.errors import BindError
+from nadird.common.logs import get_logger
+from nadird.config.api_token import load_token
+from nadird.master import console
+from nadird.master.console.browser_sessions import same
 from nadird.master.service import status
 from nadird.master.service.api_body import (
     BadBody,

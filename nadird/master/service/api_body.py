@@ -16,7 +16,7 @@ from typing import Any
 from aiohttp import web
 
 from nadird.config.seeds import seed_of
-from nadird.request import USER_KEYS, RequestError, RequestSpec
+from nadird.job.request import USER_KEYS, RequestError, RequestSpec
 
 # {"urls": [{"url": ..., "json": {...}}]} is 4 levels before a request's
 # own JSON body or meta, which get the rest.
@@ -127,7 +127,7 @@ def parse_seeds(body: Any) -> tuple[list[SeedItem], str]:
 
     An item is a URL, or a request {"url": ..., "method": ..., ...} with
     an optional "job" of its own (the forms of `seeds:` in the config file,
-    nadird/request.py); a request that cannot be sent is a BadBody naming
+    nadird/job/request.py); a request that cannot be sent is a BadBody naming
     the item and the key (`urls[2].headers.X-Token: ...`).
     """
     check_keys(body, "body", ("urls", "job"), required=("urls",))

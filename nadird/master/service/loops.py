@@ -17,8 +17,8 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 
-from nadird.errors import NadirdError
-from nadird.logs import PerKeyLimit, get_logger
+from nadird.common.errors import NadirdError
+from nadird.common.logs import PerKeyLimit, get_logger
 
 log = get_logger()
 LOG_EVERY = 1.0  # seconds between two logged failures of one loop

@@ -6,12 +6,12 @@ import asyncio
 import dataclasses
 from typing import Any
 
+from nadird.common.errors import StateError
+from nadird.common.logs import get_logger
 from nadird.config import Config
-from nadird.errors import StateError
-from nadird.logs import get_logger
+from nadird.config.reload import needs_restart
 from nadird.master.frontier.seen import SeenSet
 from nadird.master.service.server import Master
-from nadird.reload import needs_restart
 from nadird.store.base import Store
 
 log = get_logger()

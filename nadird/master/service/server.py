@@ -16,28 +16,28 @@ from typing import Any
 import zmq
 import zmq.asyncio
 
-from nadird.alerts.service import Alerts
+from nadird.common.errors import BindError, ConfigError, InvalidURL, ProtocolError
+from nadird.common.logs import get_logger
+from nadird.common.waits import wait_set
 from nadird.config import Config
-from nadird.errors import BindError, ConfigError, InvalidURL, ProtocolError
-from nadird.logs import get_logger
+from nadird.job.request import RequestSpec
+from nadird.master.alerts.service import Alerts
 from nadird.master.core import MasterCore
 from nadird.master.frontier.seen import SeenSet
 from nadird.master.frontier.seen_rebuild import load_seen
 from nadird.master.leasing.dispatch import Outgoing
 from nadird.master.leasing.lease_mark import wall_of
-from nadird.master.leasing.sessions import SessionBook
+from nadird.master.leasing.login_sessions import SessionBook
 from nadird.master.results.writer import ResultWriter
 from nadird.master.service import status
 from nadird.master.service.api import ApiServer
 from nadird.master.service.loops import LoopGuard
-from nadird.master.service.state_dir import FRONTIER_FILE, ROBOTS_FILE, SEEN_FILE, StateDir
 from nadird.master.service.view import MasterReads
+from nadird.master.state.state_dir import FRONTIER_FILE, ROBOTS_FILE, SEEN_FILE, StateDir
 from nadird.protocol.codec import decode, encode
+from nadird.protocol.curve import MasterSecurity
 from nadird.protocol.messages import Message, Results, Shutdown
-from nadird.request import RequestSpec
-from nadird.security import MasterSecurity
 from nadird.store.base import Store
-from nadird.waits import wait_set
 
 log = get_logger()
 __all__ = ["FRONTIER_FILE", "ROBOTS_FILE", "SEEN_FILE", "Master", "load_seen"]

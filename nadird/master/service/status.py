@@ -9,11 +9,11 @@ from collections import deque
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from nadird.errors import StoreError
-from nadird.logs import get_logger
-from nadird.master.service.metrics import status_classes
+from nadird.common.errors import StoreError
+from nadird.common.logs import get_logger
+from nadird.common.urls import registrable_domain
+from nadird.master.observe.metrics import status_classes
 from nadird.store.base import Store
-from nadird.urls import registrable_domain
 
 if TYPE_CHECKING:
     from nadird.master.service.view import MasterView

@@ -13,21 +13,21 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from nadird.master.frontier.dead_db import DeadURL
 from nadird.master.frontier.queues import DomainQueue
 from nadird.master.leasing.nodes import Node
 from nadird.master.results.recent import RecentError
+from nadird.master.state.dead_db import DeadURL
 
 if TYPE_CHECKING:
-    from nadird.alerts.change import FieldChange
-    from nadird.alerts.engine import Event, OpenAlert
-    from nadird.alerts.service import Alerts
     from nadird.config import Config
+    from nadird.job.request import RequestSpec
+    from nadird.master.alerts.change import FieldChange
+    from nadird.master.alerts.engine import Event, OpenAlert
+    from nadird.master.alerts.service import Alerts
     from nadird.master.core import MasterCore
+    from nadird.master.observe.health import StateHealth
     from nadird.master.results.writer import ResultWriter
-    from nadird.master.service.health import StateHealth
     from nadird.master.service.loops import LoopGuard
-    from nadird.request import RequestSpec
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ from pymongo import AsyncMongoClient
 from pymongo.errors import ConfigurationError, OperationFailure, PyMongoError
 from pymongo.write_concern import WriteConcern
 
+from nadird.common.errors import StoreError
 from nadird.config import StoreConfig
-from nadird.errors import StoreError
 from nadird.store.uri import UriParts, describe_store_uri
 
 AUTH_FAILED = 18

@@ -24,9 +24,9 @@ from typing import Any
 import bson
 import bson.errors
 
-from nadird.record import Cell, Mongo, default_of, facts, has_default
+from nadird.common.record import Cell, Mongo, default_of, facts, has_default
+from nadird.common.textfp import text_fingerprint
 from nadird.store.base import PageRecord, kind_from_text
-from nadird.store.textfp import text_fingerprint
 
 PAGES = "pages"
 ITEMS = "items"
@@ -42,7 +42,7 @@ _AIM = 0.9
 
 Document = dict[str, Any]
 
-# Where each record field goes (nadird.record): `_id`, a field of the page
+# Where each record field goes (nadird.common.record): `_id`, a field of the page
 # document under its own name (a time as a BSON date), a field of the item,
 # or the body, which _attach_body compresses and caps.
 _FACTS = facts(PageRecord)

@@ -22,7 +22,7 @@ from pymongo import ASCENDING, IndexModel
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import PyMongoError
 
-from nadird.errors import StoreError
+from nadird.common.errors import StoreError
 from nadird.store.base import PageRecord
 from nadird.store.history import RECENT_SCAN, Pairing, Version, field_changes, versions_of
 from nadird.store.mongo.connect import one_line

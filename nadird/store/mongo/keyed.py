@@ -23,8 +23,8 @@ from pymongo import ASCENDING, IndexModel, UpdateOne
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import BulkWriteError, PyMongoError
 
-from nadird.errors import StoreError
-from nadird.logs import get_logger
+from nadird.common.errors import StoreError
+from nadird.common.logs import get_logger
 from nadird.store.base import PageRecord
 from nadird.store.items import TABLE, KeyedItem, keyed_items
 from nadird.store.mongo.connect import one_line

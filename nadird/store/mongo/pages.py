@@ -20,7 +20,7 @@ from pymongo import UpdateOne
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import BulkWriteError, PyMongoError
 
-from nadird.errors import StoreError
+from nadird.common.errors import StoreError
 from nadird.store.mongo.connect import one_line
 from nadird.store.mongo.docs import (
     ITEM_FIELDS,

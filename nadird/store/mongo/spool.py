@@ -28,7 +28,7 @@ from typing import Any
 
 import msgpack
 
-from nadird.errors import StoreError
+from nadird.common.errors import StoreError
 from nadird.store.base import FIELD_NAMES, PageRecord, kind_from_text
 from nadird.store.db_thread import DbThread
 

@@ -28,9 +28,9 @@ from pymongo import AsyncMongoClient
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import ConfigurationError, PyMongoError
 
+from nadird.common.errors import StoreError
+from nadird.common.logs import get_logger
 from nadird.config import StoreConfig
-from nadird.errors import StoreError
-from nadird.logs import get_logger
 from nadird.store.base import PageRecord
 from nadird.store.items import KeyedItem
 from nadird.store.mongo.batch import last_per_fingerprint, merge_outcomes, write_pages

@@ -17,7 +17,7 @@ import zlib
 from collections.abc import Sequence
 from typing import Any
 
-from nadird.errors import StoreError
+from nadird.common.errors import StoreError
 from nadird.store.history import append_sqlite
 from nadird.store.sqlite.items import upsert_items_sync
 from nadird.store.sqlite.schema import NAMES, from_row

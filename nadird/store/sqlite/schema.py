@@ -1,7 +1,7 @@
 """The SQLite `pages` table, derived from the record's declaration.
 
 Each PageRecord field is one column: its type, NOT NULL and DEFAULT come from
-the field's Fact and default (nadird.record), its encoding (JSON text, 0/1,
+the field's Fact and default (nadird.common.record), its encoding (JSON text, 0/1,
 zlib) from the Fact's cell. An older store is brought up to date by adding
 the declared columns its table lacks, so a new field needs no hand-written
 migration; `since` on each Fact gives the schema version, which keeps an
@@ -18,8 +18,8 @@ from collections.abc import Callable
 from operator import attrgetter
 from typing import Any
 
-from nadird.errors import ErrorKind, StoreError
-from nadird.record import Cell, default_of, facts, has_default
+from nadird.common.errors import ErrorKind, StoreError
+from nadird.common.record import Cell, default_of, facts, has_default
 from nadird.store.base import PageRecord
 from nadird.store.sqlite.items import SCHEMA as ITEMS_SCHEMA
 

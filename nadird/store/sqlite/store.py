@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from nadird.errors import StoreError
+from nadird.common.errors import StoreError
 from nadird.store.base import PageRecord
 from nadird.store.db_thread import DbThread
 from nadird.store.history import SQLITE_SCHEMA as HISTORY_SCHEMA

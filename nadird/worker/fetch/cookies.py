@@ -23,8 +23,8 @@ from collections.abc import Mapping
 import aiohttp
 from yarl import URL
 
+from nadird.common.urls import registrable_domain
 from nadird.config.fetch import CookieJarConfig
-from nadird.urls import registrable_domain
 
 # Name and value: what RFC 6265 (6.1) asks a client to keep at least;
 # a bigger one is dropped, so a jar's size stays bounded.
@@ -105,7 +105,7 @@ def login_jar(url: str, config: CookieJarConfig) -> DomainJar:
 
 def cookie_header(jar: Mapping[str, str], header: str | None) -> str | None:
     """The Cookie header of a hop: the jar's cookies under the request's own
-    `header` (nadird/request.py builds it `a=1; b=2`, values without ';')."""
+    `header` (nadird/job/request.py builds it `a=1; b=2`, values without ';')."""
     if not jar:
         return header
     own = dict(part.split("=", 1) for part in header.split("; ") if "=" in part) if header else {}

@@ -14,7 +14,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
 
-from nadird.errors import ErrorKind, FetchError
+from nadird.common.errors import ErrorKind, FetchError
 
 STEP = 64 * 1024
 # A gzip body may be several members back to back; a bomb may be millions.

@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 import aiohttp
 from yarl import URL
 
+from nadird.common.errors import ConfigError, ErrorKind, FetchError, InvalidURL
+from nadird.common.urls import canonicalize
 from nadird.config import FetchConfig
-from nadird.errors import ConfigError, ErrorKind, FetchError, InvalidURL
-from nadird.request import RequestSpec
-from nadird.urls import canonicalize
+from nadird.job.request import RequestSpec
 from nadird.worker.fetch.addresses import AddressPolicy
 from nadird.worker.fetch.cookies import DomainJar, cookie_header
 from nadird.worker.fetch.decoding import Bounded, accept_encoding, decoder_for

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from nadird.request import RequestSpec
+from nadird.job.request import RequestSpec
 
 # Redirects after which a request with a body goes on as a GET without one
 # (as browsers and requests do): 303 always, 301/302 after a POST. 307 and

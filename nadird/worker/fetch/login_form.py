@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 
 import jmespath
 
-from nadird.logins import CsrfRule, LoginSpec
+from nadird.job.login import CsrfRule, LoginSpec
 from nadird.worker.fetch.cookies import DomainJar
 from nadird.worker.fetch.fetcher import Fetcher, FetchOutcome
 from nadird.worker.parse.jsonsources import is_json_type, load_json

@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from nadird.common.errors import ErrorKind
 from nadird.config.proxies import DEFAULT_GROUP, ProxyConfig
-from nadird.errors import ErrorKind
-from nadird.jobs import PROXY_CAPABILITY
+from nadird.job.spec import PROXY_CAPABILITY
 
 FIXED = "fixed"
 # A provider proxy this close to its end is not handed out any more.

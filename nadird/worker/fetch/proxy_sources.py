@@ -29,10 +29,10 @@ from urllib.parse import quote
 import aiohttp
 import jmespath
 
+from nadird.common.logs import get_logger
+from nadird.common.waits import wait_set
 from nadird.config.proxies import ProviderConfig, ProviderJson, check_proxy_url
 from nadird.config.secrets import read_secret
-from nadird.logs import get_logger
-from nadird.waits import wait_set
 from nadird.worker.fetch.proxies import Offer, ProxyPool, redacted
 
 log = get_logger()

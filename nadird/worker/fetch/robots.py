@@ -29,13 +29,13 @@ from typing import Literal
 
 from protego import Protego
 
+from nadird.common.errors import ErrorKind, FetchError
+from nadird.common.logs import get_logger
+from nadird.common.robots_delay import robots_delay
+from nadird.common.urls import origin_of
 from nadird.config import RobotsConfig
-from nadird.errors import ErrorKind, FetchError
-from nadird.logs import get_logger
 from nadird.protocol.messages import RobotsNote
-from nadird.urls import origin_of
 from nadird.worker.fetch.fetcher import Fetcher
-from nadird.worker.fetch.robots_delay import robots_delay
 
 log = get_logger()
 

@@ -18,10 +18,10 @@ from collections.abc import Awaitable, Callable
 
 from lxml import etree
 
+from nadird.common.errors import FetchError, InvalidURL
+from nadird.common.logs import get_logger
+from nadird.common.urls import canonicalize
 from nadird.config import SitemapConfig
-from nadird.errors import FetchError, InvalidURL
-from nadird.logs import get_logger
-from nadird.urls import canonicalize
 from nadird.worker.fetch.decoding import gunzip_limited
 from nadird.worker.fetch.fetcher import Fetcher
 

@@ -11,12 +11,12 @@ import dataclasses
 from collections import Counter, OrderedDict
 from collections.abc import Iterable
 
+from nadird.common.errors import InvalidURL
+from nadird.common.urls import ParamStripper, canonicalize, domain_of
 from nadird.config import FetchConfig, TrapConfig
-from nadird.errors import InvalidURL
-from nadird.jobs import Job
+from nadird.job.link_rules import LinkFilter
+from nadird.job.spec import Job
 from nadird.protocol.messages import PageResult
-from nadird.urls import ParamStripper, canonicalize, domain_of
-from nadird.worker.follow.rules import LinkFilter
 
 
 class TrapGuard:

@@ -8,8 +8,8 @@ from urllib.parse import urljoin, urlsplit
 import lxml.html
 from lxml import etree
 
-from nadird.errors import InvalidURL
-from nadird.urls import canonicalize
+from nadird.common.errors import InvalidURL
+from nadird.common.urls import canonicalize
 
 # Schemes whose links can never be fetched; rejecting them by prefix is much
 # cheaper than resolving and canonicalizing them only to get InvalidURL.

@@ -10,8 +10,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from nadird.jobs import Pagination
-from nadird.request import RequestSpec
+from nadird.job.request import RequestSpec
+from nadird.job.spec import Pagination
 from nadird.worker.parse.fields import present
 from nadird.worker.parse.jsonfields import compile_jmes
 

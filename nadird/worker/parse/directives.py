@@ -13,8 +13,8 @@ from urllib.parse import urljoin
 
 import lxml.html
 
-from nadird.errors import InvalidURL
-from nadird.urls import canonicalize
+from nadird.common.errors import InvalidURL
+from nadird.common.urls import canonicalize
 from nadird.worker.follow.find import base_url
 
 

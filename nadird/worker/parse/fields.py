@@ -19,7 +19,7 @@ from cssselect import SelectorError
 from lxml import etree
 from lxml.cssselect import CSSSelector
 
-from nadird.jobs import Selector
+from nadird.job.spec import Selector
 from nadird.worker.parse.jsonfields import is_json_selector, json_values, validate_json_selector
 from nadird.worker.parse.jsonsources import PageJson
 

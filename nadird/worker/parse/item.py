@@ -14,10 +14,10 @@ from typing import Any
 
 from lxml.html import HtmlElement
 
-from nadird.errors import ErrorKind, FetchError
+from nadird.common.errors import ErrorKind, FetchError
 from nadird.items.processors import Context
 from nadird.items.schema import FieldRule, apply_rules
-from nadird.jobs import Job
+from nadird.job.spec import Job
 from nadird.worker.parse.fields import extract_fields
 from nadird.worker.parse.jsonsources import PageJson, is_json_type, load_json, looks_like_json
 

@@ -17,7 +17,7 @@ from jmespath import exceptions as jmes_errors
 from jmespath import functions as jmes_functions
 from jmespath.parser import ParsedResult
 
-from nadird.jobs import Selector
+from nadird.job.spec import Selector
 from nadird.worker.parse.jsonsources import PageJson
 
 # What JMESPath knows: name -> the argument signature (its last one may be variadic).

@@ -19,7 +19,7 @@ from typing import Any
 from lxml.cssselect import CSSSelector
 from lxml.html import HtmlElement
 
-from nadird.store.textfp import text_of
+from nadird.common.textfp import text_of
 
 
 def _digest(text: str) -> str:

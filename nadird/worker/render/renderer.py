@@ -31,8 +31,8 @@ from playwright.async_api import (
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
+from nadird.common.logs import get_logger
 from nadird.config import RenderConfig
-from nadird.logs import get_logger
 from nadird.worker.render.browser import BrowserHandle, launch, tree_memory_mb
 from nadird.worker.render.cache import SubresourceCache
 from nadird.worker.render.exchange import (

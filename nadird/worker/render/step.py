@@ -31,11 +31,11 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from nadird.common.errors import ConfigError, ErrorKind, FetchError
+from nadird.common.logs import get_logger
 from nadird.config import Config, FetchConfig
-from nadird.errors import ConfigError, ErrorKind, FetchError
 from nadird.items.schema import VALID
-from nadird.jobs import JAVASCRIPT, Job
-from nadird.logs import get_logger
+from nadird.job.spec import JAVASCRIPT, Job
 from nadird.protocol.messages import PageResult
 from nadird.worker.fetch.fetcher import FetchOutcome
 from nadird.worker.parse.charsets import charset_to_declare

@@ -38,11 +38,11 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from nadird.common.errors import ErrorKind, FetchError, InvalidURL
+from nadird.common.logs import get_logger
+from nadird.common.urls import canonicalize, domain_of
 from nadird.config import RenderConfig
-from nadird.errors import ErrorKind, FetchError, InvalidURL
-from nadird.jobs import Job
-from nadird.logs import get_logger
-from nadird.urls import canonicalize, domain_of
+from nadird.job.spec import Job
 from nadird.worker.fetch.fetcher import Fetcher, HopCheck
 from nadird.worker.render.cache import SubresourceCache
 from nadird.worker.render.exchange import Abort, Fulfil, Reply, SubRequest

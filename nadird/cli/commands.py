@@ -1,0 +1,331 @@
+"""What each command of the command line does, once its options are parsed (cli.py)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from nadird.cli.argtypes import check_seed
+from nadird.common.errors import ConfigError, StoreError
+from nadird.common.logs import configure
+from nadird.config import Config, Seed, load_config
+from nadird.config.seeds import line_seed
+
+if TYPE_CHECKING:
+    from nadird.store.base import Store
+
+EXIT_OK, EXIT_RUNTIME = 0, 1
+
+
+def _config(args: argparse.Namespace) -> Config:
+    return load_config(args.config) if args.config else Config()
+
+
+def _log_to_stderr(args: argparse.Namespace, role: str, config: Config) -> None:
+    """Commands log to stderr (stdout carries their output); daemons to stdout."""
+    level = args.log_level or config.log_level
+    configure(role, config.node, level, sys.stderr, args.log_format or config.log_format)
+
+
+def _seeds(args: argparse.Namespace, base: Config) -> list[Seed]:
+    for i, seed in enumerate(base.seed_list()):
+        try:
+            check_seed(seed.url)
+        except ValueError as exc:
+            raise ConfigError(args.config, f"seeds[{i}]", f"a crawlable URL ({exc})") from None
+    seeds = [Seed(url) for url in args.seed_urls]
+    if args.seeds:
+        seeds += _seeds_file(args.seeds, base)
+    if not seeds and not base.seeds:
+        raise ConfigError("(command line)", "SEED_URL", "at least one seed URL or --seeds FILE")
+    return seeds
+
+
+def _seeds_file(path: str, base: Config) -> list[Seed]:
+    """One seed per line: a URL, or a request as a JSON object (see config/seeds.py)."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ConfigError(path, "(file)", f"readable seed file ({exc.strerror})") from None
+    seeds = []
+    for number, line in enumerate(lines, 1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        seed = line_seed(text, path, number)
+        try:
+            check_seed(seed.url)
+        except ValueError as exc:
+            where = f"line {number}"
+            raise ConfigError(path, where, f"a crawlable URL ({exc})") from None
+        if seed.job not in base.jobs:
+            known = ", ".join(sorted(base.jobs))
+            raise ConfigError(path, f"line {number}: job", f"one of: {known}")
+        seeds.append(seed)
+    return seeds
+
+
+def _crawl(args: argparse.Namespace) -> int:
+    from nadird.cli.crawl import CrawlOptions, run_crawl
+    from nadird.cli.daemon import run_async
+    from nadird.common.progress import Console
+
+    base = _config(args)
+    level = args.log_level or base.log_level
+    console = Console(sys.stderr)
+    fmt = configure("crawl", base.node, level, console, args.log_format or base.log_format)
+    # The workers log at this level and in this format too.
+    base = dataclasses.replace(base, log_level=level, log_format=fmt)
+    seeds = _seeds(args, base)
+    if args.out is not None and not Path(args.out).resolve().parent.is_dir():
+        raise ConfigError(args.out, "--out", "a file in an existing directory")
+    opts = CrawlOptions(
+        seeds=seeds,
+        workers=args.workers,
+        max_pages=args.max_pages,
+        max_depth=args.max_depth,
+        allow_domains=args.allow_domain,
+        out=args.out,
+        delay=args.delay,
+        domain_concurrency=args.domain_concurrency,
+        retries=args.retries,
+        store=args.store,
+        resolve=dict(args.resolve),
+        allow_private=args.allow_private,
+        state_dir=args.state_dir,
+        render=args.render,
+        log_level=args.log_level,
+        revisit=args.revisit,
+        run_for=getattr(args, "for"),
+    )
+    return run_async(run_crawl(opts, base, console))
+
+
+def _parse(args: argparse.Namespace) -> int:
+    from nadird.cli.daemon import run_async
+    from nadird.cli.probe import probe
+
+    config = _config(args)
+    _log_to_stderr(args, "parse", config)
+    if args.job not in config.jobs:
+        known = ", ".join(sorted(config.jobs))
+        raise ConfigError(args.config or "(command line)", "--job", f"one of: {known}")
+    fetch = dataclasses.replace(
+        config.fetch,
+        resolve={**config.fetch.resolve, **dict(args.resolve)},
+        allow_private=args.allow_private or config.fetch.allow_private,
+    )
+    config = dataclasses.replace(config, fetch=fetch)
+    return run_async(probe(config, config.jobs[args.job], args.url, sys.stdout))
+
+
+def _reextract(args: argparse.Namespace) -> int:
+    from nadird.cli.daemon import run_async
+    from nadird.common.progress import Console
+    from nadird.reextract.command import run
+    from nadird.reextract.run import Options
+    from nadird.reextract.tally import Progress
+
+    config = _config(args)
+    console = Console(sys.stderr)
+    level = args.log_level or config.log_level
+    configure("reextract", config.node, level, console, args.log_format or config.log_format)
+    if args.job not in config.jobs:
+        known = ", ".join(sorted(config.jobs))
+        where = args.config or "(command line)"
+        raise ConfigError(where, "--job", f"unknown job {args.job!r}; the config has {known}")
+    opts = Options(args.since, args.restart, args.jobs, args.chunk)
+    _existing_store(args, config)  # nothing to re-extract in a file not there
+    uri = args.store or config.store.uri
+    return run_async(run(config, args.job, uri, opts, sys.stdout, Progress(console)))
+
+
+def _check(args: argparse.Namespace) -> int:
+    """What a master or a worker would refuse at start, without starting one."""
+    import zmq.asyncio
+
+    from nadird.protocol.curve import MasterSecurity, check_config_secrets, secure_client
+    from nadird.store.open import open_store
+    from nadird.worker.render.step import new_renderer
+
+    path = args.config
+    config = load_config(path)
+    _log_to_stderr(args, "check", config)
+    check_config_secrets(config, path)
+    MasterSecurity(config, path)  # key files and the allow-list, or loopback binds
+    ctx = zmq.asyncio.Context()
+    try:
+        with ctx.socket(zmq.DEALER) as sock:
+            secure_client(sock, config, path)  # a worker's key files
+    finally:
+        ctx.term()
+    new_renderer(config)  # a javascript worker's browser
+    try:
+        open_store(config.store.uri, config.store)
+    except StoreError as exc:
+        raise ConfigError(path, "store.uri", str(exc)) from None
+    seeds = len(config.seeds)
+    print(f"{path}: ok ({len(config.jobs)} jobs, {seeds} seeds, node {config.node})")
+    return EXIT_OK
+
+
+def _export(args: argparse.Namespace) -> int:
+    from nadird.store.export import UnknownField, export_to
+
+    if args.since is not None and not args.changes:
+        raise ConfigError("(command line)", "--since", "only with --changes")
+    if args.changes and args.items:
+        raise ConfigError("(command line)", "--items", "not with --changes")
+    if args.changes or args.items:
+        return _export_lines(args)
+    if args.format == "jsonl" and (args.fields or args.encoding != "utf-8"):
+        option = "--fields" if args.fields else "--encoding"
+        raise ConfigError("(command line)", option, "csv only (JSON lines are always UTF-8)")
+    config = _config(args)
+    _log_to_stderr(args, "export", config)
+    store = _existing_store(args, config)
+
+    async def go() -> tuple[int, str]:
+        await store.open()
+        try:
+            rows = await export_to(
+                store, args.out, args.format, args.job, args.fields, args.encoding
+            )
+        except UnknownField as exc:
+            raise ConfigError("(command line)", "--fields", str(exc)) from None
+        else:
+            return rows, await _no_such_job(store, args.job, rows)
+        finally:
+            await store.close()
+
+    rows, note = asyncio.run(go())
+    print(f"exported {rows} records{note}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _export_lines(args: argparse.Namespace) -> int:
+    """`export --changes` and `export --items`: JSON lines of their own shapes."""
+    from nadird.store.export import export_changes, export_items
+
+    option = "--items" if args.items else "--changes"
+    if args.format != "jsonl" or args.fields:
+        raise ConfigError("(command line)", option, "JSON lines only (no --format csv, --fields)")
+    config = _config(args)
+    _log_to_stderr(args, "export", config)
+    store = _existing_store(args, config)
+
+    async def go() -> tuple[int, str]:
+        await store.open()
+        try:
+            if args.items:
+                rows = await export_items(store, args.out, args.job)
+            else:
+                rows = await export_changes(store, args.out, args.job, args.since)
+            return rows, await _no_such_job(store, args.job, rows)
+        finally:
+            await store.close()
+
+    rows, note = asyncio.run(go())
+    print(f"exported {rows} {'keyed items' if args.items else 'changes'}{note}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _existing_store(args: argparse.Namespace, config: Config) -> Store:
+    """The store `--store` (or the config's store.uri) names, refused when it is
+    a SQLite file that does not exist: opening it would create an empty store
+    at a mistyped path and export nothing, as if the crawl had stored nothing."""
+    from nadird.store.open import open_store
+    from nadird.store.sqlite.store import SqliteStore
+
+    store = open_store(args.store or config.store.uri, config.store)
+    if isinstance(store, SqliteStore) and not Path(store.path).exists():
+        where, key = ("(command line)", "--store") if args.store else (args.config, "store.uri")
+        reason = f"no file {store.path} (export and reextract read a store, never create one)"
+        raise ConfigError(where or "(defaults)", key, reason)
+    return store
+
+
+async def _no_such_job(store: Store, job: str | None, rows: int) -> str:
+    """What to add to "exported 0 ..." when --job names a job the store has no page of."""
+    if job is None or rows or await store.count(job):
+        return ""
+    return f" (the store holds no page of job {job!r})"
+
+
+def _dead_letters(args: argparse.Namespace) -> int:
+    from nadird.cli import deadletters
+
+    config = _config(args)
+    _log_to_stderr(args, "dead-letters", config)
+    state_dir = args.state_dir or config.master.state_dir
+    return deadletters.run(args.action, state_dir, args.job, args.domain)
+
+
+def _client(args: argparse.Namespace) -> int:
+    from nadird.cli import client
+
+    config = _config(args)
+    _log_to_stderr(args, args.command, config)
+    words = getattr(args, "words", [])
+    try:
+        return client.run(
+            args.command, config, args.api, args.token, words, getattr(args, "job", "default")
+        )
+    except client.ApiError as exc:
+        print(f"nadird: error: {exc}", file=sys.stderr)
+        return EXIT_RUNTIME
+
+
+def _keygen(args: argparse.Namespace) -> int:
+    from nadird.protocol.curve import generate_keypair, key_fingerprint, public_key
+
+    public, secret = generate_keypair(args.out, args.name)
+    print(f"public key: {public} (fingerprint {key_fingerprint(public_key(public))})")
+    print(f"secret key: {secret} (mode 0600; keep it on this host)")
+    return EXIT_OK
+
+
+def _daemon(args: argparse.Namespace) -> int:
+    from nadird.cli.daemon import master_main, run_async, worker_main
+
+    if not args.config:
+        raise ConfigError("(command line)", "--config", "a config file for --role")
+    config = load_config(args.config)
+    if args.exit_when_done:
+        config = dataclasses.replace(
+            config, master=dataclasses.replace(config.master, exit_when_done=True)
+        )
+    configure(
+        args.role,
+        config.node,
+        args.log_level or config.log_level,
+        fmt=args.log_format or config.log_format,
+    )
+    from nadird.protocol.curve import check_config_secrets
+
+    check_config_secrets(config, args.config)
+    if args.role == "master":
+        return run_async(master_main(config, args.config, rebuild_seen=args.rebuild_seen))
+    return run_async(worker_main(config, args.config))
+
+
+COMMANDS = {
+    "crawl": _crawl,
+    "parse": _parse,
+    "reextract": _reextract,
+    "check": _check,
+    "export": _export,
+    "dead-letters": _dead_letters,
+    "keygen": _keygen,
+    **dict.fromkeys(("status", "nodes", "submit", "pause", "resume", "delete-job"), _client),
+}
+
+
+def run_command(args: argparse.Namespace) -> int:
+    if args.command is None:
+        return _daemon(args)
+    return COMMANDS[args.command](args)

@@ -13,13 +13,13 @@ from nadird.common.errors import ConfigError
 from nadird.common.urls import fingerprint
 from nadird.config import config_from_dict
 from nadird.config.alerts import ChangeCondition, RuleConfig
-from nadird.master.alerts.change import FieldChange, as_number, meets, watched_changes
 from nadird.master.alerts.engine import AlertEngine
 from nadird.master.alerts.messages import payload, text
 from nadird.master.alerts.rules import Snapshot
 from nadird.master.frontier.queues import Frontier
 from nadird.master.results.blocking import BlockStreaks
 from nadird.master.results.by_job import JobTallies
+from nadird.master.revisits.changes import FieldChange, as_number, meets, watched_changes
 from nadird.master.revisits.scheduler import Revisits
 from nadird.master.state.frontier_db import FrontierDB
 from nadird.protocol.messages import PageResult

@@ -5,7 +5,8 @@ import pytest
 
 from nadird.master.frontier.queues import Caps, Frontier
 from nadird.master.leasing.leases import Holder, LeaseTable
-from nadird.master.state.frontier_db import FrontierDB, Row
+from nadird.master.row import Row
+from nadird.master.state.frontier_db import FrontierDB
 
 
 class Clock:

@@ -11,13 +11,15 @@ from hostile_helpers import fetch_config, fetcher, hostile_web, url
 
 from nadird.common.errors import ErrorKind
 from nadird.common.urls import fingerprint
-from nadird.job.spec import Job, LinkRules, Pagination, Selector, validate_job
+from nadird.job.selectors import validate_fields
+from nadird.job.spec import Job, LinkRules, Pagination, Selector
+from nadird.job.validate import validate_job
 from nadird.testing.hostile import Page
 from nadird.worker.follow.filter import DomainCounts, LinkPipeline
 from nadird.worker.follow.find import resolve_hrefs
 from nadird.worker.follow.jsonlinks import json_hrefs, next_page, page_number, with_param
 from nadird.worker.pages import PageProcessor, PageTask
-from nadird.worker.parse.fields import extract_fields, validate_fields
+from nadird.worker.parse.fields import extract_fields
 from nadird.worker.parse.jsonsources import (
     PageJson,
     has_type,

@@ -15,9 +15,10 @@ from lxml.html import HtmlElement
 from nadird.common.errors import InvalidURL
 from nadird.common.urls import canonicalize
 from nadird.job.link_rules import LinkFilter, validate_link_rules
+from nadird.job.selectors import validate_fields
 from nadird.job.spec import LinkRules, Selector
 from nadird.worker.follow.find import _Resolver, extract_links
-from nadird.worker.parse.fields import extract_fields, validate_fields
+from nadird.worker.parse.fields import extract_fields
 from nadird.worker.parse.parser import content_checksum, parse_html
 
 PAGE_URL = "https://shop.example.com/products/widget-42"

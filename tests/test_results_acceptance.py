@@ -12,7 +12,7 @@ from core_helpers import A_URLS, T0, TTL, bags, make_core, page, register, resul
 
 from nadird.master.core import MasterCore
 from nadird.master.leasing.leases import EndedLeases, Holder, Lease
-from nadird.master.state.frontier_db import Row
+from nadird.master.row import Row
 from nadird.protocol.messages import BagDone, Results
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from mongo_helpers import make_store, record, sync_db
 
-from nadird.store.base import PageRecord, Store
+from nadird.store.backend import Store
+from nadird.store.base import PageRecord
 from nadird.store.sqlite.store import SqliteStore
 
 

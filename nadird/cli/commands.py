@@ -16,7 +16,7 @@ from nadird.config import Config, Seed, load_config
 from nadird.config.seeds import line_seed
 
 if TYPE_CHECKING:
-    from nadird.store.base import Store
+    from nadird.store.backend import Store
 
 EXIT_OK, EXIT_RUNTIME = 0, 1
 

@@ -35,7 +35,8 @@ from nadird.job.spec import JAVASCRIPT, Job
 from nadird.master.results.records import status_class
 from nadird.master.service.server import Master
 from nadird.master.service.status import invalid_by_job
-from nadird.store.base import PageRecord, Store
+from nadird.store.backend import Store
+from nadird.store.base import PageRecord
 from nadird.store.export import export_to
 from nadird.store.items import KeyedItem
 from nadird.store.open import open_store

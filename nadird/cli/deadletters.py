@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TextIO
 
 from nadird.common.errors import ConfigError
-from nadird.master.service.server import FRONTIER_FILE
+from nadird.master.state.files import FRONTIER_FILE
 from nadird.master.state.frontier_db import FrontierDB
 
 

@@ -39,7 +39,8 @@ from nadird.config.seeds import Seed, config_seeds
 from nadird.config.service import ApiConfig, SecurityConfig, WorkerConfig, WorkerHttpConfig
 from nadird.config.yaml_strict import DuplicateKey, load_strict
 from nadird.job.fallback import check_fallbacks
-from nadird.job.spec import Job, validate_job
+from nadird.job.spec import Job
+from nadird.job.validate import validate_job
 
 __all__ = [
     "DEFAULT_STORE_HEADERS",

@@ -6,12 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from nadird.common.errors import ConfigError
-
-if TYPE_CHECKING:  # jobs.py builds on OnFailure
-    from nadird.job.spec import Job
 
 
 @dataclass(frozen=True)
@@ -21,7 +18,15 @@ class OnFailure:
     job: str
 
 
-def check_fallbacks(jobs: Mapping[str, Job], source: str) -> None:
+class FallsBack(Protocol):
+    """What the check reads of a job (spec.py's Job builds on OnFailure, so
+    this module names only the attribute it needs)."""
+
+    @property
+    def on_failure(self) -> OnFailure | None: ...
+
+
+def check_fallbacks(jobs: Mapping[str, FallsBack], source: str) -> None:
     """Every `on_failure.job` names another known job, and following them
     never comes back to where it started (a URL would go round for ever)."""
     for name, job in jobs.items():

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from nadird.common.urls import domain_of, host_of, registrable_domain
+from nadird.job.jmes import compile_jmes
 from nadird.job.spec import LinkRules
-from nadird.worker.parse.jsonfields import compile_jmes
 
 
 class LinkFilter:

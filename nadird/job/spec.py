@@ -367,21 +367,6 @@ class Job:
         )
 
 
-def validate_job(job: Job) -> None:
-    """Raise ValueError naming the first selector or link rule the worker
-    could not use ('fields.title[0]: invalid xpath ...', 'links.allow[1]: ...').
-
-    The checks are the worker's own compilers, run on a probe document, so a
-    job that passes is one every worker can run.
-    """
-    # Imported here: both worker modules import this one.
-    from nadird.job.link_rules import validate_link_rules
-    from nadird.worker.parse.fields import validate_fields
-
-    validate_fields(job.fields)
-    validate_link_rules(job.links)
-
-
 def revisit_policy_of(
     revisit: dict[str, Any] | None, expire: str | float | None, key: str, source: str
 ) -> RevisitPolicy | None:

@@ -40,7 +40,8 @@ from nadird.master.results.records import record_from_result
 from nadird.master.results.retries import is_transient
 from nadird.master.revisits.clock import revisit_wall
 from nadird.master.revisits.scheduler import Revisits
-from nadird.master.state.frontier_db import FrontierDB, Row
+from nadird.master.row import Row
+from nadird.master.state.frontier_db import FrontierDB
 from nadird.master.state.lease_db import LeaseRecords
 from nadird.protocol.messages import (
     BagDone,

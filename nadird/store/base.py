@@ -8,10 +8,9 @@ records are durable; that return is what lets the master forget the URLs.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 from nadird.common.errors import ErrorKind
 from nadird.common.record import (
@@ -24,9 +23,6 @@ from nadird.common.record import (
     facts,
     stored_kind,
 )
-
-if TYPE_CHECKING:  # store.items builds on PageRecord
-    from nadird.store.items import KeyedItem
 
 
 @dataclass(slots=True)
@@ -66,33 +62,3 @@ FIELD_NAMES = tuple(f.name for f in fields(PageRecord))
 # What `nadird export` shows, in declaration order (fp, body and node stay in).
 EXPORTED = tuple(f.name for f, declared in facts(PageRecord) if declared.export)
 _exported = attrgetter(*EXPORTED)
-
-
-class Store(Protocol):
-    async def open(self) -> None: ...
-
-    async def write(self, records: Sequence[PageRecord]) -> None:
-        """Upsert by fingerprint; durable when it returns."""
-
-    async def upsert_items(self, records: Sequence[PageRecord]) -> int:
-        """Upsert the keyed items of `records` (store/items.py); `write` does
-        it for what it writes. Returns how many items the records held."""
-
-    def iter_items(self, job: str | None = None) -> AsyncIterator[KeyedItem]: ...
-
-    async def count(self, job: str | None = None) -> int: ...
-
-    def iter_records(self, job: str | None = None) -> AsyncIterator[PageRecord]: ...
-
-    async def close(self) -> None: ...
-
-    # What the master watches besides writes. A backend without an outage
-    # spool answers 0 and False.
-
-    @property
-    def spool_records(self) -> int:
-        """Records acknowledged (durable in a local spool) but not yet in the store."""
-
-    @property
-    def backpressure(self) -> bool:
-        """True while the store asks for no new work (its spool is over its cap)."""

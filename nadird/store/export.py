@@ -22,7 +22,8 @@ from typing import Any, Literal, TextIO
 
 from nadird.common.errors import StoreError
 from nadird.common.record import Cell, facts
-from nadird.store.base import EXPORTED, PageRecord, Store
+from nadird.store.backend import Store
+from nadird.store.base import EXPORTED, PageRecord
 
 ExportFormat = Literal["jsonl", "csv"]
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from nadird.common.errors import StoreError
-from nadird.store.base import Store
+from nadird.store.backend import Store
 from nadird.store.sqlite.store import SqliteStore
 from nadird.store.uri import describe_store_uri
 

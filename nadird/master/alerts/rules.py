@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from nadird.config.alerts import RuleConfig
-from nadird.master.alerts.change import FieldChange, as_number, meets
+from nadird.master.revisits.changes import FieldChange, as_number, meets
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """The master's alerts: channels built from the config, rules evaluated each
-housekeeping tick from what `MasterView` shows, events handed to senders."""
+housekeeping tick from what the master shows (`AlertReads`), events handed to senders."""
 
 from __future__ import annotations
 
@@ -8,19 +8,18 @@ import dataclasses
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from nadird.common.errors import ConfigError
 from nadird.common.logs import get_logger
 from nadird.config.alerts import AlertsConfig, ChannelConfig, RuleConfig
 from nadird.config.secrets import read_secret
-from nadird.master.alerts.change import FieldChange
 from nadird.master.alerts.channels import AppriseDeliver, HttpDeliver, Sender
 from nadird.master.alerts.engine import AlertEngine
 from nadird.master.alerts.rules import JOB_SCOPED, Snapshot, WorkerSeen
-
-if TYPE_CHECKING:
-    from nadird.master.service.view import MasterView
+from nadird.master.leasing.nodes import NodeLeases
+from nadird.master.observe.counts import Counts, JobCounts, StoreProgress
+from nadird.master.revisits.changes import FieldChange
 
 log = get_logger()
 
@@ -80,7 +79,24 @@ class Needs:
         )
 
 
-def snapshot(view: MasterView, now: float, needs: Needs, changes: list[FieldChange]) -> Snapshot:
+class AlertReads(Protocol):
+    """What the alerts read of the master at each tick. The master's whole
+    view (service/view.py's MasterView) has all of it; it is declared here so
+    that the alerts need nothing of the service around them."""
+
+    def status(self) -> dict[str, Any]: ...
+    def nodes(self) -> list[NodeLeases]: ...
+    def store_progress(self) -> StoreProgress: ...
+    def counts(self) -> Counts: ...
+    def blocked_streaks(self) -> dict[str, int]: ...
+    def domain_pages(self) -> dict[str, tuple[int, int]]: ...
+    def job_counts(self, job: str) -> JobCounts: ...
+    def job_queued(self, job: str) -> int: ...
+    def take_field_changes(self) -> list[FieldChange]: ...
+    def watch_fields(self, watch: dict[str, tuple[str, ...]]) -> None: ...
+
+
+def snapshot(view: AlertReads, now: float, needs: Needs, changes: list[FieldChange]) -> Snapshot:
     status = view.status()
     workers = tuple(
         WorkerSeen(
@@ -116,7 +132,7 @@ class Alerts:
         self._stored: dict[str, int] = {}  # job -> stored at the last tick
         self._retiring: set[asyncio.Task[None]] = set()
 
-    def start(self, view: MasterView | None = None) -> None:
+    def start(self, view: AlertReads | None = None) -> None:
         """Start the senders; tell the master's `view` (None: senders only)
         which fields the change rules watch."""
         if view is not None:
@@ -124,7 +140,7 @@ class Alerts:
         for sender in self.senders.values():
             sender.start()
 
-    def tick(self, view: MasterView, now: float) -> None:
+    def tick(self, view: AlertReads, now: float) -> None:
         """Evaluate every rule once; hand each event to its channels."""
         if not self.engine.rules:
             return
@@ -145,7 +161,7 @@ class Alerts:
                 self.senders[name].offer(event)
         self._counters["alerts_not_numeric"] += self.engine.take_not_numeric()
 
-    def _job_snapshots(self, view: MasterView, snap: Snapshot) -> dict[str, Snapshot]:
+    def _job_snapshots(self, view: AlertReads, snap: Snapshot) -> dict[str, Snapshot]:
         out = {}
         for job in self._needs.jobs:
             counts = view.job_counts(job)
@@ -165,7 +181,7 @@ class Alerts:
             )
         return out
 
-    def reload(self, alerts: AlertsConfig, view: MasterView) -> bool:
+    def reload(self, alerts: AlertsConfig, view: AlertReads) -> bool:
         """Take a changed `alerts` section (SIGHUP): new and changed channels
         start, removed ones send what they hold (up to drain_timeout) and
         stop; rules equal to running ones keep their open alerts. A channel

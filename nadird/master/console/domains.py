@@ -12,7 +12,8 @@ from nadird.master.console.paging import Page, page_number, sorted_page
 from nadird.master.frontier.queues import DomainQueue
 
 if TYPE_CHECKING:
-    from nadird.master.service.view import DomainCounters, MasterView
+    from nadird.master.observe.counts import DomainCounters
+    from nadird.master.service.view import MasterView
 
 SORTS = ("queue", "errors", "name")  # labelled by the catalog's sort.* keys
 

@@ -23,7 +23,7 @@ from nadird.master.frontier.link_check import LinkCheck
 from nadird.master.frontier.queues import Frontier
 from nadird.master.frontier.seen import SeenSet
 from nadird.master.observe import trace
-from nadird.master.state.frontier_db import Row
+from nadird.master.row import Row
 from nadird.protocol.messages import PageResult
 
 SEED_BONUS = 1000

@@ -22,7 +22,8 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from nadird.common.logs import get_logger
-from nadird.master.state.frontier_db import FrontierDB, Row
+from nadird.master.row import Row
+from nadird.master.state.frontier_db import FrontierDB
 
 log = get_logger()
 

@@ -14,9 +14,9 @@ from nadird.common.errors import StateError
 from nadird.common.logs import get_logger
 from nadird.config import Config
 from nadird.master.frontier.seen import SeenSet
+from nadird.master.state.files import FRONTIER_FILE, SEEN_FILE
 from nadird.master.state.frontier_db import FrontierDB
-from nadird.master.state.state_dir import SEEN_FILE
-from nadird.store.base import Store
+from nadird.store.backend import Store
 
 log = get_logger()
 
@@ -41,8 +41,6 @@ def load_seen(config: Config, db: FrontierDB) -> SeenSet:
 
 
 async def rebuild(config: Config, store: Store) -> SeenSet:
-    from nadird.master.service.server import FRONTIER_FILE, SEEN_FILE
-
     state = Path(config.master.state_dir)
     seen = SeenSet(config.bloom.expected_urls, config.bloom.fp_rate)
     stored = 0

@@ -34,7 +34,7 @@ from nadird.common.logs import get_logger
 from nadird.master.frontier.queues import Frontier
 from nadird.master.leasing.leases import Lease, LeaseTable
 from nadird.master.leasing.nodes import Node
-from nadird.master.state.frontier_db import Row
+from nadird.master.row import Row
 from nadird.master.state.lease_db import LeaseRecord, LeaseRecords, session_hash
 from nadird.protocol.messages import HeldBag
 

@@ -19,7 +19,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from nadird.master.state.frontier_db import Row
+from nadird.master.row import Row
 from nadird.master.state.lease_db import LeaseRecord, LeaseRecords, session_hash
 
 # URLs kept in all ended-lease records together (~100 bytes each); past it the

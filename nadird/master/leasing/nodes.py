@@ -105,3 +105,15 @@ class NodeRegistry:
 
     def with_credits(self) -> list[Node]:
         return [n for n in self._by_name.values() if n.credits > 0]
+
+
+@dataclass(frozen=True)
+class NodeLeases:
+    """A worker (connected or gone) and how many bags it holds now."""
+
+    node: Node
+    bags: int
+
+    @property
+    def online(self) -> bool:
+        return self.node.offline_since is None

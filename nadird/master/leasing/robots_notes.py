@@ -22,8 +22,8 @@ from pathlib import Path
 
 from nadird.common.robots_delay import text_delay
 from nadird.common.urls import domain_of
-from nadird.master.frontier.redo import is_write_failure
 from nadird.master.observe.health import StateHealth
+from nadird.master.state.redo import is_write_failure
 from nadird.protocol.messages import RobotsNote
 
 # Notes kept in memory while the file cannot be written (the newest win).

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from nadird.common.logs import get_logger
 from nadird.common.urls import domain_of
 from nadird.master.leasing.leases import Lease
-from nadird.master.state.frontier_db import Row
+from nadird.master.row import Row
 from nadird.store.base import PageRecord
 
 log = get_logger()

@@ -21,7 +21,7 @@ from nadird.master.results.by_job import JobTallies
 from nadird.master.results.fallback import Fallbacks
 from nadird.master.results.retries import backoff, describe
 from nadird.master.revisits.scheduler import Revisits
-from nadird.master.state.frontier_db import Row
+from nadird.master.row import Row
 from nadird.protocol.messages import PageResult
 
 

@@ -22,7 +22,7 @@ from collections import Counter
 from nadird.common.logs import get_logger
 from nadird.master.frontier.admission import Admission
 from nadird.master.frontier.queues import Frontier
-from nadird.master.state.frontier_db import Row
+from nadird.master.row import Row
 
 log = get_logger()
 

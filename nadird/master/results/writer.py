@@ -16,7 +16,8 @@ from collections.abc import Callable, Sequence
 from nadird.common.logs import get_logger
 from nadird.common.waits import wait_set
 from nadird.master.observe.health import StateHealth
-from nadird.store.base import PageRecord, Store
+from nadird.store.backend import Store
+from nadird.store.base import PageRecord
 
 log = get_logger()
 # Store writes' worth of records waiting before the store counts as behind.

@@ -34,16 +34,16 @@ from typing import Any
 
 from nadird.common.urls import domain_of
 from nadird.job.spec import Job
-from nadird.master.alerts.change import FieldChange, watched_changes
 from nadird.master.frontier.admission import priority
 from nadird.master.frontier.queues import Frontier
 from nadird.master.observe.metrics import PageHistogram
+from nadird.master.revisits.changes import FieldChange, watched_changes
 from nadird.master.revisits.etag_health import EtagHealth
 from nadird.master.revisits.pace import PlanPace
 from nadird.master.revisits.plan import RevisitPlanner
 from nadird.master.revisits.reschedule import Rescheduler, plan_key, regroup, state_of
 from nadird.master.revisits.steady_wall import SteadyWall
-from nadird.master.state.frontier_db import Row
+from nadird.master.row import Row
 from nadird.master.state.revisit_db import Entry, RevisitTable
 from nadird.protocol.messages import PageResult
 from nadird.revisit.policy import RevisitPolicy

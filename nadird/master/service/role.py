@@ -12,7 +12,7 @@ from nadird.config import Config
 from nadird.config.reload import needs_restart
 from nadird.master.frontier.seen import SeenSet
 from nadird.master.service.server import Master
-from nadird.store.base import Store
+from nadird.store.backend import Store
 
 log = get_logger()
 

@@ -32,12 +32,13 @@ from nadird.master.results.writer import ResultWriter
 from nadird.master.service import status
 from nadird.master.service.api import ApiServer
 from nadird.master.service.loops import LoopGuard
+from nadird.master.service.state_dir import StateDir
 from nadird.master.service.view import MasterReads
-from nadird.master.state.state_dir import FRONTIER_FILE, ROBOTS_FILE, SEEN_FILE, StateDir
+from nadird.master.state.files import FRONTIER_FILE, ROBOTS_FILE, SEEN_FILE
 from nadird.protocol.codec import decode, encode
 from nadird.protocol.curve import MasterSecurity
 from nadird.protocol.messages import Message, Results, Shutdown
-from nadird.store.base import Store
+from nadird.store.backend import Store
 
 log = get_logger()
 __all__ = ["FRONTIER_FILE", "ROBOTS_FILE", "SEEN_FILE", "Master", "load_seen"]

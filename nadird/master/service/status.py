@@ -13,7 +13,7 @@ from nadird.common.errors import StoreError
 from nadird.common.logs import get_logger
 from nadird.common.urls import registrable_domain
 from nadird.master.observe.metrics import status_classes
-from nadird.store.base import Store
+from nadird.store.backend import Store
 
 if TYPE_CHECKING:
     from nadird.master.service.view import MasterView

@@ -8,78 +8,32 @@ frontier, lease table, writer) can change without touching them.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from nadird.master.frontier.queues import DomainQueue
-from nadird.master.leasing.nodes import Node
+from nadird.master.leasing.nodes import NodeLeases
+from nadird.master.observe.counts import (
+    Counts,
+    DomainCounters,
+    JobCounts,
+    JobProgress,
+    StoreProgress,
+)
 from nadird.master.results.recent import RecentError
 from nadird.master.state.dead_db import DeadURL
 
 if TYPE_CHECKING:
     from nadird.config import Config
     from nadird.job.request import RequestSpec
-    from nadird.master.alerts.change import FieldChange
     from nadird.master.alerts.engine import Event, OpenAlert
     from nadird.master.alerts.service import Alerts
     from nadird.master.core import MasterCore
     from nadird.master.observe.health import StateHealth
     from nadird.master.results.writer import ResultWriter
+    from nadird.master.revisits.changes import FieldChange
     from nadird.master.service.loops import LoopGuard
-
-
-@dataclass(frozen=True)
-class Counts:
-    """The master's counters since it started."""
-
-    stats: Counter[str]  # events: pages_ok, retries, dead_letters...
-    errors: Counter[str]  # failed fetches by kind (timeout, http_404...)
-    refused: Counter[str]  # results dropped, by acceptance.REASONS key
-    statuses: Counter[int]  # fetched pages by final HTTP status
-    invalid: Counter[tuple[str, str]]  # items that failed their schema, by (job, field)
-    # URLs handed to a fallback job (on_failure), by (job, fallback job).
-    fallbacks: Counter[tuple[str, str]] = field(default_factory=Counter)
-    # Links of workers the master did not take as sent, by link_check.REASONS key.
-    rejected_links: Counter[str] = field(default_factory=Counter)
-
-
-@dataclass(frozen=True)
-class StoreProgress:
-    pending: int  # records handed to the writer, not yet durable
-    written: int
-    failures: int
-    spool_records: int
-    backpressure: bool
-
-
-@dataclass(frozen=True)
-class JobProgress:
-    admitted: int
-    paused: bool
-
-
-@dataclass(frozen=True)
-class JobCounts:
-    """What the alert rules scoped to one job see of it."""
-
-    stored: int  # records written this run
-    dead_letters: int  # since start
-    blocked: dict[str, int]  # domain -> blocking answers in a row
-    domains: dict[str, tuple[int, int]]  # domain -> (pages answered, errors)
-
-
-@dataclass(frozen=True)
-class NodeLeases:
-    """A worker (connected or gone) and how many bags it holds now."""
-
-    node: Node
-    bags: int
-
-    @property
-    def online(self) -> bool:
-        return self.node.offline_since is None
 
 
 @dataclass(frozen=True)
@@ -88,15 +42,6 @@ class DomainReport:
     results: int  # pages answered since this master started
     errors: int
     dead_letters: int
-
-
-@dataclass(frozen=True)
-class DomainCounters:
-    """Per-domain numbers since start, by domain name (read, do not keep)."""
-
-    results: Mapping[str, int]  # pages answered
-    errors: Mapping[str, int]  # failed fetches and 4xx/5xx answers
-    last_status: Mapping[str, int]
 
 
 class MasterView(Protocol):

@@ -12,10 +12,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from nadird.master.frontier.redo import RedoTransaction
+from nadird.master.state.redo import RedoTransaction
 
 if TYPE_CHECKING:
-    from nadird.master.state.frontier_db import Row
+    from nadird.master.row import Row
 
 __all__ = ["DeadLetterRows", "DeadURL"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from nadird.master.frontier.redo import RedoTransaction
+from nadird.master.state.redo import RedoTransaction
 
 COUNTING, TRUSTED, BROKEN = "counting", "trusted", "broken"
 HostRow = tuple[str, str, int]  # host, state, failures

@@ -32,9 +32,10 @@ from pathlib import Path
 from typing import TypeVar
 
 from nadird.common.errors import StateError
-from nadird.master.frontier.redo import RedoTransaction
 from nadird.master.observe.health import StateHealth
+from nadird.master.row import Row
 from nadird.master.state.dead_db import DeadLetterRows, DeadURL
+from nadird.master.state.redo import RedoTransaction
 from nadird.master.state.revisit_db import RevisitTable
 from nadird.master.state.schema import prepare
 
@@ -52,23 +53,6 @@ def _chunks(items: Sequence[_T]) -> Iterator[tuple[Sequence[_T], str]]:
     for at in range(0, len(items), CHUNK):
         chunk = items[at : at + CHUNK]
         yield chunk, ",".join("?" * len(chunk))
-
-
-@dataclass(slots=True)
-class Row:
-    """A queued URL as the frontier hands it out."""
-
-    url: str
-    fp: bytes
-    depth: int
-    job: str
-    priority: int
-    domain: str
-    attempts: int = 0
-    id: int = 0  # rowid in the queue table; 0 until admitted
-    fallback_from: str | None = None  # the job that handed the URL to `job` (on_failure)
-    # RequestSpec.pack() of a request that is more than a plain GET (None).
-    request: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,8 @@ from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from nadird.master.state.frontier_db import CHUNK, FrontierDB, Row
+from nadird.master.row import Row
+from nadird.master.state.frontier_db import CHUNK, FrontierDB
 
 KEPT = "lease_rows"
 _SCHEMA = """

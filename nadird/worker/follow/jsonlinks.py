@@ -10,10 +10,10 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from nadird.job.jmes import compile_jmes
 from nadird.job.request import RequestSpec
 from nadird.job.spec import Pagination
 from nadird.worker.parse.fields import present
-from nadird.worker.parse.jsonfields import compile_jmes
 
 
 def json_hrefs(body: Any, expressions: list[str]) -> list[str]:

@@ -1,70 +1,29 @@
 """A job's fields from a page: xpath, css, regex or JMESPath selectors with fallbacks.
 
 A job's selectors run on every page of the job, so each expression is compiled
-once and cached. A document without matches yields None fields. Bad selectors
-do raise (ValueError naming the field), but `validate_fields` (through
-`jobs.validate_job`) lets the config loader catch them before any crawl starts.
+once and cached (job/selectors.py). A document without matches yields None fields. Bad selectors
+do raise (ValueError naming the field), but `validate_fields` (job/selectors.py,
+through job/validate.py) lets the config loader catch them before any crawl starts.
 JMESPath selectors over a page's JSON are in jsonfields.py.
 """
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterator
 from typing import Any
 
 import lxml.html
-from cssselect import SelectorError
 from lxml import etree
-from lxml.cssselect import CSSSelector
 
+from nadird.job.jmes import is_json_selector
+from nadird.job.selectors import compile_selector, selector_expression
 from nadird.job.spec import Selector
-from nadird.worker.parse.jsonfields import is_json_selector, json_values, validate_json_selector
+from nadird.worker.parse.jsonfields import json_values
 from nadird.worker.parse.jsonsources import PageJson
 
 # HTML selectors give strings; JSON ones keep the JSON type (numbers, objects...).
 FieldValue = str | int | float | bool | list[Any] | dict[str, Any] | None
-
-_Compiled = etree.XPath | re.Pattern[str]
-
-
-@functools.lru_cache(maxsize=1024)
-def _compile_xpath(expr: str) -> etree.XPath:
-    # Plain strings: "smart" ones keep a reference to their node, and so the tree.
-    return etree.XPath(expr, smart_strings=False)
-
-
-@functools.lru_cache(maxsize=1024)
-def _compile_css(expr: str) -> etree.XPath:
-    # The 'html' translator matches element names case-insensitively, as HTML does.
-    return CSSSelector(expr, translator="html")
-
-
-@functools.lru_cache(maxsize=1024)
-def _compile_regex(expr: str) -> re.Pattern[str]:
-    return re.compile(expr)
-
-
-def _expression(sel: Selector) -> tuple[str, str]:
-    """(kind, expression) of a selector; Selector guarantees exactly one is set."""
-    if sel.xpath is not None:
-        return "xpath", sel.xpath
-    if sel.css is not None:
-        return "css", sel.css
-    return "regex", sel.regex or ""
-
-
-def _compile(sel: Selector, where: str) -> _Compiled:
-    kind, expr = _expression(sel)
-    try:
-        if kind == "xpath":
-            return _compile_xpath(expr)
-        if kind == "css":
-            return _compile_css(expr)
-        return _compile_regex(expr)
-    except (etree.XPathError, SelectorError, re.error) as exc:
-        raise ValueError(f"{where}: invalid {kind} {expr!r}: {exc}") from None
 
 
 def _values(
@@ -73,7 +32,7 @@ def _values(
     """Every value the selector yields on the page, empty ones included, lazily."""
     if is_json_selector(sel):
         return json_values(sel, page, where)
-    compiled = _compile(sel, where)
+    compiled = compile_selector(sel, where)
     if isinstance(compiled, re.Pattern):
         return _regex_values(compiled, raw_text)
     if doc is None:
@@ -81,7 +40,7 @@ def _values(
     try:
         result = compiled(doc)
     except etree.XPathError as exc:  # e.g. an unknown function or namespace prefix
-        kind, expr = _expression(sel)
+        kind, expr = selector_expression(sel)
         raise ValueError(f"{where}: cannot evaluate {kind} {expr!r}: {exc}") from None
     return _xpath_values(result, sel.attr)
 
@@ -167,28 +126,3 @@ def extract_fields(
     """
     page = page if page is not None else PageJson(doc)
     return {name: _extract_field(doc, raw_text, name, sels, page) for name, sels in fields.items()}
-
-
-@functools.cache
-def _probe_document() -> lxml.html.HtmlElement:
-    return lxml.html.document_fromstring("<html><body><p>probe</p></body></html>")
-
-
-def validate_fields(fields: dict[str, list[Selector]]) -> None:
-    """Compile and trial-run every selector; ValueError('fields.NAME[i]: ...') on the first bad one.
-
-    The trial run on a tiny document catches what compiling alone does not
-    (unknown XPath functions, namespace prefixes, variables).
-    """
-    for name, selectors in fields.items():
-        for i, sel in enumerate(selectors):
-            where = f"fields.{name}[{i}]"
-            if is_json_selector(sel):
-                validate_json_selector(sel, where)
-                continue
-            kind, expr = _expression(sel)
-            if not expr.strip():
-                raise ValueError(f"{where}: empty {kind} expression")
-            if sel.attr is not None and kind == "regex":
-                raise ValueError(f"{where}: attr applies to xpath and css, not regex")
-            list(_values(sel, _probe_document(), "", where, PageJson(None)))

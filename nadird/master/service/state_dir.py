@@ -17,11 +17,8 @@ from nadird.config import Config
 from nadird.master.frontier.seen import SeenSet, write_atomic
 from nadird.master.leasing.robots_notes import RobotsNotes
 from nadird.master.observe.health import StateHealth
+from nadird.master.state.files import FRONTIER_FILE, ROBOTS_FILE, SEEN_FILE
 from nadird.master.state.frontier_db import FrontierDB
-
-SEEN_FILE = "seen.bloom"
-FRONTIER_FILE = "frontier.db"
-ROBOTS_FILE = "robots.db"
 
 
 def state_health(config: Config) -> StateHealth:

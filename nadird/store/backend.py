@@ -1,0 +1,40 @@
+"""What every store backend does (sqlite/, mongo/): the master writes through
+it, `nadird export` and `nadird reextract` read through it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Protocol
+
+from nadird.store.base import PageRecord
+from nadird.store.items import KeyedItem
+
+
+class Store(Protocol):
+    async def open(self) -> None: ...
+
+    async def write(self, records: Sequence[PageRecord]) -> None:
+        """Upsert by fingerprint; durable when it returns."""
+
+    async def upsert_items(self, records: Sequence[PageRecord]) -> int:
+        """Upsert the keyed items of `records` (store/items.py); `write` does
+        it for what it writes. Returns how many items the records held."""
+
+    def iter_items(self, job: str | None = None) -> AsyncIterator[KeyedItem]: ...
+
+    async def count(self, job: str | None = None) -> int: ...
+
+    def iter_records(self, job: str | None = None) -> AsyncIterator[PageRecord]: ...
+
+    async def close(self) -> None: ...
+
+    # What the master watches besides writes. A backend without an outage
+    # spool answers 0 and False.
+
+    @property
+    def spool_records(self) -> int:
+        """Records acknowledged (durable in a local spool) but not yet in the store."""
+
+    @property
+    def backpressure(self) -> bool:
+        """True while the store asks for no new work (its spool is over its cap)."""

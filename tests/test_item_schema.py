@@ -15,7 +15,7 @@ from nadird.items.processors import Context
 from nadird.items.schema import apply_rules, compile_rules, invalid_fields
 from nadird.job.spec import FieldSpec, Job, Selector
 from nadird.master.observe.metrics import MasterMetrics
-from nadird.master.service.status import invalid_by_job
+from nadird.master.view.status import invalid_by_job
 
 CTX = Context("http://shop.test/item/7", 1_796_000_000.0)
 

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from nadird.common.errors import InvalidURL
 from nadird.common.urls import canonicalize
 from nadird.worker.follow import find
-from nadird.worker.follow.find import _Resolver, base_url, extract_links
+from nadird.worker.follow.find import _Resolver, extract_links
+from nadird.worker.parse.base import base_url
 
 PAGE = "http://docs.example.com:8080/api/java/util/List.html"
 

@@ -11,11 +11,13 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from nadird.common import logs
-from nadird.common.logs import configure, gate, get_logger, page_crawled, set_level
+from nadird.common.http_status import status_classes
+from nadird.common.logs import configure, gate, get_logger, set_level
 from nadird.common.progress import CLEAR_LINE, Console
 from nadird.common.urls import fingerprint
-from nadird.master.observe.metrics import MasterMetrics, status_classes
+from nadird.master.observe.metrics import MasterMetrics
 from nadird.protocol.messages import PageResult
+from nadird.worker.page_log import page_crawled
 
 
 class Terminal(io.StringIO):

@@ -16,8 +16,8 @@ from nadird.common.urls import fingerprint
 from nadird.config import config_from_dict
 from nadird.job.request import RequestError, RequestSpec, link_fields, parse
 from nadird.master.row import Row
-from nadird.master.service.api_body import BadBody, parse_seeds
 from nadird.master.state.frontier_db import FrontierDB
+from nadird.master.view.api_body import BadBody, parse_seeds
 from nadird.protocol.codec import decode, encode
 from nadird.protocol.messages import Bag, PageResult, Results
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from structlog.testing import capture_logs
 
 from nadird.common.urls import fingerprint
-from nadird.master.revisits.counts import group_counts, read_counts
 from nadird.master.state.frontier_db import FrontierDB
+from nadird.master.state.revisit_counts import group_counts, read_counts
 from nadird.master.state.revisit_db import Entry
 from nadird.revisit.estimate import ChangeStats
 

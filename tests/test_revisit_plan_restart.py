@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from nadird.master.revisits.counts import NO_CLASS, group_counts, read_counts
+from nadird.master.state.revisit_counts import NO_CLASS, group_counts, read_counts
 from nadird.testing.changing import PREFIX, ChangingPages
 from nadird.testing.checks import master_cli as cli
 from nadird.testing.cluster import Cluster, wait_until

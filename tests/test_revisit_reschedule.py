@@ -14,9 +14,9 @@ from nadird.common.urls import fingerprint
 from nadird.config import config_from_dict
 from nadird.job.spec import Job
 from nadird.master.frontier.queues import Frontier
-from nadird.master.revisits.counts import group_counts, read_counts
 from nadird.master.revisits.scheduler import Revisits
 from nadird.master.state.frontier_db import FrontierDB
+from nadird.master.state.revisit_counts import group_counts, read_counts
 from nadird.protocol.messages import PageResult
 from nadird.revisit.parse import parse_revisit
 from nadird.revisit.policy import fingerprint as policy_digest

@@ -28,13 +28,13 @@ from typing import Any
 from nadird.cli.argtypes import out_format
 from nadird.cli.crawl_workers import WorkerPool, worker_config_file
 from nadird.cli.daemon import CrawlSignals, signal_exit_status
+from nadird.common.http_status import status_class
 from nadird.common.logs import get_logger
 from nadird.common.progress import Console, report
 from nadird.config import Config, LogLevel, Seed, WorkerConfig
 from nadird.job.spec import JAVASCRIPT, Job
-from nadird.master.results.records import status_class
 from nadird.master.service.server import Master
-from nadird.master.service.status import invalid_by_job
+from nadird.master.view.status import invalid_by_job
 from nadird.store.backend import Store
 from nadird.store.base import PageRecord
 from nadird.store.export import export_to

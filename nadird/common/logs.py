@@ -17,12 +17,9 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO, cast
+from typing import Any, Literal, Protocol, TextIO, cast
 
 import structlog
-
-if TYPE_CHECKING:
-    from nadird.protocol.messages import PageResult
 
 LogFormat = Literal["auto", "json", "console"]
 FORMATS: tuple[LogFormat, ...] = ("auto", "json", "console")
@@ -143,32 +140,3 @@ class PerKeyLimit:
             self._last.clear()  # bounded memory; at worst one extra line per key
         self._last[key] = (now, 0)
         return suppressed
-
-
-_log = get_logger()
-
-
-def page_crawled(level: str, page: PageResult, lease: str, domain: str, attempt: int) -> None:
-    """One line per page, like "Crawled (200) <GET url>": what the worker got
-    for one URL of a bag. Logged by the worker, which has every fact at hand
-    (the master never sees the bytes received, and is the one process of the
-    cluster that cannot spare the time)."""
-    if not (gate.info if level == "info" else gate.debug):
-        return
-    event: dict[str, Any] = {
-        "url": page.url,
-        "status": page.status,
-        "bytes": page.size,
-        "ms": round(page.elapsed * 1000, 1),
-        "depth": page.depth,
-        "attempt": attempt,
-        "lease": lease,
-        "domain": domain,
-    }
-    if page.final_url != page.url:
-        event["final_url"] = page.final_url
-    if page.error is not None:
-        event["error"] = page.error[:200]
-    if page.links:
-        event["links"] = len(page.links)
-    (_log.info if level == "info" else _log.debug)("page_crawled", **event)

@@ -22,15 +22,25 @@ from __future__ import annotations
 import html
 import json
 import random
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from aiohttp import web
 
 from nadird.testing.graph import HTML_TYPE
 
-if TYPE_CHECKING:
-    from nadird.testing.web import SyntheticWeb
+
+class Routes(Protocol):
+    """Where the catalog adds its routes: a SyntheticWeb (web.py mounts the catalog)."""
+
+    def add_route(
+        self,
+        prefix: str,
+        handler: Callable[[web.Request, str], Awaitable[web.StreamResponse]],
+        methods: frozenset[str] = ...,
+    ) -> None: ...
+
 
 JSON_TYPE = "application/json"
 API = "/api/products"
@@ -97,7 +107,7 @@ class Catalog:
         """The last page of the API that has items."""
         return max(1, -(-self.count // self.per_page))
 
-    def mount(self, server: SyntheticWeb) -> None:
+    def mount(self, server: Routes) -> None:
         """Add the routes to a SyntheticWeb."""
         server.add_route("/api/", self.route)
         server.add_route("/catalog/", self.route)

@@ -11,7 +11,7 @@ from nadird.master.console.app import ConsoleApp, owns
 from nadird.master.console.pages import Pages
 
 if TYPE_CHECKING:
-    from nadird.master.service.view import MasterView
+    from nadird.master.view.view import MasterView
 
 __all__ = ["ConsoleApp", "owns", "register"]
 

@@ -35,7 +35,7 @@ from nadird.master.console.language import LANG_COOKIE, Strings, choose, code, l
 from nadird.master.console.login_limit import LimitCollector, LoginLimit, client_key
 
 if TYPE_CHECKING:
-    from nadird.master.service.view import MasterView
+    from nadird.master.view.view import MasterView
 
 log = get_logger()
 PREFIX = "/ui"

@@ -13,7 +13,7 @@ from nadird.master.frontier.queues import DomainQueue
 
 if TYPE_CHECKING:
     from nadird.master.observe.counts import DomainCounters
-    from nadird.master.service.view import MasterView
+    from nadird.master.view.view import MasterView
 
 SORTS = ("queue", "errors", "name")  # labelled by the catalog's sort.* keys
 

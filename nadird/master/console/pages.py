@@ -9,14 +9,14 @@ from typing import Any
 from aiohttp import web
 
 from nadird.common.errors import StoreError
+from nadird.common.http_status import status_classes
 from nadird.master.console import format as fmt
 from nadird.master.console.app import PREFIX, ConsoleApp, PageError, redirect
 from nadird.master.console.browser_sessions import Session
 from nadird.master.console.domains import SORTS, domain_page
 from nadird.master.console.paging import PER_PAGE, page_number
-from nadird.master.observe.metrics import status_classes
-from nadird.master.service import status
-from nadird.master.service.api_body import MAX_SEEDS_PER_REQUEST
+from nadird.master.view import status
+from nadird.master.view.api_body import MAX_SEEDS_PER_REQUEST
 
 
 def overview_numbers(stats: dict[str, Any]) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
-from nadird.master.results.records import status_class
+from nadird.common.http_status import status_classes
 
 TOP_DOMAINS = 20
 
@@ -240,12 +240,3 @@ STATE_COUNTERS: tuple[tuple[str, str, str], ...] = (
         "revisit_rescheduled_rows",
     ),
 )
-
-
-def status_classes(statuses: dict[int, int]) -> dict[str, int]:
-    """Fetched pages by status class (2xx, 4xx...) from counts by status."""
-    classes: dict[str, int] = {}
-    for status, count in statuses.items():
-        klass = status_class(status)
-        classes[klass] = classes.get(klass, 0) + count
-    return dict(sorted(classes.items()))

@@ -7,22 +7,36 @@
     dead_letter   out of tries (a warning, logged whether or not debug is on)
     url_stored    its record is durable in the store (lease, worker, status)
 
-The worker logs the fetch itself (`page_crawled`, see nadird/common/logs.py). Every
+The worker logs the fetch itself (`page_crawled`, see nadird/worker/page_log.py). Every
 caller tests `gate.debug` once per message or bag before calling in here, so
 with debug off the master builds no event for any URL.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol
 
 from nadird.common.logs import get_logger
 from nadird.common.urls import domain_of
-from nadird.master.leasing.leases import Lease
 from nadird.master.row import Row
 from nadird.store.base import PageRecord
 
 log = get_logger()
+
+
+class Lease(Protocol):
+    """What a trace line names of a lease (leasing/leases.py has the lease;
+    the stages that lease call in here, so this module names only what it reads)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def domain(self) -> str: ...
+    @property
+    def node(self) -> str: ...
+    @property
+    def pending(self) -> Mapping[bytes, Row]: ...
 
 
 def admitted(rows: Iterable[Row], referer: str) -> None:

@@ -29,12 +29,3 @@ _page_values = attrgetter(*_FROM_PAGE)
 def record_from_result(page: PageResult, job: str, node: str) -> PageRecord:
     values: tuple[Any, ...] = _page_values(page)
     return PageRecord(*(*values[:_JOB_AT], job, *values[_JOB_AT:], node))
-
-
-def status_class(status: int) -> str:
-    """`2xx`, `3xx`, `4xx`, `5xx` (a status out of range is `other`).
-
-    A 404 is no error: the server answered, the page is fetched and stored,
-    and its status is counted by class like every other; a page's error is
-    counted by its `error_kind`."""
-    return f"{status // 100}xx" if 100 <= status < 600 else "other"

@@ -23,8 +23,8 @@ from nadird.common.logs import get_logger
 from nadird.config.api_token import load_token
 from nadird.master import console
 from nadird.master.console.browser_sessions import same
-from nadird.master.service import status
-from nadird.master.service.api_body import (
+from nadird.master.view import status
+from nadird.master.view.api_body import (
     BadBody,
     SeedItem,
     parse_seeds,
@@ -33,7 +33,7 @@ from nadird.master.service.api_body import (
 )
 
 if TYPE_CHECKING:
-    from nadird.master.service.view import MasterView
+    from nadird.master.view.view import MasterView
 
 log = get_logger()
 OPEN_PATHS = frozenset({"/healthz"})

@@ -29,12 +29,12 @@ from nadird.master.leasing.dispatch import Outgoing
 from nadird.master.leasing.lease_mark import wall_of
 from nadird.master.leasing.login_sessions import SessionBook
 from nadird.master.results.writer import ResultWriter
-from nadird.master.service import status
 from nadird.master.service.api import ApiServer
 from nadird.master.service.loops import LoopGuard
+from nadird.master.service.reads import MasterReads
 from nadird.master.service.state_dir import StateDir
-from nadird.master.service.view import MasterReads
 from nadird.master.state.files import FRONTIER_FILE, ROBOTS_FILE, SEEN_FILE
+from nadird.master.view import status
 from nadird.protocol.codec import decode, encode
 from nadird.protocol.curve import MasterSecurity
 from nadird.protocol.messages import Message, Results, Shutdown

@@ -33,9 +33,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nadird.master.revisits.counts import PlanCount, prepare_counts, read_counts
 from nadird.master.state.etag_db import EtagHostTable
 from nadird.master.state.redo import RedoTransaction
+from nadird.master.state.revisit_counts import PlanCount, prepare_counts, read_counts
 from nadird.master.state.revisit_policy_db import PolicyTable
 from nadird.revisit.estimate import ChangeStats
 

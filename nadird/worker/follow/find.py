@@ -10,6 +10,7 @@ from lxml import etree
 
 from nadird.common.errors import InvalidURL
 from nadird.common.urls import canonicalize
+from nadird.worker.parse.base import base_url
 
 # Schemes whose links can never be fetched; rejecting them by prefix is much
 # cheaper than resolving and canonicalizing them only to get InvalidURL.
@@ -37,7 +38,7 @@ def extract_links(
     """
     if doc is None:
         return []
-    resolve = _Resolver(_base_url(doc, page_url))
+    resolve = _Resolver(base_url(doc, page_url))
     seen_hrefs: set[str] = set()
     # After a redirect the page URL may be unknown to the master; a self-link
     # ('#top', a logo link) would then get the same page fetched again.
@@ -103,24 +104,6 @@ def resolve_hrefs(hrefs: Iterable[str], page_url: str) -> list[str]:
             seen.add(url)
             links.append(url)
     return links
-
-
-def base_url(doc: lxml.html.HtmlElement, page_url: str) -> str:
-    """The URL relative references of the page resolve against (<base href> aware)."""
-    return _base_url(doc, page_url)
-
-
-def _base_url(doc: lxml.html.HtmlElement, page_url: str) -> str:
-    """The page URL, or the first <base href> resolved against it if that is http(s)."""
-    base = doc.find(".//base[@href]")
-    if base is None:
-        return page_url
-    href = (base.get("href") or "").strip()
-    try:
-        resolved = urljoin(page_url, href)
-    except ValueError:
-        return page_url
-    return resolved if resolved.lower().startswith(("http://", "https://")) else page_url
 
 
 def _origin(base: str) -> str | None:

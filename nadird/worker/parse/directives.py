@@ -15,7 +15,7 @@ import lxml.html
 
 from nadird.common.errors import InvalidURL
 from nadird.common.urls import canonicalize
-from nadird.worker.follow.find import base_url
+from nadird.worker.parse.base import base_url
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,8 +17,8 @@ from collections import Counter
 from typing import Any
 
 from nadird.common import systemd
+from nadird.common.http_status import status_classes
 from nadird.common.logs import get_logger
-from nadird.master.observe.metrics import status_classes
 from nadird.protocol.messages import PageResult
 
 log = get_logger()

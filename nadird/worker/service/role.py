@@ -8,7 +8,7 @@ from typing import Any
 
 from nadird.config import Config
 from nadird.config.reload import needs_restart
-from nadird.worker.agent import WorkerAgent
+from nadird.worker.service.agent import WorkerAgent
 
 # Fetch settings read afresh for every bag or request: they change live.
 # Connection-level ones (pool, resolver, address policy, proxies, user agent,

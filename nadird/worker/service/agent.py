@@ -21,7 +21,7 @@ import zmq.asyncio
 
 from nadird import __version__
 from nadird.common.errors import ProtocolError
-from nadird.common.logs import get_logger, page_crawled
+from nadird.common.logs import get_logger
 from nadird.common.urls import origin_of
 from nadird.common.waits import wait_set
 from nadird.config import Config
@@ -53,12 +53,13 @@ from nadird.worker.fetch.robots import RobotsCache
 from nadird.worker.fetch.sitemaps import SitemapReader
 from nadird.worker.fetch.throttle import DomainPaces, Pacer
 from nadird.worker.follow.filter import DomainCounts, LinkPipeline, ReportedLinks
-from nadird.worker.held import Kept, claims, forget, remember, take_over
 from nadird.worker.load import LoadMeter
+from nadird.worker.page_log import page_crawled
 from nadird.worker.pages import PageProcessor, PageTask
 from nadird.worker.render.step import RenderStep, new_renderer
 from nadird.worker.render.subrequests import SubrequestPolicy
 from nadird.worker.service.health import MasterLink, WorkStats, health
+from nadird.worker.service.held import Kept, claims, forget, remember, take_over
 from nadird.worker.service.http import WorkerHttp
 from nadird.worker.service.sender import ResultSender
 

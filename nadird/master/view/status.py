@@ -10,13 +10,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from nadird.common.errors import StoreError
+from nadird.common.http_status import status_classes
 from nadird.common.logs import get_logger
 from nadird.common.urls import registrable_domain
-from nadird.master.observe.metrics import status_classes
 from nadird.store.backend import Store
 
 if TYPE_CHECKING:
-    from nadird.master.service.view import MasterView
+    from nadird.master.view.view import MasterView
 
 log = get_logger()
 

@@ -1,0 +1,135 @@
+"""What the management API and the status reports may see of the master.
+
+`MasterView` lists every read they need and the few actions the API may
+take; `Master` implements it (most of it through `MasterReads`, service/reads.py). The
+API and `status.py` use nothing else, so the master's internals (core,
+frontier, lease table, writer) can change without touching them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from nadird.master.frontier.queues import DomainQueue
+from nadird.master.leasing.nodes import NodeLeases
+from nadird.master.observe.counts import (
+    Counts,
+    DomainCounters,
+    JobCounts,
+    JobProgress,
+    StoreProgress,
+)
+from nadird.master.results.recent import RecentError
+from nadird.master.state.dead_db import DeadURL
+
+if TYPE_CHECKING:
+    from nadird.config import Config
+    from nadird.job.request import RequestSpec
+    from nadird.master.alerts.engine import Event, OpenAlert
+    from nadird.master.observe.health import StateHealth
+    from nadird.master.revisits.changes import FieldChange
+
+
+@dataclass(frozen=True)
+class DomainReport:
+    queue: DomainQueue
+    results: int  # pages answered since this master started
+    errors: int
+    dead_letters: int
+
+
+class MasterView(Protocol):
+    @property
+    def config(self) -> Config: ...
+
+    @property
+    def health(self) -> StateHealth:
+        """Whether the state directory (and the store) take writes."""
+
+    def loop_failure(self) -> str | None:
+        """Why one of the master's loops ended (None while every loop runs)."""
+
+    # Status.
+    def status(self) -> dict[str, Any]:
+        """The short status: queue, leases, workers, counters, store progress."""
+
+    def pages_per_second(self) -> float: ...
+
+    def counts(self) -> Counts: ...
+
+    def store_progress(self) -> StoreProgress: ...
+
+    def jobs(self) -> dict[str, JobProgress]:
+        """Every job the master runs, by name."""
+
+    def nodes(self) -> list[NodeLeases]:
+        """Connected workers, then those gone (the most recent ones kept)."""
+
+    def domain(self, name: str) -> DomainReport | None:
+        """One frontier queue; None for a name this master never queued."""
+
+    def domain_sizes(self) -> list[tuple[str, int]]:
+        """(domain, queued URLs) for every domain with any queued."""
+
+    def metrics_text(self) -> bytes:
+        """The Prometheus exposition."""
+
+    def blocked_streaks(self) -> dict[str, int]:
+        """Domains whose last answers were 403/429/503: how many in a row."""
+
+    def domain_pages(self) -> dict[str, tuple[int, int]]:
+        """(pages answered, errors) by domain since start."""
+
+    def job_counts(self, job: str) -> JobCounts: ...
+
+    def job_queued(self, job: str) -> int:
+        """A job's queued URLs (a scan of the queue: asked seldom)."""
+
+    def take_field_changes(self) -> list[FieldChange]:
+        """The watched fields that changed on durable fetches since last asked."""
+
+    def watch_fields(self, watch: dict[str, tuple[str, ...]]) -> None:
+        """Which fields of which job `change` rules watch (kept in the revisit rows)."""
+
+    # The web console's reads.
+    def domain_queues(self) -> Collection[DomainQueue]:
+        """Every domain queue in memory, without a copy."""
+
+    def domain_counters(self) -> DomainCounters: ...
+
+    def robots_of(self, host: str) -> list[tuple[str, bool, float]]:
+        """(origin, allow_all, age in s) of the robots.txt notes of a host."""
+
+    def dead_letter_page(self, offset: int, limit: int) -> tuple[int, list[DeadURL]]:
+        """How many dead letters there are, and one page of them, the newest first."""
+
+    def open_alerts(self) -> list[OpenAlert]: ...
+
+    def recent_alerts(self) -> list[Event]:
+        """The last alert events (firing, repeated, resolved), newest last."""
+
+    def recent_errors(self) -> list[RecentError]:
+        """The last failed fetches, newest last."""
+
+    async def recent_changes(self, limit: int) -> list[dict[str, Any]] | None:
+        """The latest changes of revisited pages, newest first; None when the
+        store cannot list them cheaply. StoreError when it cannot be read."""
+
+    # Actions.
+    def retry_dead_letters(self, fps: Iterable[bytes]) -> int:
+        """Mark dead letters for retry (re-queued within master.dead_letter_poll)."""
+
+    def admit_seeds(
+        self,
+        seeds: Sequence[tuple[RequestSpec | str, str]],
+        invalid: list[tuple[int, str]] | None = None,
+    ) -> int: ...
+
+    def pause_job(self, job: str) -> None: ...
+
+    def resume_job(self, job: str) -> None: ...
+
+    def delete_job(self, job: str) -> int:
+        """Drop the job and its queued URLs; returns how many were dropped."""

@@ -39,7 +39,9 @@ from io import BytesIO
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+from support import REPO
+
+ROOT = REPO
 sys.path.insert(0, str(ROOT))
 
 from nadird.store.sqlite.store import SqliteStore  # noqa: E402

@@ -1,0 +1,261 @@
+"""Business keys (job item_key): how a key is made, and the keyed items both
+stores keep, one per (job, key) across URLs, upserted by fetch time."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.mongo_helpers import make_store, sync_db
+
+from nadird.common.urls import fingerprint
+from nadird.items.keys import KEY_ERROR, UrlKey, apply_key, compile_key
+from nadird.job.spec import Job, Selector
+from nadird.store.base import PageRecord
+from nadird.store.items import KeyedItem, keyed_items
+from nadird.store.sqlite.schema import SCHEMA_VERSION
+from nadird.store.sqlite.store import SqliteStore
+
+
+def page(url: str, at: float, data: dict[str, Any], key: str | None = "A1") -> PageRecord:
+    return PageRecord(
+        url=url,
+        fp=fingerprint(url),
+        final_url=url,
+        status=200,
+        fetched_at=at,
+        job="shop",
+        depth=1,
+        data=data,
+        item_key=key,
+    )
+
+
+# ----------------------------------------------------------------- keys
+
+
+def test_a_key_of_one_field_is_its_value_and_of_several_a_json_list() -> None:
+    one = compile_key(["sku"])
+    two = compile_key(["brand", "sku"])
+    assert apply_key(one, "u", "u", {"sku": " A-1 ", "title": "t"}) == "A-1"
+    assert apply_key(one, "u", "u", {"sku": 42}) == "42"
+    assert apply_key(two, "u", "u", {"brand": "Acme", "sku": 7}) == '["Acme",7]'
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        ({"sku": None, "title": "t"}, "sku has no value"),
+        ({"sku": "  ", "title": "t"}, "sku has no value"),
+        ({"sku": ["a", "b"]}, "sku is not a string or an integer: ['a', 'b']"),
+        ({"sku": True}, "sku is not a string or an integer: True"),
+        ({"sku": "x" * 600}, "the key is longer than 512 characters"),
+    ],
+)
+def test_an_item_without_a_usable_key_is_invalid_with_the_reason(
+    data: dict[str, Any], reason: str
+) -> None:
+    assert apply_key(compile_key(["sku"]), "u", "u", data) is None
+    assert data["_valid"] is False and data["_errors"] == {KEY_ERROR: reason}
+
+
+def test_a_key_field_that_failed_its_schema_gives_no_key() -> None:
+    data = {"sku": "n/a", "_valid": False, "_errors": {"sku": "type: expected integer"}}
+    assert apply_key(compile_key(["sku"]), "u", "u", data) is None
+    assert data["_errors"][KEY_ERROR] == "sku failed its schema (type: expected integer)"
+
+
+def test_a_page_that_is_not_an_item_gets_no_key_and_no_complaint() -> None:
+    data: dict[str, Any] = {"sku": None, "title": None, "links": []}
+    assert apply_key(compile_key(["sku"]), "u", "u", data) is None
+    assert data == {"sku": None, "title": None, "links": []}
+
+
+def test_a_url_key_is_group_1_of_the_url_then_of_the_final_url() -> None:
+    rule = compile_key(UrlKey(url_regex=r"/(?:item|p)/(\d+)"))
+    data: dict[str, Any] = {"title": "t"}
+    assert apply_key(rule, "http://s.test/p/17/slug", "http://s.test/p/17/slug", data) == "17"
+    assert apply_key(rule, "http://s.test/go?id=3", "http://s.test/item/3", data) == "3"
+    assert "_valid" not in data
+    assert apply_key(rule, "http://s.test/about", "http://s.test/about", data) is None
+    assert data["_errors"][KEY_ERROR].startswith("url_regex ")
+
+
+@pytest.mark.parametrize(
+    ("item_key", "message"),
+    [
+        (["nope"], "item_key[0]: 'nope' is not a field of the job"),
+        ([], "item_key: expected at least one field name"),
+        (["sku", "sku"], "item_key: a field is named twice"),
+        (UrlKey(url_regex=r"/item/\d+"), "needs a group (the key is group 1)"),
+        (UrlKey(url_regex=r"/item/(\d+"), "item_key.url_regex: invalid regex"),
+    ],
+)
+def test_a_wrong_item_key_is_refused_with_the_key(item_key: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        Job(fields={"sku": [Selector(css=".sku")]}, item_key=item_key)
+
+
+def test_item_key_and_on_failure_travel_in_bags() -> None:
+    job = Job(fields={"sku": [Selector(css=".sku")]}, item_key=UrlKey(url_regex=r"/i/(\d+)"))
+    assert Job.from_wire(job.to_wire()) == job
+    listed = dataclasses.replace(job, item_key=["sku"])
+    assert Job.from_wire(listed.to_wire()) == listed
+
+
+# ------------------------------------------------------ merging a batch
+
+
+def test_a_batch_merges_to_one_item_per_key_with_the_latest_fields() -> None:
+    items = keyed_items(
+        [
+            page("http://s.test/a", 20.0, {"price": 2}),
+            page("http://s.test/b", 10.0, {"price": 1}),
+            page("http://s.test/a", 30.0, {"price": 3}),
+            page("http://s.test/c", 40.0, {"price": 9, "_valid": False}),  # invalid: left out
+            page("http://s.test/d", 40.0, {"price": 9}, key=None),  # no key: left out
+        ]
+    )
+    assert items == [
+        KeyedItem("shop", "A1", "http://s.test/a", 10.0, 30.0, {"price": 3}, urls=[
+            "http://s.test/a", "http://s.test/b"
+        ])
+    ]  # fmt: skip
+
+
+# -------------------------------------------------------------- SQLite
+
+
+def _sqlite(tmp_path: Path) -> SqliteStore:
+    return SqliteStore(str(tmp_path / "crawl.db"))
+
+
+async def _items(store: Any, job: str | None = None) -> list[KeyedItem]:
+    return [item async for item in store.iter_items(job)]
+
+
+async def _three_urls_then_a_recrawl(store: Any) -> None:
+    """What both stores must do with one product under three URLs."""
+    await store.write(
+        [
+            page("http://s.test/item/1", 100.0, {"price": 5}),
+            page("http://s.test/item/1?src=list", 101.0, {"price": 5}),
+        ]
+    )
+    await store.write([page("http://s.test/p/1/slug", 102.0, {"price": 5})])
+    (first,) = await _items(store)
+    assert first.first_seen == 100.0 and first.updated_at == 102.0
+    assert first.urls == [
+        "http://s.test/item/1",
+        "http://s.test/item/1?src=list",
+        "http://s.test/p/1/slug",
+    ]
+    # A re-crawl: updated_at and the changed field move, first_seen stays.
+    await store.write([page("http://s.test/item/1", 200.0, {"price": 6})])
+    (again,) = await _items(store)
+    assert (again.first_seen, again.updated_at, again.data) == (100.0, 200.0, {"price": 6})
+    assert again.url == "http://s.test/item/1" and again.urls == first.urls
+    # A late, older result adds nothing but its URL; a replay changes nothing.
+    await store.write([page("http://s.test/old/1", 150.0, {"price": 1})])
+    await store.write([page("http://s.test/item/1", 200.0, {"price": 6})])
+    (late,) = await _items(store)
+    assert (late.first_seen, late.updated_at, late.data) == (100.0, 200.0, {"price": 6})
+    assert late.urls == [*first.urls, "http://s.test/old/1"]
+    # Another job's item with the same key is another item.
+    other = dataclasses.replace(page("http://s.test/item/1", 300.0, {"price": 7}), job="other")
+    assert await store.upsert_items([other]) == 1
+    assert [i.job for i in await _items(store)] == ["shop", "other"]
+    assert [i.data for i in await _items(store, "other")] == [{"price": 7}]
+    assert await store.count() == 4  # the pages stay one per URL
+
+
+def test_sqlite_keeps_one_item_per_key_and_a_recrawl_updates_it(tmp_path: Path) -> None:
+    async def main() -> None:
+        store = _sqlite(tmp_path)
+        await store.open()
+        try:
+            await _three_urls_then_a_recrawl(store)
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+    # The (job, key) constraint.
+    with sqlite3.connect(tmp_path / "crawl.db") as raw, pytest.raises(sqlite3.IntegrityError):
+        raw.execute(
+            "INSERT INTO keyed_items (job, key, url, urls, first_seen, updated_at, data) "
+            "VALUES ('shop', 'A1', 'u', '[]', 0, 0, '{}')"
+        )
+
+
+def test_an_item_without_its_key_stays_on_its_page(tmp_path: Path) -> None:
+    data = {"sku": None, "title": "t"}
+    apply_key(compile_key(["sku"]), "u", "u", data)
+
+    async def main() -> tuple[list[KeyedItem], list[PageRecord]]:
+        store = _sqlite(tmp_path)
+        await store.open()
+        try:
+            await store.write([page("http://s.test/x", 1.0, data, key=None)])
+            return await _items(store), [r async for r in store.iter_records()]
+        finally:
+            await store.close()
+
+    items, records = asyncio.run(main())
+    assert items == []
+    assert records[0].data["_errors"] == {KEY_ERROR: "sku has no value"}
+
+
+def test_a_schema_6_store_gets_keyed_items_when_opened(tmp_path: Path) -> None:
+    path = tmp_path / "crawl.db"
+    asyncio.run(_open_close(path))
+    with sqlite3.connect(path) as raw:  # as nadird with schema 6 left it
+        raw.execute("DROP TABLE keyed_items")
+        raw.execute("ALTER TABLE pages DROP COLUMN item_key")
+        raw.execute("ALTER TABLE pages DROP COLUMN fallback_from")
+        raw.execute("ALTER TABLE pages DROP COLUMN method")  # schema 8's, too
+        raw.execute("ALTER TABLE pages DROP COLUMN meta")
+        raw.execute("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
+    asyncio.run(_open_close(path, page("http://s.test/1", 1.0, {"price": 1})))
+    with sqlite3.connect(path) as raw:
+        (version,) = raw.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        keyed = raw.execute("SELECT job, key, urls FROM keyed_items").fetchall()
+        columns = {row[1] for row in raw.execute("PRAGMA table_info(pages)")}
+    assert version == str(SCHEMA_VERSION) == "8"
+    assert keyed == [("shop", "A1", '["http://s.test/1"]')]
+    assert {"item_key", "fallback_from", "method", "meta"} <= columns
+
+
+async def _open_close(path: Path, *records: PageRecord) -> None:
+    store = SqliteStore(str(path))
+    await store.open()
+    try:
+        await store.write(list(records))
+    finally:
+        await store.close()
+
+
+# ------------------------------------------------------------- MongoDB
+
+
+def test_mongodb_keeps_one_item_per_key_and_a_recrawl_updates_it(
+    mongo_uri: str, tmp_path: Path
+) -> None:
+    async def main() -> None:
+        store = make_store(mongo_uri, tmp_path)
+        await store.open()
+        try:
+            await _three_urls_then_a_recrawl(store)
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+    with sync_db(mongo_uri) as db:
+        index = db.keyed_items.index_information()["job_key"]
+        docs = list(db.keyed_items.find({"job": "shop"}))
+    assert index["key"] == [("job", 1), ("key", 1)] and index["unique"] is True
+    assert len(docs) == 1 and docs[0]["key"] == "A1" and len(docs[0]["urls"]) == 4

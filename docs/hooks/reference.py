@@ -63,6 +63,7 @@ _cache: dict[str, str] = {}
 
 def on_config(config: Any, **kwargs: Any) -> Any:
     """Make the checkout's nadird importable (the one the docs describe)."""
+    sys.dont_write_bytecode = True  # importing nadird must not write into the checkout
     root = str(Path(config.config_file_path).resolve().parent)
     if root not in sys.path:
         sys.path.insert(0, root)

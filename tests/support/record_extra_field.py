@@ -55,7 +55,8 @@ from mongo_helpers import make_store  # noqa: E402
 from nadird.master.results.records import record_from_result  # noqa: E402
 from nadird.protocol.codec import decode, encode  # noqa: E402
 from nadird.protocol.messages import PageResult, Results  # noqa: E402
-from nadird.store.base import PageRecord, Store  # noqa: E402
+from nadird.store.backend import Store  # noqa: E402
+from nadird.store.base import PageRecord  # noqa: E402
 from nadird.store.export import export_records  # noqa: E402
 from nadird.store.mongo.spool import pack_records, unpack_records  # noqa: E402
 from nadird.store.sqlite.store import SqliteStore  # noqa: E402

@@ -1,7 +1,7 @@
 """Continuous crawling on the master: when known URLs are fetched again.
 
 Two questions, two structures: "is this URL new?" stays the Bloom seen set;
-"when is this known URL due?" is the schedule (revisit_db.py). A due URL is
+"when is this known URL due?" is the schedule (state/revisit_db.py). A due URL is
 put back into the ordinary queue, past the seen set, so a revisit goes
 through the same bags, leases, politeness and exactness as a first fetch.
 

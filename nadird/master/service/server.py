@@ -57,7 +57,7 @@ class Master(MasterReads):
         self.security = MasterSecurity(config, source)
         self.state = StateDir(config)
         self.db = self.state.db
-        # Whether state files take writes (a full disk); see health.py.
+        # Whether state files take writes (a full disk); see observe/health.py.
         self.health = self.state.health
         # Set when the state can no longer be kept (health.fatal): the master stops.
         self.failed = asyncio.Event()

@@ -91,7 +91,7 @@ def full(master: MasterView) -> dict[str, Any]:
             "spool_records": store.spool_records,
             "backpressure": store.backpressure,
         },
-        # Whether the state directory (and the store) take writes: see health.py.
+        # Whether the state directory (and the store) take writes: see master/observe/health.py.
         "state": master.health.status(),
     }
 

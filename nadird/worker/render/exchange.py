@@ -42,7 +42,7 @@ class WaitRules:
     `max_wait` allows (a page that never goes quiet is taken as it is then).
     """
 
-    until: WaitUntil = "load"  # a job's default is "settle" (jobs.py)
+    until: WaitUntil = "load"  # a job's default is "settle" (job/spec.py)
     selector: str | None = None  # a CSS selector to be attached, after `until`
     max_wait: float = 15.0  # seconds for everything, sub-requests included
     quiet: float = 0.5  # seconds, for "settle"

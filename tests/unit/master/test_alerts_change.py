@@ -273,11 +273,11 @@ def test_a_change_rule_loads() -> None:
     assert loaded.condition.kind == "drop_percent" and loaded.condition.limit == 5.0
 
 
-def test_the_readme_change_example_loads() -> None:
+def test_the_manuals_change_example_loads() -> None:
     import yaml
 
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("**Change alerts.**", 1)[1]
+    page = (REPO / "docs" / "operations" / "alerts.md").read_text()
+    section = page.split("## Change alerts", 1)[1]
     block = section.split("```yaml", 1)[1].split("```", 1)[0]
-    rules = config_from_dict(yaml.safe_load(block), "README.md").alerts.rules
+    rules = config_from_dict(yaml.safe_load(block), "docs/operations/alerts.md").alerts.rules
     assert [r.condition.kind for r in rules] == ["below", "drop_percent", "any"]

@@ -10,6 +10,9 @@ from the code it describes, so the reference cannot drift from it:
     <!-- nadird:api -->       every route of the master's API, from its
                               openapi.yaml (found under the nadird package)
 
+A line ending in `<!-- github-only -->` is dropped from the built page: it
+tells readers of the Markdown source that the text is generated.
+
 The hook only reads: it imports nadird, reads source files and the OpenAPI
 file; it opens no socket, starts no process and writes nothing. When a part
 cannot be generated (a module moved, a file not found) the page says so and a
@@ -44,6 +47,7 @@ MARKERS = {
     "config": "<!-- nadird:config -->",
     "api": "<!-- nadird:api -->",
 }
+GITHUB_ONLY = "<!-- github-only -->"
 HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 # Defaults computed when the process starts: their value at build time would
 # describe the machine that built the site.
@@ -72,6 +76,11 @@ def on_config(config: Any, **kwargs: Any) -> Any:
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any, **kwargs: Any) -> str:
+    # Lines meant for readers of the Markdown source (on GitHub), where the
+    # markers below stay empty: the built site has the generated text instead.
+    markdown = "\n".join(
+        line for line in markdown.split("\n") if not line.rstrip().endswith(GITHUB_ONLY)
+    )
     makers: dict[str, Callable[[], str]] = {
         "commands": commands_markdown,
         "config": config_markdown,

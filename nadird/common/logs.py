@@ -4,7 +4,7 @@ JSON lines when the stream is not a terminal (or `log_format: json`), a
 human-readable line per event on a terminal (or `log_format: console`).
 
 `node` is always the process that wrote the line; lines of the master about
-one worker name it `worker`. The per-URL events (see README, "Logs") carry
+one worker name it `worker`. The per-URL events (see docs/operations/logs.md) carry
 `url`, `domain` and `lease` under those names in every role, so one URL,
 lease or domain can be followed across processes with `jq`.
 

@@ -90,7 +90,7 @@ class StoreConfig:
     uri: str = "sqlite:///./nadird-state/nadird.db"
     flush_size: int = 500
     flush_interval: float = 0.5
-    # The keys below apply to mongodb:// stores only (see README, "MongoDB store").
+    # The keys below apply to mongodb:// stores only (see docs/stores/mongodb.md).
     # "majority" or a number of members; a `w=` in the URI wins over this.
     write_concern: str | int = "majority"
     journal: bool = True

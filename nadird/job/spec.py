@@ -91,7 +91,7 @@ class Selector:
 
 @dataclass(frozen=True)
 class FieldSpec:
-    """What a field's value must become (see items/schema.py and README "Jobs").
+    """What a field's value must become (see items/schema.py and docs/jobs/index.md).
 
     `process` lists processor steps, each a name or a one-key mapping
     {name: argument}, run in order after the selectors; `type` is checked on

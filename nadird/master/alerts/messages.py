@@ -125,7 +125,7 @@ def _iso(monotonic_at: float) -> str:
 
 
 def payload(event: Event, language: str, master: str) -> dict[str, Any]:
-    """The JSON a `webhook` channel POSTs (README, "Alerts")."""
+    """The JSON a `webhook` channel POSTs (docs/operations/alerts.md)."""
     rule = event.rule
     return {
         "source": "nadird",

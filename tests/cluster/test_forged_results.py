@@ -88,8 +88,10 @@ def forge(f: Forger, urls: list[str], curve: bool) -> None:
             f.push(everything, lease, epoch, f.node, f.session)  # its own valid token
             f.push(everything, lease, epoch, "w1", f.session)
     own, other = bag.urls[0], next(u for u in urls if u not in bag.urls)
-    # Its own live lease: a URL not in it; a URL under a fingerprint it holds.
-    f.push([forged_page(own), forged_page(other)], bag.lease, bag.epoch, f.node, f.session)
+    # Its own live lease: a URL not in it (beside one it holds, at its leased
+    # depth, so that only the stranger is wrong); a URL under a fingerprint it holds.
+    held = forged_page(own, depth=bag.depths[0])
+    f.push([held, forged_page(other)], bag.lease, bag.epoch, f.node, f.session)
     f.push([forged_page(other, fp=bag.fps[0])], bag.lease, bag.epoch, f.node, f.session)
     # ... with a wrong token, and from a peer that never did the handshake.
     f.push([forged_page(own)], bag.lease, bag.epoch, f.node, os.urandom(16))

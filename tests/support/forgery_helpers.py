@@ -30,14 +30,14 @@ from nadird.protocol.messages import (
 FORGED = "FORGED"  # in every forged page's data and checksum
 
 
-def forged_page(url: str, fp: bytes | None = None) -> PageResult:
+def forged_page(url: str, fp: bytes | None = None, depth: int = 0) -> PageResult:
     return PageResult(
         url=url,
         fp=fingerprint(url) if fp is None else fp,
         final_url=url,
         status=200,
         fetched_at=time.time(),
-        depth=0,
+        depth=depth,
         data={"title": FORGED},
         checksum=FORGED,
     )

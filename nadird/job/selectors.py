@@ -88,10 +88,17 @@ def validate_fields(fields: dict[str, list[Selector]]) -> None:
 
 def _trial_run(sel: Selector, where: str) -> None:
     compiled = compile_selector(sel, where)
-    if isinstance(compiled, re.Pattern):
-        return
+    if not isinstance(compiled, re.Pattern):
+        evaluate(compiled, _probe_document(), sel, where)
+
+
+def evaluate(
+    compiled: etree.XPath, doc: lxml.html.HtmlElement, sel: Selector, where: str
+) -> object:
+    """The xpath or css selector's result on the document; ValueError('WHERE:
+    cannot evaluate ...') for what only evaluation finds."""
     try:
-        compiled(_probe_document())
+        return compiled(doc)
     except etree.XPathError as exc:  # e.g. an unknown function or namespace prefix
         kind, expr = selector_expression(sel)
         raise ValueError(f"{where}: cannot evaluate {kind} {expr!r}: {exc}") from None

@@ -17,7 +17,7 @@ import lxml.html
 from lxml import etree
 
 from nadird.job.jmes import is_json_selector
-from nadird.job.selectors import compile_selector, selector_expression
+from nadird.job.selectors import compile_selector, evaluate
 from nadird.job.spec import Selector
 from nadird.worker.parse.jsonfields import json_values
 from nadird.worker.parse.jsonsources import PageJson
@@ -37,12 +37,7 @@ def _values(
         return _regex_values(compiled, raw_text)
     if doc is None:
         return iter(())
-    try:
-        result = compiled(doc)
-    except etree.XPathError as exc:  # e.g. an unknown function or namespace prefix
-        kind, expr = selector_expression(sel)
-        raise ValueError(f"{where}: cannot evaluate {kind} {expr!r}: {exc}") from None
-    return _xpath_values(result, sel.attr)
+    return _xpath_values(evaluate(compiled, doc, sel, where), sel.attr)
 
 
 def _regex_values(pattern: re.Pattern[str], text: str) -> Iterator[str]:

@@ -130,6 +130,9 @@ def _reextract(args: argparse.Namespace) -> int:
     from nadird.reextract.run import Options
     from nadird.reextract.tally import Progress
 
+    if not args.config:  # the built-in job has no fields: it would clear every item
+        why = f"the config file holding job {args.job!r}'s rules (reextract applies them)"
+        raise ConfigError("(command line)", "-c/--config", why)
     config = _config(args)
     console = Console(sys.stderr)
     level = args.log_level or config.log_level
@@ -138,10 +141,11 @@ def _reextract(args: argparse.Namespace) -> int:
         known = ", ".join(sorted(config.jobs))
         where = args.config or "(command line)"
         raise ConfigError(where, "--job", f"unknown job {args.job!r}; the config has {known}")
-    opts = Options(args.since, args.restart, args.jobs, args.chunk)
+    opts = Options(args.since, args.restart, args.jobs, args.chunk, args.force)
     _existing_store(args, config)  # nothing to re-extract in a file not there
     uri = args.store or config.store.uri
-    return run_async(run(config, args.job, uri, opts, sys.stdout, Progress(console)))
+    progress = Progress(console)
+    return run_async(run(config, args.job, uri, opts, sys.stdout, progress, args.config))
 
 
 def _check(args: argparse.Namespace) -> int:

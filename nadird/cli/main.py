@@ -193,6 +193,11 @@ def _add_reextract(sub: argparse._SubParsersAction[CommandParser]) -> None:
         "--restart", action="store_true", help="ignore the checkpoint of an interrupted run"
     )
     redo.add_argument(
+        "--force",
+        action="store_true",
+        help="write even when the rules would leave every item that had fields empty",
+    )
+    redo.add_argument(
         "--chunk",
         type=positive_int,
         default=500,

@@ -2,7 +2,8 @@
 
 Opens the store the config names (or `--store`), stops between chunks on
 SIGINT or SIGTERM (exit status 130 / 143, the checkpoint saved), prints one
-JSON summary line on stdout.
+JSON summary line on stdout. Rules that would clear every item stop it
+before it writes (guard.py), as a config error naming the job's fields.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ import json
 import signal
 from typing import TextIO
 
-from nadird.common.errors import StoreError
+from nadird.common.errors import ConfigError, StoreError
 from nadird.config import Config
 from nadird.reextract.core import Rules
+from nadird.reextract.guard import WouldEmpty
 from nadird.reextract.run import Options, Pass, reextract
 from nadird.reextract.tally import Progress
 from nadird.store.open import open_store
@@ -67,7 +69,13 @@ def summary(job: str, uri: str, done: Pass, stop: Stop) -> dict[str, object]:
 
 
 async def run(
-    config: Config, job: str, uri: str, opts: Options, out: TextIO, progress: Progress
+    config: Config,
+    job: str,
+    uri: str,
+    opts: Options,
+    out: TextIO,
+    progress: Progress,
+    source: str = "(defaults)",
 ) -> int:
     store = open_store(uri, config.store)
     if not isinstance(store, PageStore):
@@ -78,6 +86,8 @@ async def run(
     await store.open()
     try:
         done = await reextract(store, rules, opts, stop.event, progress)
+    except WouldEmpty as exc:  # nothing written: the config is what to fix
+        raise ConfigError(source, f"jobs.{job}.fields", str(exc)) from None
     finally:
         await store.close()
     print(json.dumps(summary(job, uri, done, stop)), file=out)

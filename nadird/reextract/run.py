@@ -21,6 +21,7 @@ from typing import Any
 from nadird.common.logs import get_logger
 from nadird.job.spec import Job
 from nadird.reextract.core import Rules
+from nadird.reextract.guard import WouldEmpty, sample
 from nadird.reextract.pool import Extractors, Verdict
 from nadird.reextract.tally import Progress, Tally
 from nadird.store.stored import Checkpoint, PageStore, PageUpdate, StoredPage, UpdateOutcome
@@ -35,6 +36,7 @@ class Options:
     restart: bool = False  # ignore a saved checkpoint
     processes: int = 1
     chunk: int = CHUNK_PAGES
+    force: bool = False  # write even rules that would clear every item (guard.py)
 
 
 @dataclass
@@ -126,6 +128,12 @@ async def reextract(
     after, tally = resume.after, resume.tally
     resumed, before = after is not None, tally.read
     extractors = Extractors(rules, opts.processes)
+    if not opts.force:
+        try:
+            await _look_first(store, name, extractors, after, opts)
+        except BaseException:
+            extractors.close()
+            raise
     chunks = Chunks(store, name, opts)
     if progress is not None:
         progress.begin(before)
@@ -152,6 +160,15 @@ async def reextract(
     if progress is not None:
         progress.show(tally, final=True)
     return Pass(tally, complete, resumed, time.monotonic() - started, tally.read - before)
+
+
+async def _look_first(
+    store: PageStore, name: str, extractors: Extractors, after: str | None, opts: Options
+) -> None:
+    """Raise WouldEmpty before anything is written (guard.py)."""
+    seen = await sample(store, name, extractors, after, opts.since, opts.chunk)
+    if seen.empties:
+        raise WouldEmpty(seen.had)
 
 
 async def _parse(pages: list[StoredPage], extractors: Extractors, tally: Tally) -> list[PageUpdate]:

@@ -4,12 +4,14 @@ set of rules, re-extracted with another, and not one request more."""
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import sqlite3
 import subprocess
 import sys
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.reextract_helpers import (
@@ -155,3 +157,36 @@ def test_an_interrupted_run_goes_on_from_its_checkpoint(tmp_path: Path) -> None:
     assert saved == 1 and checkpoints(db) == 0
     restarted = summary_of(reextract(tmp_path, config, "--restart"))
     assert restarted["read"] == pages and restarted["unchanged"] == pages
+
+
+def stored_data(db: Path) -> dict[str, Any]:
+    with sqlite3.connect(db) as conn:
+        return {url: json.loads(data) for url, data in conn.execute("SELECT url, data FROM pages")}
+
+
+def test_without_a_config_it_refuses_and_leaves_the_items(tmp_path: Path) -> None:
+    db = tmp_path / "shop.db"
+    fill(db, [page_record(i) for i in range(7)])
+    before = stored_data(db)
+    args = [sys.executable, "-m", "nadird", "reextract", "--job", "default"]
+    done = subprocess.run(
+        [*args, "--store", f"sqlite:///{db}"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert "-c/--config" in done.stderr and "job 'default'" in done.stderr
+    assert stored_data(db) == before
+
+
+def test_rules_that_clear_every_item_stop_before_writing_unless_forced(tmp_path: Path) -> None:
+    db = tmp_path / "shop.db"
+    fill(db, [page_record(i) for i in range(7)])
+    before = stored_data(db)
+    nothing = {"title": [{"css": "h2.gone"}]}  # a selector that no longer matches
+    config = write_config(tmp_path / "c.yaml", f"sqlite:///{db}", nothing, {})
+    done = reextract(tmp_path, config, "--chunk", "3")
+    assert done.returncode == 2 and done.stdout == ""
+    assert f"{config}: jobs.default.fields:" in done.stderr and "--force" in done.stderr
+    assert stored_data(db) == before and checkpoints(db) == 0
+    forced = summary_of(reextract(tmp_path, config, "--force"))
+    assert forced["changed"] == 7
+    assert all(data == {"title": None} for data in stored_data(db).values())

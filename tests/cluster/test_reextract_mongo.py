@@ -24,6 +24,7 @@ from support.shop import Shop
 
 from nadird.job.spec import Job
 from nadird.reextract.core import Redone, Rules, redo
+from nadird.reextract.guard import WouldEmpty
 from nadird.reextract.run import Options
 from nadird.reextract.run import reextract as reextract_pass
 from nadird.store.mongo.keyed import KEYED
@@ -135,3 +136,29 @@ async def test_a_revisiting_keyed_job_gets_versions_and_keyed_items(
         keyed = {d["key"]: d["data"] for d in db[KEYED].find({})}
     assert sorted(keyed) == [f"Product {i}" for i in range(4)]
     assert all(data["heading"] == key for key, data in keyed.items())
+
+
+async def test_rules_that_clear_every_item_stop_before_writing_unless_forced(
+    mongo_uri: str, tmp_path: Path
+) -> None:
+    nothing = Job.from_wire({"fields": {"title": [{"css": "h2.gone"}]}})
+    rules = Rules.of(nothing, ["text/html"])
+    store = make_store(mongo_uri, tmp_path)
+    await store.open()
+    try:
+        await store.write([page_record(i) for i in range(5)])
+        with pytest.raises(WouldEmpty, match="--force"):
+            await reextract_pass(store, rules, Options(chunk=2), asyncio.Event())
+        assert all(d == {"title": f"Product {i}"} for i, d in enumerate(_by_index(mongo_uri)))
+        with sync_db(mongo_uri) as db:
+            assert db.reextract_checkpoints.count_documents({}) == 0
+        forced = await reextract_pass(store, rules, Options(force=True), asyncio.Event())
+    finally:
+        await store.close()
+    assert forced.tally.changed == 5
+    assert all(d == {"title": None} for d in _by_index(mongo_uri))
+
+
+def _by_index(uri: str) -> list[dict[str, Any]]:
+    found = items_by_url(uri)
+    return [found[page_record(i).url] for i in range(len(found))]

@@ -32,12 +32,16 @@ CREATE TABLE IF NOT EXISTS changes (
     job TEXT NOT NULL,
     fetched_at REAL NOT NULL,
     signature TEXT NOT NULL,
-    data TEXT NOT NULL
+    data TEXT NOT NULL,
+    reextract INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS changes_job_url ON changes (job, url, fetched_at);
 CREATE INDEX IF NOT EXISTS changes_time ON changes (fetched_at);
 DROP INDEX IF EXISTS changes_url;
 """
+# A store made before versions were marked gets the column at open
+# (history_columns); its versions read as fetched ones, which they were.
+REEXTRACT_COLUMN = "ALTER TABLE changes ADD COLUMN reextract INTEGER NOT NULL DEFAULT 0"
 # Run at every open, so an older store gets the (job, url, time) index that
 # `export --changes` walks (built once, at the first open after an upgrade)
 # and loses the (url, time) one it replaces: job and URL are equalities in
@@ -56,31 +60,49 @@ class Version:
     fetched_at: float
     signature: str
     data: dict[str, Any]
+    # Made by `nadird reextract` from a stored body, not by a fetch: the
+    # rules changed, not the page (its time is that body's fetch time).
+    reextract: bool = False
 
 
-def versions_of(records: Iterable[PageRecord]) -> Iterator[Version]:
+def versions_of(records: Iterable[PageRecord], reextract: bool = False) -> Iterator[Version]:
     """The records that may be versions: those with a signature (revisiting jobs)."""
     for r in records:
         if r.signature is not None:
-            yield Version(r.url, r.job, r.fetched_at, r.signature, r.data)
+            yield Version(r.url, r.job, r.fetched_at, r.signature, r.data, reextract)
 
 
-def append_sqlite(conn: sqlite3.Connection, records: Iterable[PageRecord]) -> int:
-    """Inside the caller's transaction: a version per changed page; how many."""
+def history_columns(conn: sqlite3.Connection) -> None:
+    """Add the columns a store made by an older release lacks (at open)."""
+    names = {row[1] for row in conn.execute("PRAGMA table_info(changes)")}
+    if "reextract" not in names:
+        conn.execute(REEXTRACT_COLUMN)
+
+
+def append_sqlite(
+    conn: sqlite3.Connection, records: Iterable[PageRecord], reextract: bool = False
+) -> int:
+    """Inside the caller's transaction: a version per changed page; how many.
+    `reextract`: the versions come of `nadird reextract`, not of fetches."""
     added = 0
-    for v in versions_of(records):
+    for v in versions_of(records, reextract):
         latest = conn.execute(_LATEST, (v.url, v.job)).fetchone()
         if latest is not None and latest[0] == v.signature:
             continue
+        data = json.dumps(v.data, ensure_ascii=False)
         conn.execute(
-            "INSERT INTO changes (url, job, fetched_at, signature, data) VALUES (?, ?, ?, ?, ?)",
-            (v.url, v.job, v.fetched_at, v.signature, json.dumps(v.data, ensure_ascii=False)),
+            "INSERT INTO changes (url, job, fetched_at, signature, data, reextract) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (v.url, v.job, v.fetched_at, v.signature, data, int(v.reextract)),
         )
         added += 1
     return added
 
 
-_RECENT = "SELECT id, url, job, fetched_at, data FROM changes ORDER BY fetched_at DESC, id DESC"
+_RECENT = (
+    "SELECT id, url, job, fetched_at, data, reextract FROM changes "
+    "ORDER BY fetched_at DESC, id DESC"
+)
 _BEFORE = (
     "SELECT fetched_at, data FROM changes WHERE url = ? AND job = ? "
     "AND (fetched_at < ? OR (fetched_at = ? AND id < ?)) ORDER BY fetched_at DESC, id DESC LIMIT 1"
@@ -93,11 +115,14 @@ def recent_sqlite(conn: sqlite3.Connection, limit: int) -> list[dict[str, Any]]:
 
     Cheap at any size of history: the newest versions come by the time
     index, each one's previous version by the (url, time) index; a page's
-    first version is no change and is skipped, at most RECENT_SCAN looked at.
+    first version is no change and is skipped, and so is a re-extraction
+    (the rules changed, not the site); at most RECENT_SCAN looked at.
     """
     found: list[dict[str, Any]] = []
     rows = conn.execute(_RECENT + " LIMIT ?", (RECENT_SCAN,)).fetchall()
-    for row_id, url, job, at, data in rows:
+    for row_id, url, job, at, data, reextract in rows:
+        if reextract:
+            continue
         before = conn.execute(_BEFORE, (url, job, at, at, row_id)).fetchone()
         if before is None:
             continue
@@ -152,10 +177,21 @@ class Pairing:
                 continue
             if self.since is not None and v.fetched_at < self.since:
                 continue
-            yield {
-                "url": v.url,
-                "job": v.job,
-                "time": v.fetched_at,
-                "previous_time": before.fetched_at,
-                "changes": field_changes(before.data, v.data),
-            }
+            yield change_line(before, v)
+
+
+def change_line(before: Version, v: Version) -> dict[str, Any]:
+    """One change as exported. A re-extraction's carries `"reextract": true`
+    (its time is its body's fetch time, often the previous version's): the
+    rules changed, not the page, and the next site change is compared with
+    it, so that it shows what the site changed in the rules of today."""
+    line = {
+        "url": v.url,
+        "job": v.job,
+        "time": v.fetched_at,
+        "previous_time": before.fetched_at,
+        "changes": field_changes(before.data, v.data),
+    }
+    if v.reextract:
+        line["reextract"] = True
+    return line

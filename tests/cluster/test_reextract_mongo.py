@@ -15,12 +15,13 @@ from support.reextract_helpers import (
     NEW_SCHEMA,
     crawl_shop,
     page_record,
+    product_html,
     reextract,
     summary_of,
     valid_once_priced_as_text,
     write_config,
 )
-from support.shop import Shop
+from support.shop import SHOP_FIELDS, SHOP_SCHEMA, Shop
 
 from nadird.job.spec import Job
 from nadird.reextract.core import Redone, Rules, redo
@@ -33,6 +34,7 @@ from nadird.testing.graph import SiteGraph
 from nadird.testing.web import run_in_thread
 
 pytestmark = pytest.mark.slow
+HTML = ["text/html"]
 
 
 def items_by_url(uri: str) -> dict[str, dict[str, Any]]:
@@ -162,3 +164,35 @@ async def test_rules_that_clear_every_item_stop_before_writing_unless_forced(
 def _by_index(uri: str) -> list[dict[str, Any]]:
     found = items_by_url(uri)
     return [found[page_record(i).url] for i in range(len(found))]
+
+
+async def test_reextraction_versions_are_marked_and_are_no_site_change(
+    mongo_uri: str, tmp_path: Path
+) -> None:
+    revisit = {"revisit": {"every": "1h"}}
+    old = Rules.of(Job.from_wire({"fields": SHOP_FIELDS, "schema": SHOP_SCHEMA, **revisit}), HTML)
+    new = Rules.of(Job.from_wire({"fields": NEW_FIELDS, "schema": NEW_SCHEMA, **revisit}), HTML)
+    first = signed(page_record(0), old)
+    later = signed(page_record(0, product_html(0, "9.99"), fetched_at=first.fetched_at + 60), new)
+    store = make_store(mongo_uri, tmp_path)
+    await store.open()
+    try:
+        await store.write([first])
+        await reextract_pass(store, new, Options(), asyncio.Event())
+        await store.write([later])  # the site changes after the re-extraction
+        redone, site = [c async for c in store.iter_changes()]
+        recent = await store.recent_changes(10)
+    finally:
+        await store.close()
+    assert redone["reextract"] is True and redone["time"] == redone["previous_time"]
+    assert "reextract" not in site and site["changes"] == {"price": {"old": "12.50", "new": "9.99"}}
+    assert [c["time"] for c in recent] == [later.fetched_at]  # site changes only
+    with sync_db(mongo_uri) as db:
+        assert sorted(d.get("reextract", False) for d in db.changes.find({})) == [0, 0, 1]
+
+
+def signed(record: Any, rules: Rules) -> Any:
+    done = redo(record, rules)
+    assert isinstance(done, Redone)
+    record.data, record.signature = done.data, done.signature
+    return record

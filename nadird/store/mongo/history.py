@@ -24,7 +24,7 @@ from pymongo.errors import PyMongoError
 
 from nadird.common.errors import StoreError
 from nadird.store.base import PageRecord
-from nadird.store.history import RECENT_SCAN, Pairing, Version, field_changes, versions_of
+from nadird.store.history import RECENT_SCAN, Pairing, Version, change_line, versions_of
 from nadird.store.mongo.connect import one_line
 
 CHANGES = "changes"
@@ -42,11 +42,14 @@ def change_indexes() -> list[IndexModel]:
     ]
 
 
-async def append_mongo(changes: Collection, records: Iterable[PageRecord]) -> int:
-    """A version per record whose signature differs from its page's latest."""
+async def append_mongo(
+    changes: Collection, records: Iterable[PageRecord], reextract: bool = False
+) -> int:
+    """A version per record whose signature differs from its page's latest;
+    `reextract`: marked as made by `nadird reextract` (absent otherwise)."""
     latest: dict[tuple[str, str], str] = {}  # within this batch
     docs = []
-    for v in versions_of(records):
+    for v in versions_of(records, reextract):
         key = (v.url, v.job)
         if key not in latest:
             found = await changes.find_one(
@@ -56,15 +59,16 @@ async def append_mongo(changes: Collection, records: Iterable[PageRecord]) -> in
         if latest[key] == v.signature:
             continue
         latest[key] = v.signature
-        docs.append(
-            {
-                "url": v.url,
-                "job": v.job,
-                "fetched_at": dt.datetime.fromtimestamp(v.fetched_at, dt.UTC),
-                "signature": v.signature,
-                "data": v.data,
-            }
-        )
+        doc = {
+            "url": v.url,
+            "job": v.job,
+            "fetched_at": dt.datetime.fromtimestamp(v.fetched_at, dt.UTC),
+            "signature": v.signature,
+            "data": v.data,
+        }
+        if v.reextract:
+            doc["reextract"] = True
+        docs.append(doc)
     if docs:
         await changes.insert_many(docs, ordered=True)
     return len(docs)
@@ -142,7 +146,14 @@ def _versions(docs: list[dict[str, Any]]) -> Iterator[Version]:
         at = doc["fetched_at"]
         if at.tzinfo is None:  # PyMongo returns naive UTC unless told otherwise
             at = at.replace(tzinfo=dt.UTC)
-        yield Version(doc["url"], doc["job"], at.timestamp(), doc["signature"], doc["data"])
+        yield Version(
+            doc["url"],
+            doc["job"],
+            at.timestamp(),
+            doc["signature"],
+            doc["data"],
+            doc.get("reextract") is True,
+        )
 
 
 async def recent_mongo(changes: Collection, limit: int) -> list[dict[str, Any]]:
@@ -152,21 +163,18 @@ async def recent_mongo(changes: Collection, limit: int) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     newest = changes.find({}).sort([("fetched_at", -1), ("_id", -1)]).limit(RECENT_SCAN)
     async for doc in newest:
-        query = {"url": doc["url"], "job": doc["job"], "fetched_at": {"$lte": doc["fetched_at"]}}
-        query["_id"] = {"$ne": doc["_id"]}
+        if doc.get("reextract") is True:  # the rules changed, not the site
+            continue
+        at, key = doc["fetched_at"], doc["_id"]
+        # Before it in (time, _id) order: a re-extraction shares its time
+        # with the version it follows, so "not this one" is not enough.
+        earlier = [{"fetched_at": {"$lt": at}}, {"fetched_at": at, "_id": {"$lt": key}}]
+        query = {"url": doc["url"], "job": doc["job"], "$or": earlier}
         before = await changes.find_one(query, sort=[("fetched_at", -1), ("_id", -1)])
         if before is None:
             continue
         [old, new] = _versions([before, doc])
-        found.append(
-            {
-                "url": new.url,
-                "job": new.job,
-                "time": new.fetched_at,
-                "previous_time": old.fetched_at,
-                "changes": field_changes(old.data, new.data),
-            }
-        )
+        found.append(change_line(old, new))
         if len(found) >= limit:
             break
     return found

@@ -148,7 +148,7 @@ async def update_data(
         if ops:
             await pages.bulk_write(ops, ordered=False)
         outcome.landed = [u.page.key for u in landed]
-        outcome.versions = await append_mongo(changes, [u.record for u in landed])
+        outcome.versions = await append_mongo(changes, [u.record for u in landed], True)
         await upsert_mongo(keyed, [u.record for u in landed])
     if checkpoint is not None:
         await save_checkpoint(pages.database[CHECKPOINTS], checkpoint(outcome))

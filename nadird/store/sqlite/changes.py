@@ -30,7 +30,7 @@ ChangesChunk = tuple[list[dict[str, Any]], ChangeKey | None, int]
 
 # INDEXED BY: with `since` and no start key, the planner would rather take
 # the time index and sort everything after `since` for each chunk.
-_SELECT = "SELECT job, url, fetched_at, id, data FROM changes INDEXED BY changes_job_url"
+_SELECT = "SELECT job, url, fetched_at, id, data, reextract FROM changes INDEXED BY changes_job_url"
 _ORDER = " ORDER BY job, url, fetched_at, id LIMIT ?"
 _BEFORE_SINCE = (
     "SELECT fetched_at, data FROM changes WHERE job = ? AND url = ? AND fetched_at < ? "
@@ -52,12 +52,12 @@ def changes_chunk(
     found = conn.execute(*_chunk_query(job, pairing.since, after, rows)).fetchall()
     versions: list[Version] = []
     group = None if after is None else (after[0], after[1])
-    for name, url, at, _, data in found:
+    for name, url, at, _, data, reextract in found:
         if pairing.since is not None and (name, url) != group:
             group = (name, url)
             versions.extend(_before_since(conn, name, url, pairing.since))
         # No signature: pairing compares the data.
-        versions.append(Version(url, name, at, "", json.loads(data)))
+        versions.append(Version(url, name, at, "", json.loads(data), bool(reextract)))
     last = after if not found else (found[-1][0], found[-1][1], found[-1][2], found[-1][3])
     return list(pairing.changes(versions)), last, len(found)
 

@@ -83,7 +83,7 @@ def update_data(
                 landed.append(record)
                 outcome.landed.append(update.page.key)
         outcome.refetched = len(updates) - len(landed)
-        outcome.versions = append_sqlite(conn, landed)  # as the store writer appends them
+        outcome.versions = append_sqlite(conn, landed, reextract=True)  # marked as such
         upsert_items_sync(conn, landed)  # and their keyed items
         if checkpoint is not None:
             _save_checkpoint(conn, checkpoint(outcome))

@@ -17,7 +17,7 @@ from nadird.common.errors import StoreError
 from nadird.store.base import PageRecord
 from nadird.store.db_thread import DbThread
 from nadird.store.history import SQLITE_SCHEMA as HISTORY_SCHEMA
-from nadird.store.history import Pairing, append_sqlite, recent_sqlite
+from nadird.store.history import Pairing, append_sqlite, history_columns, recent_sqlite
 from nadird.store.items import KeyedItem
 from nadird.store.sqlite import pages
 from nadird.store.sqlite.changes import ChangeKey, ChangesChunk, changes_chunk
@@ -258,3 +258,4 @@ def _prepare(conn: sqlite3.Connection, path: str) -> None:
     conn.execute("PRAGMA synchronous=NORMAL")
     migrate(conn, path)
     conn.executescript(HISTORY_SCHEMA)
+    history_columns(conn)

@@ -10,7 +10,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from support.reextract_helpers import NEW_FIELDS, NEW_SCHEMA, page_record
+from support.reextract_helpers import NEW_FIELDS, NEW_SCHEMA, page_record, product_html
 from support.shop import SHOP_FIELDS, SHOP_SCHEMA
 
 from nadird.job.spec import Job
@@ -195,3 +195,63 @@ def test_keyed_items_follow_the_reextracted_fields(tmp_path: Path) -> None:
     assert done.tally.changed == 3
     assert sorted(item.key for item in items) == ["Product 0", "Product 1", "Product 2"]
     assert all(item.data["heading"] == item.key and item.data["price"] == "12.50" for item in items)
+
+
+def revisited(i: int, rules: Rules, **fields: Any) -> Any:
+    """Page i as a worker of `rules` stored it: data and signature."""
+    record = page_record(i, **fields)
+    done = redo(record, rules)
+    assert isinstance(done, Redone)
+    record.data, record.signature = done.data, done.signature
+    return record
+
+
+def test_reextraction_versions_are_marked_and_are_no_site_change(tmp_path: Path) -> None:
+    revisit = {"revisit": {"every": "1h"}}
+    old = Rules.of(job(SHOP_FIELDS, SHOP_SCHEMA, **revisit), HTML)
+    new = Rules.of(job(NEW_FIELDS, NEW_SCHEMA, **revisit), HTML)
+    first = revisited(0, old)
+    # The site changes after the re-extraction: a new price, fetched later.
+    later = revisited(0, new, body=product_html(0, "9.99"), fetched_at=first.fetched_at + 60)
+
+    async def go() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        store = await opened(tmp_path / "m.db", [first])
+        try:
+            await reextract(store, new, Options(), asyncio.Event())
+            await store.write([later])
+            return [c async for c in store.iter_changes()], await store.recent_changes(10)
+        finally:
+            await store.close()
+
+    changes, recent = asyncio.run(go())
+    redone, site = changes
+    assert redone["reextract"] is True and redone["time"] == redone["previous_time"]
+    assert set(redone["changes"]) == {"heading", "price"}
+    # The site's change is compared with the re-extracted version: the price alone.
+    assert "reextract" not in site and site["previous_time"] == first.fetched_at
+    assert site["changes"] == {"price": {"old": "12.50", "new": "9.99"}}
+    assert [c["time"] for c in recent] == [later.fetched_at]  # site changes only
+
+
+def test_a_history_made_before_versions_were_marked_opens_and_reads(tmp_path: Path) -> None:
+    db = tmp_path / "old.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "CREATE TABLE changes (id INTEGER PRIMARY KEY, url TEXT NOT NULL, job TEXT NOT NULL,"
+            " fetched_at REAL NOT NULL, signature TEXT NOT NULL, data TEXT NOT NULL)"
+        )
+        for at, price in ((1.0, 1), (2.0, 2)):
+            conn.execute(
+                "INSERT INTO changes (url, job, fetched_at, signature, data) VALUES (?,?,?,?,?)",
+                ("http://a/1", "default", at, str(price), json.dumps({"price": price})),
+            )
+
+    async def go() -> list[dict[str, Any]]:
+        store = await opened(db, [])
+        try:
+            return [c async for c in store.iter_changes()]
+        finally:
+            await store.close()
+
+    [change] = asyncio.run(go())
+    assert "reextract" not in change and change["changes"] == {"price": {"old": 1, "new": 2}}

@@ -27,11 +27,17 @@ def _filled(path: Path) -> Path:
 
 @pytest.mark.parametrize(
     "command",
-    [["export"], ["export", "--changes"], ["export", "--items"], ["reextract", "--job", "default"]],
+    [
+        ["export"],
+        ["export", "--changes"],
+        ["export", "--items"],
+        ["reextract", "--job", "default", "-c", "rules.yaml"],
+    ],
 )
 def test_a_store_file_that_is_not_there_is_refused_not_created(
     tmp_path: Path, command: list[str]
 ) -> None:
+    (tmp_path / "rules.yaml").write_text("jobs: {default: {fields: {title: [{css: h1}]}}}\n")
     proc = nadird(*command, "--store", "sqlite:///crwal.db", cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().splitlines() == [

@@ -130,6 +130,8 @@ def _check_references(config: Config, source: str) -> None:
         except ValueError as exc:
             raise ConfigError(source, f"jobs.{name}", str(exc)) from exc
         job.revisit_policy(f"jobs.{name}.revisit", source)  # ConfigError naming the key
+        if job.history is not None:
+            job.history.check(f"jobs.{name}.history", source)
         check_css(job.signature_ignore, f"jobs.{name}.signature_ignore", source)
         if job.proxy_ban.selector is not None:
             check_css([job.proxy_ban.selector], f"jobs.{name}.proxy_ban.selector", source)

@@ -42,10 +42,12 @@ class MasterConfig:
     # Seconds between re-allocations of each domain's budget among its
     # adaptive revisits (only domains whose pages' estimates moved).
     revisit_allocate_interval: float = 60.0
+    # Seconds between rounds of the jobs' history retention (a job's history:).
+    history_trim_interval: float = 600.0
 
     def __post_init__(self) -> None:
         positive(self, "bag_size", "lease_ttl", "heartbeat_interval", "snapshot_interval")
-        positive(self, "revisit_allocate_interval")
+        positive(self, "revisit_allocate_interval", "history_trim_interval")
         positive(self, "retry_base_delay", "retry_max_delay", "dead_letter_poll")
         positive(self, "state_retry_delay", "state_retry_max_delay")
         if self.state_give_up_after is not None and self.state_give_up_after <= 0:

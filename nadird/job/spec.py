@@ -15,6 +15,7 @@ from nadird.common.typecheck import build
 from nadird.items.keys import UrlKey, compile_key
 from nadird.items.schema import FIELD_TYPES, compile_rules
 from nadird.job.fallback import OnFailure
+from nadird.job.history import HistoryKeep
 from nadird.job.login import LoginSpec
 from nadird.job.request import check_cookies, check_headers
 from nadird.revisit.parse import parse_revisit
@@ -236,6 +237,8 @@ class Job:
     # link discovery is due again. Parsed and checked when the config loads.
     revisit: dict[str, Any] | None = None
     expire: str | float | None = None
+    # How long the page history is kept (job/history.py): keep_for, keep_versions.
+    history: HistoryKeep | None = None
     # CSS selectors of what may change without the page changing (clocks,
     # ads, counters): removed before the page's text signature is taken.
     signature_ignore: list[str] = field(default_factory=list)
@@ -351,7 +354,8 @@ class Job:
         ban = ProxyBan(**raw.get("proxy_ban", {}))
         login = raw.get("login")
         nested = ("fields", "links", "schema", "paginate", "proxy_ban", "item_key", "on_failure")
-        rest = {k: v for k, v in raw.items() if k not in nested and k != "login"}
+        rest = {k: v for k, v in raw.items() if k not in (*nested, "login", "history")}
+        history = raw.get("history")
         key = raw.get("item_key")
         on_failure = raw.get("on_failure")
         return cls(
@@ -363,6 +367,7 @@ class Job:
             item_key=UrlKey(**key) if isinstance(key, dict) else key,
             on_failure=None if on_failure is None else OnFailure(**on_failure),
             login=None if login is None else build(LoginSpec, login, "login"),
+            history=None if history is None else HistoryKeep(**history),
             **rest,
         )
 

@@ -70,6 +70,10 @@ COUNTERS = {
         "nadird_robots_notes_refused",
         "robots.txt notes a bag left for an origin outside its domain (not kept)",
     ),
+    "history_trimmed": (
+        "nadird_history_trimmed",
+        "Page history versions deleted by the jobs' history retention (history:)",
+    ),
     "alerts_sent": ("nadird_alerts_sent", "Alerts a channel took"),
     "alerts_failed": ("nadird_alerts_failed", "Alerts given up after their last try"),
     "alerts_retries": ("nadird_alerts_retries", "Alert deliveries tried again"),

@@ -39,6 +39,7 @@ LIVE = (
     "master.state_retry_max_delay",
     "master.state_give_up_after",
     "master.revisit_allocate_interval",
+    "master.history_trim_interval",
     "store.flush_size",
     "store.flush_interval",
     "security.worker_keys",

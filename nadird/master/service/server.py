@@ -28,6 +28,7 @@ from nadird.master.frontier.seen_rebuild import load_seen
 from nadird.master.leasing.dispatch import Outgoing
 from nadird.master.leasing.lease_mark import wall_of
 from nadird.master.leasing.login_sessions import SessionBook
+from nadird.master.results.retention import HistoryRetention
 from nadird.master.results.writer import ResultWriter
 from nadird.master.service.api import ApiServer
 from nadird.master.service.loops import LoopGuard
@@ -77,6 +78,8 @@ class Master(MasterReads):
             self._on_durable,
             self.health,
         )
+        # The jobs' history retention, a round every master.history_trim_interval.
+        self.retention = HistoryRetention(store, lambda: self.config, self.core.stats)
         self.done = asyncio.Event()
         self.control_endpoint = ""
         self.results_endpoint = ""
@@ -132,6 +135,7 @@ class Master(MasterReads):
         self.loops.start("results", self._results_loop)
         self.loops.start("dispatch", self._dispatch_loop, pause=BACKPRESSURE_RECHECK / 10)
         self.loops.start("housekeeping", self._housekeeping_loop)
+        self.loops.start("history_trim", self.retention.loop)
         log.info(
             "master_started",
             control=self.control_endpoint,

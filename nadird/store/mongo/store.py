@@ -57,6 +57,7 @@ from nadird.store.mongo.pages import PageUpdates
 from nadird.store.mongo.reads import read_chunk
 from nadird.store.mongo.schema import ensure_indexes
 from nadird.store.mongo.spool import DeadRecord, Spool, SpoolLocked
+from nadird.store.mongo.trim import HistoryTrim
 from nadird.store.uri import describe_store_uri, split_uri
 
 log = get_logger()
@@ -64,7 +65,7 @@ log = get_logger()
 Collection = AsyncCollection[Document]
 
 
-class MongoStore(PageUpdates):
+class MongoStore(PageUpdates, HistoryTrim):
     """Store backed by the `pages` and `items` collections of one database."""
 
     # Records per replay round trip: the master's default batch size.

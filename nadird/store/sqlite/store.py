@@ -19,10 +19,12 @@ from nadird.store.db_thread import DbThread
 from nadird.store.history import SQLITE_SCHEMA as HISTORY_SCHEMA
 from nadird.store.history import Pairing, append_sqlite, history_columns, recent_sqlite
 from nadird.store.items import KeyedItem
+from nadird.store.retention import Keep, TrimStep
 from nadird.store.sqlite import pages
 from nadird.store.sqlite.changes import ChangeKey, ChangesChunk, changes_chunk
 from nadird.store.sqlite.items import items_chunk, upsert_items_sync
 from nadird.store.sqlite.schema import NAMES, from_row, migrate, to_row
+from nadird.store.sqlite.trim import trim_step
 from nadird.store.stored import CheckpointOf, PageUpdate, StoredPage, UpdateOutcome
 
 # Rows fetched per executor round trip by iter_records: big enough to amortise
@@ -114,6 +116,10 @@ class SqliteStore:
 
     async def load_checkpoint(self, name: str) -> dict[str, Any] | None:
         return await self._db.run(self._checkpoint_sync, name)
+
+    async def trim_history(self, keep: Keep, after: str | None, limit: int) -> TrimStep:
+        """One step of history retention (store/retention.py, sqlite/trim.py)."""
+        return await self._db.run(lambda: trim_step(self._db.conn(), self.path, keep, after, limit))
 
     # Everything below runs on the store's thread only.
 

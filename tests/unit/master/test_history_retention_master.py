@@ -47,6 +47,7 @@ def test_a_running_master_trims_the_history_and_counts_it(tmp_path: Path) -> Non
             url = master.api.url + "/metrics"
             async with aiohttp.ClientSession() as http, http.get(url, headers=headers) as answer:
                 metrics = await answer.text()
+            assert master.status()["history_trimmed"] == master.core.stats["history_trimmed"]
             return master.core.stats["history_trimmed"], metrics
         finally:
             await master.stop()

@@ -128,17 +128,13 @@ async def reextract(
     after, tally = resume.after, resume.tally
     resumed, before = after is not None, tally.read
     extractors = Extractors(rules, opts.processes)
-    if not opts.force:
-        try:
-            await _look_first(store, name, extractors, after, opts)
-        except BaseException:
-            extractors.close()
-            raise
     chunks = Chunks(store, name, opts)
-    if progress is not None:
-        progress.begin(before)
     complete = False
     try:
+        if not opts.force:
+            await _look_first(store, name, extractors, after, opts)
+        if progress is not None:
+            progress.begin(before)
         while not stop.is_set():
             pages = await chunks.next(after)
             if pages:

@@ -6,7 +6,9 @@ page's signature differs from its latest version (the first fetch is the
 first version). Comparing with what is stored, not with what the master
 remembers, makes the append idempotent: a page fetched again after a crash
 (its record stored, the master's bookkeeping lost) has the signature of its
-latest version and adds none.
+latest version and adds none. `nadird reextract` appends versions the same
+way, marked `reextract` (new rules over a stored body, not a change of the
+site); a job's `history:` bounds how many are kept (store/retention.py).
 
 `nadird export --changes` pairs each version with the one before it (of
 the same job and URL) and prints the fields whose values differ, old and

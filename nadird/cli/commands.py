@@ -131,7 +131,7 @@ def _reextract(args: argparse.Namespace) -> int:
     from nadird.reextract.tally import Progress
 
     if not args.config:  # the built-in job has no fields: it would clear every item
-        why = f"the config file holding job {args.job!r}'s rules (reextract applies them)"
+        why = f"the config file with the rules of job {args.job!r} (reextract applies them)"
         raise ConfigError("(command line)", "-c/--config", why)
     config = _config(args)
     console = Console(sys.stderr)

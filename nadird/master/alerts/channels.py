@@ -206,6 +206,16 @@ class HttpDeliver:
             await self._session.close()
 
 
+def _native_format(target: Any) -> str:
+    """What an Apprise target writes: its `?format=` or its default (the
+    first it declares; Apprise before 2 declares one)."""
+    resolve = getattr(target, "resolve_format", None)
+    declared = resolve(None) if resolve is not None else target.notify_format
+    if isinstance(declared, tuple | list):
+        declared = declared[0]
+    return str(getattr(declared, "value", declared))
+
+
 def apprise_format(target: Any) -> tuple[Format, str]:
     """How to write for an Apprise target: the escaping of the values from
     pages and peers, and the body format to declare (so that Apprise passes
@@ -213,8 +223,7 @@ def apprise_format(target: Any) -> tuple[Format, str]:
     gets plain text, which Apprise escapes for Slack itself (&, <, >); every
     other target gets markdown escaping, declared as what it takes, since
     chat apps that take "text" (Mattermost, Rocket.Chat) render markdown."""
-    declared = target.notify_format
-    native = str(declared[0] if isinstance(declared, tuple) else declared)
+    native = _native_format(target)
     if native == "html":
         return "html", "html"
     if type(target).__name__ == "NotifySlack":

@@ -24,7 +24,7 @@ from nadird.common.logs import get_logger
 from nadird.master.revisits.changes import FieldChange, watched_changes
 from nadird.master.revisits.scheduler import Revisits
 from nadird.master.state.revisit_db import Entry
-from nadird.store.backend import ReadsByFingerprint
+from nadird.store.backend import ReadsByFingerprint, Store
 
 log = get_logger()
 
@@ -32,7 +32,7 @@ CHECK_TIMEOUT = 10.0  # seconds the store may take (a store that is down does no
 PAGES_PER_READ = 500
 
 
-async def catch_up(revisits: Revisits, store: object) -> int:
+async def catch_up(revisits: Revisits, store: Store) -> int:
     """Bring the revisit rows of watched pages level with the store; returns
     how many rows moved (their changes wait in `revisits.field_changes`).
     The caller commits the frontier."""
@@ -46,6 +46,9 @@ async def catch_up(revisits: Revisits, store: object) -> int:
         fixed, found = await asyncio.wait_for(_compare(entries, watch, store), CHECK_TIMEOUT)
     except (StoreError, TimeoutError) as exc:
         log.warning("watched_values_not_checked", pages=len(entries), error=str(exc) or "timeout")
+        return 0
+    if store.spool_records:  # acknowledged records not in the store yet: it may be behind
+        log.warning("watched_values_not_checked", pages=len(entries), error="store spool not empty")
         return 0
     revisits.table.set_watched(fixed)
     revisits.hand_on(found)

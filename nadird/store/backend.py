@@ -4,7 +4,7 @@ it, `nadird export` and `nadird reextract` read through it."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from nadird.store.base import PageRecord
 from nadird.store.items import KeyedItem
@@ -38,3 +38,13 @@ class Store(Protocol):
     @property
     def backpressure(self) -> bool:
         """True while the store asks for no new work (its spool is over its cap)."""
+
+
+@runtime_checkable
+class ReadsByFingerprint(Protocol):
+    """A store that reads pages back by fingerprint (both backends do; a
+    wrapper around one need not)."""
+
+    async def records_of(self, fps: Sequence[bytes]) -> list[PageRecord]:
+        """The stored records of these pages (those stored), without their
+        bodies: what a restarted master compares its own state with."""

@@ -5,6 +5,7 @@ revisited every second (testing/changing.py)."""
 
 from __future__ import annotations
 
+import html
 import json
 import signal
 import sqlite3
@@ -206,3 +207,25 @@ def test_sighup_reloads_rules_and_channels_and_keeps_them_when_the_new_ones_are_
     assert changes_seen(two) == [("a", 259.0, 150.0), ("b", 300.0, 100.0)]
     [reloaded] = [e for e in master.logs() if e.get("event") == "alerts_reloaded"]
     assert reloaded["channels_started"] == ["two"] and reloaded["rules_kept"] == 1
+
+
+HOSTILE = "@all <!channel> [Verify login](http://evil.test/) <img src=x onerror=y> \u202eevil"
+
+
+def test_a_hostile_value_on_a_page_reaches_the_receiver_defused(cluster: Cluster) -> None:
+    pages, receiver = shop_pages(), AlertReceiver()
+    with receiver_in_thread(receiver), run_in_thread() as web:
+        web.add_route(PREFIX, pages.handle)
+        rule = {"type": "change", "job": "shop", "fields": ["title"], "channels": ["hook"]}
+        master, _ = start(cluster, web, {"channels": {"hook": hook(receiver)}, "rules": [rule]})
+        assert wait_until(lambda: all(len(versions(cluster, p)) == 1 for p in PAGES), 30)
+        pages.set(PAGES[0], html.escape(HOSTILE), 299)  # the page shows the text as it is
+        assert wait_until(lambda: len(receiver.received) == 1, 30)
+        stop(cluster, master)
+    [sent] = receiver.payloads()
+    assert sent["details"]["new"] == HOSTILE  # the data field: as found
+    shown = sent["text"]
+    assert "title of http://shop.test" in shown and "went from Kettle to" in shown
+    for live in ("@all", "<!channel>", "\u202e"):
+        assert live not in shown
+    assert "\uff20all \u2039!channel> [Verify login]" in shown and "\\u202eevil" in shown

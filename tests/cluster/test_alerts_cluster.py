@@ -7,14 +7,15 @@ crawl stores exactly what it would without alerts."""
 from __future__ import annotations
 
 import signal
+import time
 from typing import Any
 
 import pytest
 from support.hostile_helpers import hostile_web
 from support.receiver import AlertReceiver, receiver_in_thread
 
-from nadird.testing.checks import assert_exact_store, last_event, start_crawl
-from nadird.testing.cluster import Cluster, wait_until, worker_address
+from nadird.testing.checks import assert_exact_store, last_event, site_job, start_crawl
+from nadird.testing.cluster import Cluster, Proc, wait_until, worker_address
 from nadird.testing.graph import SiteGraph
 from nadird.testing.web import run_in_thread
 
@@ -133,3 +134,68 @@ def test_a_killed_worker_raises_worker_gone_and_a_failing_channel_changes_nothin
     assert stopped["alerts_sent"] == 2 and stopped["alerts_retries"] == 4
     assert stopped["alerts_failed"] == 2
     assert_exact_store(cluster, graph)
+
+
+def left_silent(master: Proc, worker: str) -> bool:
+    return any(
+        e.get("event") == "worker_left" and e.get("worker") == worker and e.get("why") == "silent"
+        for e in master.logs()
+    )
+
+
+def test_a_killed_worker_is_reported_back_only_when_it_registers_again(cluster: Cluster) -> None:
+    graph = SiteGraph(hosts=6, pages=100)
+    receiver = AlertReceiver()
+    with receiver_in_thread(receiver), run_in_thread(graph, latency=0.01) as web:
+        rules = [{"type": "worker_gone", "after": 2, "repeat": "30m", "channels": ["hook"]}]
+        master = start_crawl(
+            cluster,
+            graph,
+            alerts=alerts(rules, hook=channel(receiver)),
+            politeness={"delay": 0.2},  # about 30 s of crawl: w1 comes back before the end
+            master={"node_timeout": 4.0},
+        )
+        victim = worker_address(1)
+        assert wait_until(lambda: sum(e.client == victim for e in web.entries()) > 10, 60)
+        cluster.proc("w1").kill(signal.SIGKILL)
+        assert wait_until(lambda: seen(receiver, "worker_gone") == [("firing", "w1")], 30)
+        # The master marks it offline (silent past node_timeout): it is not back.
+        assert wait_until(lambda: left_silent(master, "w1"), 30)
+        time.sleep(2.0)  # two more ticks of the alerts
+        assert seen(receiver, "worker_gone") == [("firing", "w1")]
+        cluster.start("worker", "w1", cluster.worker_config(1))
+        assert wait_until(lambda: len(seen(receiver, "worker_gone")) == 2, 30)
+        assert cluster.wait(master, 120) == 0
+    assert seen(receiver, "worker_gone") == [("firing", "w1"), ("resolved", "w1")]
+    resolved = receiver.payloads()[-1]
+    assert "worker w1 is back" in resolved["text"]
+    assert_exact_store(cluster, graph)
+
+
+def test_job_finished_is_sent_for_a_crawl_that_did_work_and_not_on_a_restart(
+    cluster: Cluster,
+) -> None:
+    graph = SiteGraph(hosts=2, pages=20)
+    receiver = AlertReceiver()
+    rules = [{"type": "job_finished", "severity": "info", "channels": ["hook"]}]
+    with receiver_in_thread(receiver), run_in_thread(graph) as web:
+        hook = alerts(rules, hook=channel(receiver))
+        # No seeds: nothing to crawl, nothing finished.
+        idle = cluster.master_config(jobs=site_job(graph), alerts=hook)
+        assert cluster.wait(cluster.start("master", "idle", idle), 60) == 0
+        master = start_crawl(cluster, graph, workers=1, alerts=hook)
+        assert cluster.wait(master, 60) == 0
+        assert len(receiver.payloads()) == 1
+        # The same crawl started again: its pages are all stored, nothing done.
+        again = cluster.start_again("master", cluster.workdir / "master.yaml")
+        assert cluster.wait(again, 60) == 0
+        assert web.entries()
+    [finished] = receiver.payloads()
+    stored = len(cluster.records())
+    assert finished["rule"] == "job_finished" and finished["value"] == stored
+    assert (
+        f"crawl finished: {stored} pages stored in this run ({stored} in the store)"
+        in (finished["text"])
+    )
+    assert "threshold" not in finished
+    assert any(e.get("event") == "crawl_complete" for e in again.logs())

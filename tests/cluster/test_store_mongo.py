@@ -329,3 +329,20 @@ async def test_reader_beside_a_running_master_needs_no_spool(
             await reader.close()
     finally:
         await master_spool.close()
+
+
+async def test_records_are_read_back_by_fingerprint_without_their_bodies(
+    mongo_uri: str, tmp_path: Path
+) -> None:
+    store = make_store(mongo_uri, tmp_path)
+    records = [record(i, body=f"<p>{i}</p>".encode(), data={"price": i}) for i in range(4)]
+    await store.open()
+    try:
+        await store.write(records)
+        back = await store.records_of([records[1].fp, records[3].fp, bytes(16)])
+    finally:
+        await store.close()
+    assert sorted((r.url, r.data, r.body) for r in back) == [
+        (records[1].url, {"price": 1}, None),
+        (records[3].url, {"price": 3}, None),
+    ]

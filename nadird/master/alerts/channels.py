@@ -25,6 +25,7 @@ import aiohttp
 from nadird.common.logs import get_logger
 from nadird.config.alerts import ChannelConfig
 from nadird.master.alerts.engine import Event
+from nadird.master.alerts.escape import Format
 from nadird.master.alerts.messages import payload, text
 
 log = get_logger()
@@ -205,17 +206,44 @@ class HttpDeliver:
             await self._session.close()
 
 
+def _native_format(target: Any) -> str:
+    """What an Apprise target writes: its `?format=` or its default (the
+    first it declares; Apprise before 2 declares one)."""
+    resolve = getattr(target, "resolve_format", None)
+    declared = resolve(None) if resolve is not None else target.notify_format
+    if isinstance(declared, tuple | list):
+        declared = declared[0]
+    return str(getattr(declared, "value", declared))
+
+
+def apprise_format(target: Any) -> tuple[Format, str]:
+    """How to write for an Apprise target: the escaping of the values from
+    pages and peers, and the body format to declare (so that Apprise passes
+    the body on as written). HTML targets (mail, Telegram) get HTML; Slack
+    gets plain text, which Apprise escapes for Slack itself (&, <, >); every
+    other target gets markdown escaping, declared as what it takes, since
+    chat apps that take "text" (Mattermost, Rocket.Chat) render markdown."""
+    native = _native_format(target)
+    if native == "html":
+        return "html", "html"
+    if type(target).__name__ == "NotifySlack":
+        return "text", "text"
+    return "markdown", native if native in ("markdown", "text") else "text"
+
+
 class AppriseDeliver:
     """Any Apprise URL (mail, Slack, Telegram, WeCom, Feishu, JSON...)."""
 
     def __init__(self, config: ChannelConfig, notifier: Any) -> None:
         self.config = config
         self._notifier = notifier
+        self._fmt, self._declared = apprise_format(notifier[0])
 
     async def __call__(self, event: Event) -> None:
-        body = text(event, self.config.language)
+        body = text(event, self.config.language, self._fmt)
         title = body.split(":", 1)[0]
-        if not await self._notifier.async_notify(body=body, title=title):
+        sent = await self._notifier.async_notify(body=body, title=title, body_format=self._declared)
+        if not sent:
             raise DeliveryError("apprise could not deliver (see its log)")
 
     async def close(self) -> None:

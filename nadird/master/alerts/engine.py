@@ -36,8 +36,8 @@ class Event:
     index: int  # the rule's place in alerts.rules
     subject: str  # "crawl", a domain, a worker
     state: State
-    value: float
-    threshold: float
+    value: float | None  # None: the rule measures nothing (a change to any value)
+    threshold: float | None  # None: the rule has no threshold
     since: float  # monotonic time the alert started
     at: float  # monotonic time of this event
     repeat: int = 0  # 0 for the first notice, then 1, 2...
@@ -52,8 +52,8 @@ class OpenAlert:
     index: int
     subject: str
     since: float  # monotonic
-    value: float
-    threshold: float
+    value: float | None
+    threshold: float | None
     sent: int  # notices sent so far
 
 
@@ -75,6 +75,7 @@ class AlertEngine:
         self._recent: dict[int, dict[str, float]] = {}
         self.suppressed = 0  # repeats held back by `repeat`, all rules
         self.recent: deque[Event] = deque(maxlen=RECENT_EVENTS)  # newest last
+        self._last: Snapshot | None = None  # the latest snapshot evaluated
 
     def active(self) -> list[tuple[int, str]]:
         return sorted(self._active)
@@ -92,7 +93,10 @@ class AlertEngine:
         for index, rule in enumerate(rules):
             was = next((i for i in unclaimed if old_rules[i] == rule), None)
             if was is None:
-                self._watchers.append(WATCHERS[rule.type](rule))
+                watcher = WATCHERS[rule.type](rule)
+                if self._last is not None:
+                    watcher.prime(self._last)
+                self._watchers.append(watcher)
                 continue
             unclaimed.remove(was)
             kept += 1
@@ -121,6 +125,7 @@ class AlertEngine:
         return sorted(alerts, key=lambda alert: (alert.since, alert.index, alert.subject))
 
     def evaluate(self, snap: Snapshot) -> list[Event]:
+        self._last = snap
         events: list[Event] = []
         for index, watcher in enumerate(self._watchers):
             scoped = snap.scoped(watcher.rule)

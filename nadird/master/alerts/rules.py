@@ -31,6 +31,7 @@ class Snapshot:
     stored: int  # records written this run
     complete: bool
     dead_letters: int  # URLs dead-lettered since start
+    stored_total: int | None = None  # records in the store (across runs), when known
     workers: tuple[WorkerSeen, ...] = ()
     blocked: Mapping[str, int] = field(default_factory=dict)  # domain -> blocks in a row
     # domain -> (pages answered, errors) since start; filled for error_rate rules only.
@@ -52,8 +53,8 @@ class Snapshot:
 class Firing:
     """One rule firing for one subject (the crawl, a domain, a worker)."""
 
-    value: float  # the number the rule measured
-    threshold: float  # the number it is compared with
+    value: float | None  # the number the rule measured (None: nothing to measure)
+    threshold: float | None  # the number it is compared with (None: no threshold)
     details: Mapping[str, object] = field(default_factory=dict)  # named in the text
 
 
@@ -63,6 +64,10 @@ class Watcher:
 
     def check(self, snap: Snapshot) -> dict[str, Firing]:
         raise NotImplementedError
+
+    def prime(self, snap: Snapshot) -> None:
+        """Take the master as it is now as the starting point (a rule added
+        by a reload): what happened before it was watched is not news."""
 
 
 class Stall(Watcher):
@@ -81,7 +86,7 @@ class Stall(Watcher):
         still = snap.now - self._moved_at
         if still < self.rule.after_s:
             return {}
-        return {"crawl": Firing(still, self.rule.after_s, {"queued": snap.queued})}
+        return {"crawl": Firing(round(still, 1), self.rule.after_s, {"queued": snap.queued})}
 
 
 class Blocked(Watcher):
@@ -98,18 +103,36 @@ class Blocked(Watcher):
 
 
 class WorkerGone(Watcher):
-    """A worker marked offline, or silent, for `after` (default: at once)."""
+    """A worker not heard from for `after` (default: at once once it is
+    marked offline). The silence is counted from its last message, so the
+    master marking a silent worker offline changes nothing: the alert lasts
+    until the worker is heard from again (it re-registers, or a silent one
+    speaks), even if it drops out of the master's list of gone workers."""
+
+    def __init__(self, rule: RuleConfig) -> None:
+        super().__init__(rule)
+        self._last_heard: dict[str, float] = {}  # firing worker -> when last heard (monotonic)
 
     def check(self, snap: Snapshot) -> dict[str, Firing]:
         after = self.rule.after_s
         out: dict[str, Firing] = {}
+        listed = set()
         for worker in snap.workers:
-            if worker.gone_for is not None:
-                measured, hit = worker.gone_for, worker.gone_for >= after
-            else:  # connected: only a silence as long as `after` counts
-                measured, hit = worker.silent_for, after > 0 and worker.silent_for >= after
+            listed.add(worker.name)
+            silent = max(worker.silent_for, worker.gone_for or 0.0)
+            # Connected: only a silence as long as `after` counts (after 0
+            # would be every worker between two heartbeats).
+            hit = silent >= after if worker.gone_for is not None else 0 < after <= silent
             if hit:
-                out[worker.name] = Firing(measured, after, {"worker": worker.name})
+                self._last_heard[worker.name] = snap.now - silent
+                out[worker.name] = Firing(round(silent, 1), after, {"worker": worker.name})
+        for name, heard in list(self._last_heard.items()):
+            if name in out:
+                continue
+            if name in listed:  # listed and not firing: heard from again
+                del self._last_heard[name]
+                continue
+            out[name] = Firing(round(snap.now - heard, 1), after, {"worker": name})
         return out
 
 
@@ -183,15 +206,40 @@ class Change(Watcher):
                     "new": change.new,
                     "when": condition.kind,
                 }
-                out[change.url] = Firing(as_number(change.new) or 0.0, condition.limit, details)
+                # `any` compares no number: neither a measure nor a threshold.
+                limit = None if condition.kind == "any" else condition.limit
+                out[change.url] = Firing(as_number(change.new), limit, details)
         return out
 
 
 class JobFinished(Watcher):
-    """The crawl is complete: nothing queued or leased, every page stored."""
+    """The crawl became complete after work done in this run: pages stored
+    or dead-lettered since the master started (or since the last notice).
+    A master started with nothing to do, or restarted on a finished crawl,
+    has done nothing and says nothing; new seeds crawled to the end are
+    announced again."""
+
+    def __init__(self, rule: RuleConfig) -> None:
+        super().__init__(rule)
+        self._announced = 0  # the work counted when last announced
+
+    @staticmethod
+    def _work(snap: Snapshot) -> int:
+        return snap.stored + snap.dead_letters
+
+    def prime(self, snap: Snapshot) -> None:
+        if snap.complete:
+            self._announced = self._work(snap)
 
     def check(self, snap: Snapshot) -> dict[str, Firing]:
-        return {"crawl": Firing(snap.stored, 0, {})} if snap.complete else {}
+        work = self._work(snap)
+        if not snap.complete or work <= self._announced:
+            return {}
+        self._announced = work
+        details = {"stored_this_run": snap.stored, "dead_letters": snap.dead_letters}
+        if snap.stored_total is not None:
+            details["stored_total"] = snap.stored_total
+        return {"crawl": Firing(snap.stored, None, details)}
 
 
 WATCHERS: dict[str, type[Watcher]] = {

@@ -111,6 +111,7 @@ def snapshot(view: AlertReads, now: float, needs: Needs, changes: list[FieldChan
         queued=int(status["queued"]),  # leased URLs stay queued until stored
         stored=view.store_progress().written,
         complete=bool(status["complete"]),
+        stored_total=status.get("stored_total"),
         dead_letters=view.counts().stats["dead_letters"],
         workers=workers,
         blocked=view.blocked_streaks(),

@@ -17,6 +17,13 @@ def number(value: Any) -> str:
     return f"{int(value):,}"
 
 
+def measure(value: float | None) -> str:
+    """An alert's measure or threshold: a rate of 0.033 as 0.033, not 0.0."""
+    if value is None or abs(value) >= 1000 or float(value).is_integer():
+        return number(value)
+    return f"{round(value, 3):g}"
+
+
 def seconds(value: float | None) -> str:
     """A duration: 42 s, 3 m 5 s, 2 h 10 m, 3 d 4 h; None as a dash."""
     if value is None:
@@ -59,6 +66,7 @@ def value(data: Any, limit: int = 200) -> str:
 
 FILTERS: dict[str, Callable[..., str]] = {
     "number": number,
+    "measure": measure,
     "seconds": seconds,
     "wall": wall,
     "value": value,

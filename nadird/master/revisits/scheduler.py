@@ -244,9 +244,9 @@ class Revisits:
         self.table.put_many(entries)
         if self._found:
             for entry in entries:
-                self._hand_on(self._found.pop(entry.fp, []))
+                self.hand_on(self._found.pop(entry.fp, []))
 
-    def _hand_on(self, found: list[FieldChange]) -> None:
+    def hand_on(self, found: list[FieldChange]) -> None:
         room = MAX_FIELD_CHANGES - len(self.field_changes)
         self.field_changes.extend(found[:room])
         self.field_changes_dropped += max(0, len(found) - room)

@@ -30,6 +30,7 @@ from nadird.master.leasing.lease_mark import wall_of
 from nadird.master.leasing.login_sessions import SessionBook
 from nadird.master.results.retention import HistoryRetention
 from nadird.master.results.writer import ResultWriter
+from nadird.master.revisits.catch_up import catch_up
 from nadird.master.service.api import ApiServer
 from nadird.master.service.loops import LoopGuard
 from nadird.master.service.reads import MasterReads
@@ -129,6 +130,8 @@ class Master(MasterReads):
         self.writer.start()
         self.stored.start()
         self.alerts.start(self)
+        if await catch_up(self.core.revisits, self.writer.store):  # after a crash
+            self.db.commit()
         # Guarded: a loop that fails on one message or tick is counted,
         # logged and started again (see loops.py).
         self.loops.start("control", self._control_loop)

@@ -199,6 +199,23 @@ class RevisitTable:
         )
         return [_entry(row) for row in cur]
 
+    def queued_watched(self, jobs: Sequence[str]) -> list[Entry]:
+        """The rows of `jobs` with watched values whose URL is in the queue
+        (a revisit due or under way): those a crash can have left behind the store."""
+        marks = ",".join("?" * len(jobs))
+        cur = self._db.execute(
+            f"SELECT {_COLUMNS} FROM revisits "
+            f"WHERE queued = 1 AND watched IS NOT NULL AND job IN ({marks})",
+            list(jobs),
+        )
+        return [_entry(row) for row in cur]
+
+    def set_watched(self, items: Sequence[tuple[bytes, dict[str, Any]]]) -> None:
+        self._tx.write_many(
+            "UPDATE revisits SET watched = ? WHERE fp = ?",
+            [(json.dumps(values, ensure_ascii=False), fp) for fp, values in items],
+        )
+
     def mark_queued(self, fps: Sequence[bytes]) -> None:
         self._tx.write_many("UPDATE revisits SET queued = 1 WHERE fp = ?", [(fp,) for fp in fps])
 

@@ -23,10 +23,30 @@ async def read_chunk(
         query["_id"] = {"$gt": after}
     cursor = pages_coll.find(query).sort("_id", 1).limit(rows)
     pages = await cursor.to_list()
-    ids = list({item_id(bytes(p.get("duplicate_of") or p["_id"]), p["job"]) for p in pages})
+    return pages, await _items_of(items_coll, pages)
+
+
+async def read_by_ids(
+    pages_coll: AsyncCollection[Document], items_coll: AsyncCollection[Document], fps: list[bytes]
+) -> tuple[list[Document], dict[bytes, Document]]:
+    """The pages of these fingerprints (those stored), bodies left out, and their items."""
+    pages = await pages_coll.find({"_id": {"$in": fps}}, {"body": 0}).to_list()
+    return pages, await _items_of(items_coll, pages)
+
+
+def owner_item(page: Document) -> bytes:
+    """The id of the item a page owns, or of the one the page it duplicates owns."""
+    return item_id(bytes(page.get("duplicate_of") or page["_id"]), page["job"])
+
+
+async def _items_of(
+    items_coll: AsyncCollection[Document], pages: list[Document]
+) -> dict[bytes, Document]:
+    """The items `pages` (or the pages they duplicate) own, by item id."""
+    ids = list({owner_item(p) for p in pages})
     items: dict[bytes, Document] = {}
     if ids:
         found = items_coll.find({"_id": {"$in": ids}}, dict.fromkeys(ITEM_FIELDS, 1))
         async for doc in found:
             items[bytes(doc["_id"])] = doc
-    return pages, items
+    return items

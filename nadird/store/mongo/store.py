@@ -47,14 +47,13 @@ from nadird.store.mongo.docs import (
     ITEMS,
     PAGES,
     Document,
-    item_id,
     prepare_all,
     record_from_document,
 )
 from nadird.store.mongo.history import CHANGES, append_mongo, read_changes, recent_mongo
 from nadird.store.mongo.keyed import KEYED, read_keyed, upsert_mongo
 from nadird.store.mongo.pages import PageUpdates
-from nadird.store.mongo.reads import read_chunk
+from nadird.store.mongo.reads import owner_item, read_by_ids, read_chunk
 from nadird.store.mongo.schema import ensure_indexes
 from nadird.store.mongo.spool import DeadRecord, Spool, SpoolLocked
 from nadird.store.mongo.trim import HistoryTrim
@@ -218,11 +217,18 @@ class MongoStore(PageUpdates, HistoryTrim):
             except PyMongoError as exc:
                 raise StoreError(f"{self!r}: read failed: {one_line(str(exc))}") from exc
             for page in pages:
-                owner = page.get("duplicate_of") or page["_id"]
-                yield record_from_document(page, items.get(item_id(bytes(owner), page["job"])))
+                yield record_from_document(page, items.get(owner_item(page)))
             if len(pages) < self.CHUNK_ROWS:
                 return
             last = bytes(pages[-1]["_id"])
+
+    async def records_of(self, fps: Sequence[bytes]) -> list[PageRecord]:
+        await self._wait_drained()
+        try:
+            pages, items = await read_by_ids(self._coll(PAGES), self._coll(ITEMS), list(fps))
+        except PyMongoError as exc:
+            raise StoreError(f"{self!r}: read failed: {one_line(str(exc))}") from exc
+        return [record_from_document(page, items.get(owner_item(page))) for page in pages]
 
     async def close(self) -> None:
         client, self._client = self._client, None

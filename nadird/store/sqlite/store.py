@@ -49,6 +49,13 @@ _SELECT_JOB = (
     "WHERE job = ? AND rowid > ? ORDER BY rowid LIMIT ?"
 )
 
+# records_of: every column but the body (NULL in its place), by fingerprint.
+_SELECT_FPS = (
+    f"SELECT {', '.join('NULL' if n == 'body' else n for n in NAMES)} FROM pages WHERE fp IN "
+)
+# SQLite's default limit of variables in one statement is 999 (older builds).
+FPS_PER_QUERY = 500
+
 
 class SqliteStore:
     """Store backed by one SQLite database file (created on `open`)."""
@@ -98,6 +105,9 @@ class SqliteStore:
             if len(records) < CHUNK_ROWS:
                 return
             after = last
+
+    async def records_of(self, fps: Sequence[bytes]) -> list[PageRecord]:
+        return await self._db.run(self._records_of_sync, list(fps))
 
     async def close(self) -> None:
         await self._db.close()
@@ -217,6 +227,14 @@ class SqliteStore:
         else:
             row = conn.execute("SELECT count(*) FROM pages WHERE job = ?", (job,)).fetchone()
         return int(row[0])
+
+    def _records_of_sync(self, fps: list[bytes]) -> list[PageRecord]:
+        conn, found = self._db.conn(), list[PageRecord]()
+        for start in range(0, len(fps), FPS_PER_QUERY):
+            part = fps[start : start + FPS_PER_QUERY]
+            marks = f"({', '.join('?' * len(part))})"
+            found.extend(from_row(row) for row in conn.execute(_SELECT_FPS + marks, part))
+        return found
 
     def _chunk_sync(self, job: str | None, after: int) -> tuple[list[PageRecord], int]:
         conn = self._db.conn()

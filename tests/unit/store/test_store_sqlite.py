@@ -486,3 +486,17 @@ async def test_a_version_1_store_is_migrated_and_keeps_its_rows(tmp_path: Path) 
         "http://a.test/": (None, False, {}),
         "http://a.test/b": ("http://a.test/", True, {"etag": '"1"'}),
     }
+
+
+async def test_records_are_read_back_by_fingerprint_without_their_bodies(tmp_path: Path) -> None:
+    store = SqliteStore(str(tmp_path / "store.db"))
+    await store.open()
+    try:
+        records = [make_record(n, body=b"<html/>", data={"price": n}) for n in range(1200)]
+        await store.write(records)
+        wanted = [r.fp for r in records[::2]] + [bytes(16)]  # more than one query's worth
+        back = await store.records_of(wanted)
+    finally:
+        await store.close()
+    assert sorted(r.data["price"] for r in back) == list(range(0, 1200, 2))
+    assert {r.body for r in back} == {None} and back[0].job == "news"

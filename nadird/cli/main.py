@@ -49,7 +49,8 @@ A distributed web crawler: run a master and workers (--role), or a whole
 crawl in one command (crawl). `nadird COMMAND -h` tells more.
 
 Options may come before, between and after a command's arguments.
-Exit status: 0 success, 1 runtime error, 2 usage or configuration error,
+Exit status: 0 success, 1 runtime error (and a crawl that fetched nothing:
+every URL failed), 2 usage or configuration error,
 130/143 crawl or reextract stopped by SIGINT/SIGTERM, 141 stdout closed early."""
 
 

@@ -48,8 +48,8 @@ def crawl(
     return proc, store
 
 
-def summary(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
-    assert proc.returncode == 0, proc.stderr[-3000:]
+def summary(proc: subprocess.CompletedProcess[str], status: int = 0) -> dict[str, Any]:
+    assert proc.returncode == status, proc.stderr[-3000:]
     last = proc.stdout.strip().splitlines()[-1]
     data: dict[str, Any] = json.loads(last)
     assert data["event"] == "crawl_summary"
@@ -127,10 +127,31 @@ def test_refused_and_dead_destinations_are_recorded_errors(tmp_path: Path) -> No
         # starts, with exit status 2: see tests/test_cli.py.)
         proc, store = crawl(tmp_path, web, private=False, seeds=graph.seeds())
         assert web.entries() == []
-    result = summary(proc)
+    # Every seed failed: nothing fetched is a failed crawl, and stderr says
+    # why and what lets loopback addresses in.
+    result = summary(proc, status=1)
+    assert result["nothing_fetched"] is True and result["pages"] == 0
     stored = records(store)
     assert result["errors"] == len(stored) == 2
     assert all(r.error is not None and r.error.startswith("blocked_address") for r in stored)
+    assert "2 URLs were refused (blocked_address)" in proc.stderr
+    assert "only with --allow-private" in proc.stderr
+    assert "nothing was fetched: every URL failed (blocked_address: 2)" in proc.stderr
+
+
+def test_a_crawl_whose_only_seed_is_dead_exits_1_and_counts_the_error(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port with nothing listening
+        probe.bind(("127.0.0.1", 0))
+        dead_port = probe.getsockname()[1]
+    with run_in_thread(SiteGraph(hosts=1, pages=5)) as web:
+        proc, _ = crawl(tmp_path, web, "--retries", "0", seeds=[f"http://127.0.0.1:{dead_port}/"])
+    result = summary(proc, status=1)
+    assert result["complete"] is True and result["nothing_fetched"] is True
+    assert result["errors"] == result["dead_letters"] == 1 and result["pages"] == 0
+    assert "every URL failed (dead letter (retries ran out): 1)" in proc.stderr
+    assert "--allow-private" not in proc.stderr
 
 
 def test_connection_refused_ends_in_dead_letters_and_the_crawl_goes_on(tmp_path: Path) -> None:
@@ -153,9 +174,11 @@ def test_connection_refused_ends_in_dead_letters_and_the_crawl_goes_on(tmp_path:
         )
     result = summary(proc)
     assert dead_url not in {r.url for r in records(store)}
-    # The only errors are the robots.txt exclusions (/private/), recorded not retried.
+    # The errors: the robots.txt exclusions (/private/), recorded not retried,
+    # and the dead URL, not stored. Some seeds were fetched: exit status 0.
     excluded = sum(1 for r in records(store) if r.error == "robots: disallowed")
-    assert result["dead_letters"] == 1 and result["errors"] == excluded and result["pages"] > 0
+    assert result["dead_letters"] == 1 and result["errors"] == excluded + 1
+    assert result["pages"] > 0 and result["nothing_fetched"] is False
     listing = subprocess.run(
         [
             sys.executable,

@@ -19,12 +19,12 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from nadird.cli.crawl_summary import Finish, Tally, explain, print_summary, summarize, summary_line
 from nadird.cli.crawl_workers import WorkerPool, worker_config_file
 from nadird.cli.daemon import CrawlSignals
+from nadird.cli.state_dir import prepare_state_dir
 from nadird.common.logs import get_logger
 from nadird.common.progress import Console, report
 from nadird.config import Config, LogLevel, Seed, WorkerConfig
@@ -53,20 +53,25 @@ class CrawlOptions:
     resolve: dict[str, str] = field(default_factory=dict)
     allow_private: bool = False
     state_dir: str | None = None
+    # Where state_dir comes from, for its error: (file, key) or the command line.
+    state_dir_source: tuple[str, str] = ("(command line)", "--state-dir")
     render: bool = False  # --render: the default job renders every HTML page
     log_level: LogLevel | None = None  # this process's and the workers'
     revisit: float | None = None  # --revisit: seconds between fetches of each page
     run_for: float | None = None  # --for: stop after this many seconds
 
 
-def crawl_config(opts: CrawlOptions, base: Config, state_dir: str) -> Config:
+def override_jobs(base: Config, opts: CrawlOptions) -> Config:
+    """The `default` job as the command line changes it. Given to load_config
+    so that the config's checks see it (an alert rule on changes needs the
+    job to revisit, which --revisit does); applying it twice changes nothing."""
     job = base.jobs.get("default", Job())
     links = job.links
     if opts.allow_domains:
         links = dataclasses.replace(
             links,
             scope="allowed-domains",
-            allowed_domains=[*links.allowed_domains, *opts.allow_domains],
+            allowed_domains=list(dict.fromkeys([*links.allowed_domains, *opts.allow_domains])),
         )
     job = dataclasses.replace(
         job,
@@ -79,7 +84,12 @@ def crawl_config(opts: CrawlOptions, base: Config, state_dir: str) -> Config:
         render=True if opts.render else job.render,
         revisit={"every": opts.revisit} if opts.revisit is not None else job.revisit,
     )
-    jobs = {**base.jobs, "default": job}
+    return dataclasses.replace(base, jobs={**base.jobs, "default": job})
+
+
+def crawl_config(opts: CrawlOptions, base: Config, state_dir: str) -> Config:
+    base = override_jobs(base, opts)
+    jobs = base.jobs
     fetch = dataclasses.replace(
         base.fetch,
         resolve={**base.fetch.resolve, **opts.resolve},
@@ -169,7 +179,7 @@ async def run_crawl(opts: CrawlOptions, base: Config, console: Console | None = 
     started = time.monotonic()
     temp = None if opts.state_dir else tempfile.TemporaryDirectory(prefix="nadird-crawl-")
     state_dir = opts.state_dir or (temp.name if temp else ".")
-    Path(state_dir).mkdir(parents=True, exist_ok=True)
+    prepare_state_dir(state_dir, *opts.state_dir_source)
     config = crawl_config(opts, base, state_dir)
     # No browser here: one ConfigError now rather than workers dying in a loop.
     new_renderer(config)

@@ -129,13 +129,17 @@ def _add_crawl(sub: argparse._SubParsersAction[CommandParser]) -> None:
 def _add_crawl_run(crawl: argparse.ArgumentParser) -> None:
     """Where a crawl keeps things, how it fetches, and how long it runs."""
     crawl.add_argument(
-        "--store", default="sqlite:///nadird-crawl.db", metavar="URI", help="store URI"
+        "--store",
+        metavar="URI",
+        help="store URI (default: store.uri of --config if it names one, "
+        "else sqlite:///nadird-crawl.db)",
     )
     _add_fetch_options(crawl)
     crawl.add_argument(
         "--state-dir",
         metavar="DIR",
-        help="keep master state here, to resume later (default: a temp dir)",
+        help="keep master state here, to resume later (default: master.state_dir of "
+        "--config if it names one, else a temporary directory, removed at the end)",
     )
     crawl.add_argument(
         "--render",

@@ -210,3 +210,55 @@ def test_bad_config_exits_2_naming_file_and_key(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert f"{bad}: fetch.pool_sise: unknown key" in proc.stderr
+
+
+def test_the_config_files_store_and_state_dir_are_used_unless_the_command_line_says(
+    tmp_path: Path,
+) -> None:
+    """`crawl -c FILE` used to write nadird-crawl.db whatever FILE's store.uri
+    said, so that `nadird export -c FILE` found no store."""
+    config = tmp_path / "site.yaml"
+    config.write_text(
+        f"store:\n  uri: sqlite:///{tmp_path / 'file.db'}\n"
+        f"master:\n  state_dir: {tmp_path / 'file-state'}\n"
+        "fetch:\n  allow_private: true\n  resolve: {'*.test': 127.0.0.1}\n"
+    )
+    graph = SiteGraph(hosts=1, pages=8)
+    with run_in_thread(graph) as web:
+        base = [sys.executable, "-m", "nadird", "crawl", *web.graph.seeds(), "-c", str(config)]
+        base += ["--delay", "0"]
+        run = subprocess.run(base, capture_output=True, text=True, timeout=180, cwd=tmp_path)
+        assert summary(run)["pages"] > 0
+        assert (tmp_path / "file-state" / "frontier.db").exists()
+        assert not (tmp_path / "nadird-crawl.db").exists()
+        exported = subprocess.run(
+            [sys.executable, "-m", "nadird", "export", "-c", str(config)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=tmp_path,
+        )
+        assert exported.returncode == 0, exported.stderr
+        assert len(exported.stdout.splitlines()) == len(records(tmp_path / "file.db"))
+        # The command line overrides the file, as everywhere else.
+        override = ["--store", f"sqlite:///{tmp_path / 'cli.db'}", "--state-dir", "cli-state"]
+        run = subprocess.run(
+            [*base, *override], capture_output=True, text=True, timeout=180, cwd=tmp_path
+        )
+    assert summary(run)["pages"] > 0
+    assert records(tmp_path / "cli.db") and (tmp_path / "cli-state" / "frontier.db").exists()
+
+
+def test_revisit_on_the_command_line_satisfies_a_change_alert_rule(tmp_path: Path) -> None:
+    """The alert rule's check used to run before --revisit was applied: exit 2."""
+    config = tmp_path / "cont.yaml"
+    config.write_text(
+        "jobs:\n  default:\n    fields: {title: [{xpath: //title/text()}]}\n"
+        "alerts:\n"
+        "  channels: {log: {type: webhook, url: 'http://127.0.0.1:9/hook'}}\n"
+        "  rules: [{type: change, job: default, fields: [title], channels: [log]}]\n"
+    )
+    with run_in_thread(SiteGraph(hosts=1, pages=3)) as web:
+        proc, _ = crawl(tmp_path, web, "-c", str(config), "--revisit", "20s", "--for", "3s")
+    result = summary(proc)
+    assert result["timed_out"] is True and result["pages"] > 0

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nadird.cli.argtypes import check_seed
-from nadird.common.errors import ConfigError, StoreError
+from nadird.common.errors import ConfigError
 from nadird.common.logs import configure
 from nadird.config import Config, Seed, load_config
 from nadird.config.seeds import line_seed
@@ -173,32 +173,9 @@ def _reextract(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    """What a master or a worker would refuse at start, without starting one."""
-    import zmq.asyncio
+    from nadird.cli.check import run_check
 
-    from nadird.protocol.curve import MasterSecurity, check_config_secrets, secure_client
-    from nadird.store.open import open_store
-    from nadird.worker.render.step import new_renderer
-
-    path = args.config
-    config = load_config(path)
-    _log_to_stderr(args, "check", config)
-    check_config_secrets(config, path)
-    MasterSecurity(config, path)  # key files and the allow-list, or loopback binds
-    ctx = zmq.asyncio.Context()
-    try:
-        with ctx.socket(zmq.DEALER) as sock:
-            secure_client(sock, config, path)  # a worker's key files
-    finally:
-        ctx.term()
-    new_renderer(config)  # a javascript worker's browser
-    try:
-        open_store(config.store.uri, config.store)
-    except StoreError as exc:
-        raise ConfigError(path, "store.uri", str(exc)) from None
-    seeds = len(config.seeds)
-    print(f"{path}: ok ({len(config.jobs)} jobs, {seeds} seeds, node {config.node})")
-    return EXIT_OK
+    return run_check(args)
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -337,6 +314,9 @@ def _daemon(args: argparse.Namespace) -> int:
 
     check_config_secrets(config, args.config)
     if args.role == "master":
+        from nadird.cli.state_dir import prepare_state_dir
+
+        prepare_state_dir(config.master.state_dir, args.config)
         return run_async(master_main(config, args.config, rebuild_seen=args.rebuild_seen))
     return run_async(worker_main(config, args.config))
 

@@ -7,6 +7,8 @@ nothing: their leases expire or are reclaimed when they say hello again.
 SIGINT, SIGTERM or SIGHUP stop the crawl: the workers hand their bags back,
 the master stops, the summary says `complete: false` and the exit status is
 128 + the signal's number. A later crawl with the same --state-dir resumes.
+A second signal exits at once, after a summary of the counts so far and
+without leaving the temporary state directory behind.
 """
 
 from __future__ import annotations
@@ -15,13 +17,23 @@ import asyncio
 import contextlib
 import dataclasses
 import math
+import signal
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from nadird.cli.crawl_summary import Finish, Tally, explain, print_summary, summarize, summary_line
+from nadird.cli.crawl_summary import (
+    Finish,
+    Tally,
+    explain,
+    forced_summary,
+    print_summary,
+    summarize,
+    summary_line,
+)
 from nadird.cli.crawl_workers import WorkerPool, worker_config_file
 from nadird.cli.daemon import CrawlSignals
 from nadird.cli.state_dir import prepare_state_dir
@@ -139,8 +151,18 @@ async def _run_to_end(
     pool: WorkerPool,
     console: Console | None,
     run_for: float | None = None,
+    forced: Callable[[signal.Signals | None], None] | None = None,
 ) -> Finish:
-    signals = CrawlSignals(force=pool.kill)
+    signals = CrawlSignals()
+
+    def force() -> None:
+        """A second signal: the process exits at once, its workers killed;
+        `forced` says what is known and removes what was temporary."""
+        pool.kill()
+        if forced is not None:
+            forced(signals.received)
+
+    signals.force = force
     signals.install()
     supervisor = asyncio.create_task(pool.supervise())
     progress = asyncio.create_task(report(master.full_status, console or sys.stderr))
@@ -193,7 +215,15 @@ async def run_crawl(opts: CrawlOptions, base: Config, console: Console | None = 
         raise
     files = [worker_config_file(config, master, i + 1, state_dir) for i in range(opts.workers)]
     pool = WorkerPool(files, console)
-    finish = await _run_to_end(config, master, pool, console, opts.run_for)
+
+    def forced(first: signal.Signals | None) -> None:
+        stats = master.core.stats
+        print_summary(forced_summary(stats, time.monotonic() - started, config.store.uri, first))
+        if temp is not None:
+            with contextlib.suppress(OSError):
+                temp.cleanup()
+
+    finish = await _run_to_end(config, master, pool, console, opts.run_for, forced)
     tally = await summarize(store, started_wall, opts.out)
     stored_total = await store.count()
     await store.close()

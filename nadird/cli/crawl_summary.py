@@ -12,7 +12,7 @@ import json
 import signal
 import sys
 from collections import Counter
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -24,6 +24,7 @@ from nadird.store.backend import Store
 from nadird.store.base import PageRecord
 from nadird.store.export import export_to
 from nadird.store.items import KeyedItem
+from nadird.store.uri import describe_store_uri
 
 EXIT_NOTHING_FETCHED = 1
 
@@ -160,6 +161,27 @@ def summary_line(
         **facts,
         **extra,
         "signal": finish.signal.name if finish.signal is not None else None,
+    }
+
+
+def forced_summary(
+    stats: Mapping[str, int], seconds: float, store: str, first: signal.Signals | None
+) -> dict[str, Any]:
+    """The summary of a crawl stopped by a second signal, which exits at
+    once: the master's counts so far (`"forced": true`), for the store is
+    not read again and the results still in flight are lost."""
+    dead = stats.get("dead_letters", 0)
+    return {
+        "event": "crawl_summary",
+        "complete": False,
+        "forced": True,
+        "pages": stats.get("pages_ok", 0),
+        "errors": stats.get("pages_error", 0) + dead,
+        "dead_letters": dead,
+        "retries": stats.get("retries", 0),
+        "seconds": round(seconds, 3),
+        "store": describe_store_uri(store),
+        "signal": first.name if first is not None else None,
     }
 
 

@@ -157,9 +157,9 @@ def summary_line(
         "pages": tally.pages,
         "errors": tally.stored_errors + dead,
         "http_status": dict(sorted(tally.http_status.items())),
-        "nothing_fetched": finish.nothing_fetched,
         **facts,
         **extra,
+        "nothing_fetched": finish.nothing_fetched,
         "signal": finish.signal.name if finish.signal is not None else None,
     }
 

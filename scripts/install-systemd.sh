@@ -6,7 +6,8 @@
 #   - the `nadird` system user, /etc/nadird and /var/lib/nadird;
 #   - the example configs (never overwriting yours) and a CURVE key pair per
 #     role in /etc/nadird/keys (`nadird keygen`, never overwriting either);
-#   - the README the unit's Documentation= names, and the template unit.
+#   - the manual (docs/, Markdown) in /usr/share/doc/nadird, whose pages the
+#     unit's Documentation= names, and the template unit.
 #   sudo scripts/install-systemd.sh            # then: systemctl start nadird@master
 # NADIRD_BIN=/path/to/nadird uses an existing install instead of the venv (it
 # must not be under /home, /root or /run/user). DESTDIR=DIR writes the files
@@ -41,6 +42,7 @@ hidden_by_protect_home "$bin" &&
   fail "$bin is under /home, /root or /run/user, which the unit's ProtectHome=yes hides; install it elsewhere (default: a venv in /opt/nadird)"
 [ -x "$run" ] || fail "$run is not an executable nadird"
 interpreter="$(head -n 1 "$run" | sed -n 's/^#! *\([^ ]*\).*/\1/p')"
+interpreter="${interpreter#"$dest"}" # where it will be once installed
 if [ -n "$interpreter" ] && hidden_by_protect_home "$interpreter"; then
   fail "$bin runs $interpreter, which is under /home, /root or /run/user (hidden by ProtectHome=yes)"
 fi
@@ -69,10 +71,26 @@ for role in master worker; do
     [ -n "$dest" ] || chown nadird:nadird "/etc/nadird/keys/$role.key_secret"
   fi
 done
-install -D -m 0644 "$here/README.md" "$dest/usr/share/doc/nadird/README.md"
+# The manual's pages as Markdown (the reference pages' generated tables need
+# `mkdocs build` from a checkout, see the README).
+(cd "$here/docs" && find . -name '*.md' -print0) | while IFS= read -r -d '' page; do
+  install -D -m 0644 "$here/docs/$page" "$dest/usr/share/doc/nadird/$page"
+done
 install -d "$dest/etc/systemd/system"
 sed "s#^ExecStart=/usr/local/bin/nadird#ExecStart=$bin#" "$here/systemd/nadird@.service" \
   >"$dest/etc/systemd/system/nadird@.service"
+if [ -n "$dest" ] && [ -z "${NADIRD_BIN:-}" ]; then
+  # pip wrote the venv's scripts for where it stood, under DESTDIR: they must
+  # name the interpreter where the venv will be once installed.
+  for script in "$dest$venv/bin/"*; do
+    [ -f "$script" ] && [ ! -L "$script" ] || continue
+    first="$(head -c 4096 "$script" | head -n 1 | tr -d '\0')"
+    if [[ "$first" == "#!$dest$venv/"* ]]; then
+      body="$(tail -n +2 "$script"; echo x)"
+      printf '%s\n%s' "#!${first#"#!$dest"}" "${body%x}" >"$script"
+    fi
+  done
+fi
 if [ -n "$dest" ]; then
   echo "installed under $dest"
   exit 0

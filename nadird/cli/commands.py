@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nadird.cli.argtypes import check_seed
-from nadird.common.errors import ConfigError, StoreError
+from nadird.common.errors import ConfigError
 from nadird.common.logs import configure
 from nadird.config import Config, Seed, load_config
 from nadird.config.seeds import line_seed
 
 if TYPE_CHECKING:
+    from nadird.cli.crawl import CrawlOptions
     from nadird.store.backend import Store
 
 EXIT_OK, EXIT_RUNTIME = 0, 1
@@ -70,21 +71,34 @@ def _seeds_file(path: str, base: Config) -> list[Seed]:
 
 
 def _crawl(args: argparse.Namespace) -> int:
-    from nadird.cli.crawl import CrawlOptions, run_crawl
+    from nadird.cli.crawl import override_jobs, run_crawl
     from nadird.cli.daemon import run_async
     from nadird.common.progress import Console
 
-    base = _config(args)
+    opts = _crawl_options(args)
+    # The command line's changes to the jobs are made before the config's
+    # checks, which then judge the crawl that will run.
+    if args.config:
+        base = load_config(args.config, lambda config: override_jobs(config, opts))
+    else:
+        base = override_jobs(Config(), opts)
     level = args.log_level or base.log_level
     console = Console(sys.stderr)
     fmt = configure("crawl", base.node, level, console, args.log_format or base.log_format)
     # The workers log at this level and in this format too.
     base = dataclasses.replace(base, log_level=level, log_format=fmt)
-    seeds = _seeds(args, base)
+    opts.seeds = _seeds(args, base)
     if args.out is not None and not Path(args.out).resolve().parent.is_dir():
         raise ConfigError(args.out, "--out", "a file in an existing directory")
-    opts = CrawlOptions(
-        seeds=seeds,
+    _crawl_places(args, base, opts)
+    return run_async(run_crawl(opts, base, console))
+
+
+def _crawl_options(args: argparse.Namespace) -> CrawlOptions:
+    from nadird.cli.crawl import CrawlOptions
+
+    return CrawlOptions(
+        seeds=[],
         workers=args.workers,
         max_pages=args.max_pages,
         max_depth=args.max_depth,
@@ -93,16 +107,30 @@ def _crawl(args: argparse.Namespace) -> int:
         delay=args.delay,
         domain_concurrency=args.domain_concurrency,
         retries=args.retries,
-        store=args.store,
         resolve=dict(args.resolve),
         allow_private=args.allow_private,
-        state_dir=args.state_dir,
         render=args.render,
         log_level=args.log_level,
         revisit=args.revisit,
         run_for=getattr(args, "for"),
     )
-    return run_async(run_crawl(opts, base, console))
+
+
+def _crawl_places(args: argparse.Namespace, base: Config, opts: CrawlOptions) -> None:
+    """The store and the state directory: the command line's, else those the
+    config file names, else the crawl's own (nadird-crawl.db, a temporary
+    directory), so that `nadird export -c FILE` reads what `crawl -c FILE` wrote."""
+    from nadird.cli.config_file import file_sets
+
+    if args.store is not None:
+        opts.store = args.store
+    elif file_sets(args.config, "store.uri"):
+        opts.store = base.store.uri
+    if args.state_dir is not None:
+        opts.state_dir = args.state_dir
+    elif file_sets(args.config, "master.state_dir"):
+        opts.state_dir = base.master.state_dir
+        opts.state_dir_source = (args.config, "master.state_dir")
 
 
 def _parse(args: argparse.Namespace) -> int:
@@ -149,32 +177,9 @@ def _reextract(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    """What a master or a worker would refuse at start, without starting one."""
-    import zmq.asyncio
+    from nadird.cli.check import run_check
 
-    from nadird.protocol.curve import MasterSecurity, check_config_secrets, secure_client
-    from nadird.store.open import open_store
-    from nadird.worker.render.step import new_renderer
-
-    path = args.config
-    config = load_config(path)
-    _log_to_stderr(args, "check", config)
-    check_config_secrets(config, path)
-    MasterSecurity(config, path)  # key files and the allow-list, or loopback binds
-    ctx = zmq.asyncio.Context()
-    try:
-        with ctx.socket(zmq.DEALER) as sock:
-            secure_client(sock, config, path)  # a worker's key files
-    finally:
-        ctx.term()
-    new_renderer(config)  # a javascript worker's browser
-    try:
-        open_store(config.store.uri, config.store)
-    except StoreError as exc:
-        raise ConfigError(path, "store.uri", str(exc)) from None
-    seeds = len(config.seeds)
-    print(f"{path}: ok ({len(config.jobs)} jobs, {seeds} seeds, node {config.node})")
-    return EXIT_OK
+    return run_check(args)
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -313,6 +318,9 @@ def _daemon(args: argparse.Namespace) -> int:
 
     check_config_secrets(config, args.config)
     if args.role == "master":
+        from nadird.cli.state_dir import prepare_state_dir
+
+        prepare_state_dir(config.master.state_dir, args.config)
         return run_async(master_main(config, args.config, rebuild_seen=args.rebuild_seen))
     return run_async(worker_main(config, args.config))
 

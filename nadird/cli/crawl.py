@@ -7,6 +7,8 @@ nothing: their leases expire or are reclaimed when they say hello again.
 SIGINT, SIGTERM or SIGHUP stop the crawl: the workers hand their bags back,
 the master stops, the summary says `complete: false` and the exit status is
 128 + the signal's number. A later crawl with the same --state-dir resumes.
+A second signal exits at once, after a summary of the counts so far and
+without leaving the temporary state directory behind.
 """
 
 from __future__ import annotations
@@ -14,31 +16,33 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
 import math
 import signal
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from nadird.cli.argtypes import out_format
+from nadird.cli.crawl_summary import (
+    Finish,
+    Tally,
+    explain,
+    forced_summary,
+    print_summary,
+    summarize,
+    summary_line,
+)
 from nadird.cli.crawl_workers import WorkerPool, worker_config_file
-from nadird.cli.daemon import CrawlSignals, signal_exit_status
-from nadird.common.http_status import status_class
+from nadird.cli.daemon import CrawlSignals
+from nadird.cli.state_dir import prepare_state_dir
 from nadird.common.logs import get_logger
 from nadird.common.progress import Console, report
 from nadird.config import Config, LogLevel, Seed, WorkerConfig
 from nadird.job.spec import JAVASCRIPT, Job
 from nadird.master.service.server import Master
 from nadird.master.view.status import invalid_by_job
-from nadird.store.backend import Store
-from nadird.store.base import PageRecord
-from nadird.store.export import export_to
-from nadird.store.items import KeyedItem
 from nadird.store.open import open_store
 from nadird.store.uri import describe_store_uri
 from nadird.worker.render.step import new_renderer
@@ -61,20 +65,25 @@ class CrawlOptions:
     resolve: dict[str, str] = field(default_factory=dict)
     allow_private: bool = False
     state_dir: str | None = None
+    # Where state_dir comes from, for its error: (file, key) or the command line.
+    state_dir_source: tuple[str, str] = ("(command line)", "--state-dir")
     render: bool = False  # --render: the default job renders every HTML page
     log_level: LogLevel | None = None  # this process's and the workers'
     revisit: float | None = None  # --revisit: seconds between fetches of each page
     run_for: float | None = None  # --for: stop after this many seconds
 
 
-def crawl_config(opts: CrawlOptions, base: Config, state_dir: str) -> Config:
+def override_jobs(base: Config, opts: CrawlOptions) -> Config:
+    """The `default` job as the command line changes it. Given to load_config
+    so that the config's checks see it (an alert rule on changes needs the
+    job to revisit, which --revisit does); applying it twice changes nothing."""
     job = base.jobs.get("default", Job())
     links = job.links
     if opts.allow_domains:
         links = dataclasses.replace(
             links,
             scope="allowed-domains",
-            allowed_domains=[*links.allowed_domains, *opts.allow_domains],
+            allowed_domains=list(dict.fromkeys([*links.allowed_domains, *opts.allow_domains])),
         )
     job = dataclasses.replace(
         job,
@@ -87,7 +96,12 @@ def crawl_config(opts: CrawlOptions, base: Config, state_dir: str) -> Config:
         render=True if opts.render else job.render,
         revisit={"every": opts.revisit} if opts.revisit is not None else job.revisit,
     )
-    jobs = {**base.jobs, "default": job}
+    return dataclasses.replace(base, jobs={**base.jobs, "default": job})
+
+
+def crawl_config(opts: CrawlOptions, base: Config, state_dir: str) -> Config:
+    base = override_jobs(base, opts)
+    jobs = base.jobs
     fetch = dataclasses.replace(
         base.fetch,
         resolve={**base.fetch.resolve, **opts.resolve},
@@ -121,86 +135,6 @@ def _with_browser(worker: WorkerConfig, jobs: dict[str, Job]) -> WorkerConfig:
     return dataclasses.replace(worker, capabilities=[*worker.capabilities, JAVASCRIPT])
 
 
-class SinceStart:
-    """The store as the summary and `--out` see it: the records this crawl
-    fetched (a store given with --store may hold older ones)."""
-
-    def __init__(self, store: Store, since: float) -> None:
-        self._store = store
-        self._since = since
-
-    async def open(self) -> None:
-        await self._store.open()
-
-    async def write(self, records: Sequence[PageRecord]) -> None:
-        await self._store.write(records)
-
-    async def upsert_items(self, records: Sequence[PageRecord]) -> int:
-        return await self._store.upsert_items(records)
-
-    def iter_items(self, job: str | None = None) -> AsyncIterator[KeyedItem]:
-        # Keyed items merge fetches of every crawl: they are not filtered by time.
-        return self._store.iter_items(job)
-
-    async def count(self, job: str | None = None) -> int:
-        return sum([1 async for _ in self.iter_records(job)])
-
-    async def iter_records(self, job: str | None = None) -> AsyncIterator[PageRecord]:
-        async for record in self._store.iter_records(job):
-            if record.fetched_at >= self._since:
-                yield record
-
-    async def close(self) -> None:
-        await self._store.close()
-
-    @property
-    def spool_records(self) -> int:
-        return self._store.spool_records
-
-    @property
-    def backpressure(self) -> bool:
-        return self._store.backpressure
-
-
-async def summarize(store: Store, started: float, out: str | None) -> dict[str, Any]:
-    """Count (and export, in the format `out`'s extension names) what this crawl stored.
-
-    The definitions of the master's status and metrics: `pages` have no
-    error (a 404 is a page), `errors` have one; fetched pages (those with a
-    status) are counted again by status class in `http_status`."""
-    crawled = SinceStart(store, started)
-    pages = errors = 0
-    classes: dict[str, int] = {}
-    async for record in crawled.iter_records():
-        if record.error:
-            errors += 1
-        else:
-            pages += 1
-        if record.status:
-            klass = status_class(record.status)
-            classes[klass] = classes.get(klass, 0) + 1
-    if out is not None:
-        await export_to(crawled, out, out_format(out))
-    return {"pages": pages, "errors": errors, "http_status": dict(sorted(classes.items()))}
-
-
-@dataclass
-class Finish:
-    """How a crawl ended: complete, stopped by a signal, or failed."""
-
-    complete: bool
-    signal: signal.Signals | None
-    failed: BaseException | None
-    timed_out: bool = False  # --for ran out: a planned end
-
-    def exit_status(self) -> int:
-        if self.failed is not None:
-            return 1
-        if self.signal is not None:
-            return signal_exit_status(self.signal)
-        return 0 if self.complete or self.timed_out else 1
-
-
 async def _wait_gone(master: Master, pool: WorkerPool, timeout: float) -> None:
     """Until the workers have said goodbye (or exited): by then the master
     holds the bags they handed back. Their processes may still be exiting."""
@@ -217,8 +151,18 @@ async def _run_to_end(
     pool: WorkerPool,
     console: Console | None,
     run_for: float | None = None,
+    forced: Callable[[signal.Signals | None], None] | None = None,
 ) -> Finish:
-    signals = CrawlSignals(force=pool.kill)
+    signals = CrawlSignals()
+
+    def force() -> None:
+        """A second signal: the process exits at once, its workers killed;
+        `forced` says what is known and removes what was temporary."""
+        pool.kill()
+        if forced is not None:
+            forced(signals.received)
+
+    signals.force = force
     signals.install()
     supervisor = asyncio.create_task(pool.supervise())
     progress = asyncio.create_task(report(master.full_status, console or sys.stderr))
@@ -257,7 +201,7 @@ async def run_crawl(opts: CrawlOptions, base: Config, console: Console | None = 
     started = time.monotonic()
     temp = None if opts.state_dir else tempfile.TemporaryDirectory(prefix="nadird-crawl-")
     state_dir = opts.state_dir or (temp.name if temp else ".")
-    Path(state_dir).mkdir(parents=True, exist_ok=True)
+    prepare_state_dir(state_dir, *opts.state_dir_source)
     config = crawl_config(opts, base, state_dir)
     # No browser here: one ConfigError now rather than workers dying in a loop.
     new_renderer(config)
@@ -271,41 +215,53 @@ async def run_crawl(opts: CrawlOptions, base: Config, console: Console | None = 
         raise
     files = [worker_config_file(config, master, i + 1, state_dir) for i in range(opts.workers)]
     pool = WorkerPool(files, console)
-    finish = await _run_to_end(config, master, pool, console, opts.run_for)
-    counts = await summarize(store, started_wall, opts.out)
+
+    def forced(first: signal.Signals | None) -> None:
+        stats = master.core.stats
+        print_summary(forced_summary(stats, time.monotonic() - started, config.store.uri, first))
+        if temp is not None:
+            with contextlib.suppress(OSError):
+                temp.cleanup()
+
+    finish = await _run_to_end(config, master, pool, console, opts.run_for, forced)
+    tally = await summarize(store, started_wall, opts.out)
     stored_total = await store.count()
     await store.close()
     if temp is not None:
         temp.cleanup()
-    counts["stored_total"] = stored_total
-    _print_summary(finish, master, counts, time.monotonic() - started, config, opts.out)
+    dead_letters = master.core.stats["dead_letters"]
+    finish.judge(tally, dead_letters)
+    seconds = time.monotonic() - started
+    print_summary(_summary(finish, master, tally, stored_total, seconds, config, opts.out))
+    explain(tally, dead_letters, config.fetch.allow_private)
     if finish.failed is not None:
         log.error("crawl_failed", error=str(finish.failed))
     return finish.exit_status()
 
 
-def _print_summary(
+def _summary(
     finish: Finish,
     master: Master,
-    counts: dict[str, Any],
+    tally: Tally,
+    stored_total: int,
     seconds: float,
     config: Config,
     out: str | None,
-) -> None:
-    summary = {
-        "event": "crawl_summary",
-        "complete": finish.complete,
-        **counts,
+) -> dict[str, Any]:
+    facts = {
+        "stored_total": stored_total,
         "dead_letters": master.core.stats["dead_letters"],
         "retries": master.core.stats["retries"],
         "invalid_items": invalid_by_job(master.core.invalid),
         "fallbacks": invalid_by_job(master.core.fallbacks.handed),
+    }
+    extra = {
         "seconds": round(seconds, 3),
-        "pages_per_s": round(counts["pages"] / seconds, 1) if seconds > 0 else 0.0,
+        "pages_per_s": round(tally.pages / seconds, 1) if seconds > 0 else 0.0,
         "store": describe_store_uri(config.store.uri),
         "out": out,
-        "signal": finish.signal.name if finish.signal is not None else None,
     }
+    summary = summary_line(finish, tally, facts, extra)
     if finish.timed_out or master.core.revisits.scanning:
         # A crawl cut by --for says so, revisiting or not: "complete": false
         # with no signal would not tell why it ended.
@@ -317,4 +273,4 @@ def _print_summary(
             "changes": revisits.changes,
             "not_modified": revisits.not_modified,
         }
-    print(json.dumps(summary), flush=True)
+    return summary

@@ -17,7 +17,6 @@ import sys
 
 from nadird import __version__
 from nadird.cli.argtypes import (
-    comma_list,
     duration,
     host_ip,
     moment,
@@ -25,23 +24,23 @@ from nadird.cli.argtypes import (
     non_negative_int,
     out_file,
     positive_int,
-    seed_request,
     seed_url,
 )
-from nadird.cli.base import EXIT_USAGE, SHARED, CommandParser, DefaultsFormatter, Parser
+from nadird.cli.base import (
+    EXIT_USAGE,
+    SHARED,
+    CommandParser,
+    DefaultsFormatter,
+    Parser,
+    add_command,
+    command_options_last,
+)
+from nadird.cli.tool_parsers import add_tools
 from nadird.common.errors import BindError, ConfigError, StateError, StoreError
 
 EXIT_OK, EXIT_RUNTIME = 0, 1
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells expect of a Ctrl-C
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as if the write had killed the process
-CLIENT_COMMANDS = {
-    "status": "the master's stats (queues, leases, rates, errors, progress)",
-    "nodes": "the workers the master knows",
-    "submit": "submit seed URLs",
-    "pause": "pause a job",
-    "resume": "resume a job",
-    "delete-job": "delete a job and drop its queued URLs",
-}
 
 
 DESCRIPTION = """\
@@ -49,7 +48,8 @@ A distributed web crawler: run a master and workers (--role), or a whole
 crawl in one command (crawl). `nadird COMMAND -h` tells more.
 
 Options may come before, between and after a command's arguments.
-Exit status: 0 success, 1 runtime error, 2 usage or configuration error,
+Exit status: 0 success, 1 runtime error (and a crawl that fetched nothing:
+every URL failed), 2 usage or configuration error,
 130/143 crawl or reextract stopped by SIGINT/SIGTERM, 141 stdout closed early."""
 
 
@@ -99,17 +99,29 @@ def _add_crawl(sub: argparse._SubParsersAction[CommandParser]) -> None:
         help="crawl to completion with a local master and workers",
         description="Crawl to completion with a master in this process and N workers.",
     )
-    crawl.add_argument("seed_urls", nargs="*", metavar="SEED_URL", type=seed_url)
+    crawl.add_argument(
+        "seed_urls",
+        nargs="*",
+        metavar="SEED_URL",
+        type=seed_url,
+        help="http:// or https:// URLs to start from (with --seeds, or the config's seeds)",
+    )
     crawl.add_argument("--seeds", metavar="FILE", help="file with one seed URL per line")
     crawl.add_argument(
         "--workers", type=positive_int, default=2, metavar="N", help="worker processes"
     )
-    crawl.add_argument("--max-pages", type=positive_int, metavar="N", help="stop after N pages")
+    crawl.add_argument(
+        "--max-pages",
+        type=positive_int,
+        metavar="N",
+        help="stop after N pages (default: the job's max_pages, else no limit)",
+    )
     crawl.add_argument(
         "--max-depth",
         type=non_negative_int,
         metavar="N",
-        help="links followed from a seed (0: seeds only)",
+        help="links followed from a seed, 0: seeds only (default: the job's max_depth, "
+        "else no limit)",
     )
     crawl.add_argument(
         "--allow-domain",
@@ -128,13 +140,17 @@ def _add_crawl(sub: argparse._SubParsersAction[CommandParser]) -> None:
 def _add_crawl_run(crawl: argparse.ArgumentParser) -> None:
     """Where a crawl keeps things, how it fetches, and how long it runs."""
     crawl.add_argument(
-        "--store", default="sqlite:///nadird-crawl.db", metavar="URI", help="store URI"
+        "--store",
+        metavar="URI",
+        help="store URI (default: store.uri of --config if it names one, "
+        "else sqlite:///nadird-crawl.db)",
     )
     _add_fetch_options(crawl)
     crawl.add_argument(
         "--state-dir",
         metavar="DIR",
-        help="keep master state here, to resume later (default: a temp dir)",
+        help="keep master state here, to resume later (default: master.state_dir of "
+        "--config if it names one, else a temporary directory, removed at the end)",
     )
     crawl.add_argument(
         "--render",
@@ -156,23 +172,19 @@ def _add_crawl_run(crawl: argparse.ArgumentParser) -> None:
 
 
 def _add_parse(sub: argparse._SubParsersAction[CommandParser]) -> None:
-    parse = sub.add_parser(
-        "parse",
-        parents=[SHARED],
-        formatter_class=DefaultsFormatter,
-        help="fetch one URL as a worker would and print its fields and links",
+    parse = add_command(
+        sub, "parse", "fetch one URL as a worker would and print its fields and links"
     )
-    parse.add_argument("url", metavar="URL", type=seed_url)
+    parse.add_argument("url", metavar="URL", type=seed_url, help="the http(s) URL to fetch")
     parse.add_argument("--job", default="default", help="the job of --config whose rules apply")
     _add_fetch_options(parse)
 
 
 def _add_reextract(sub: argparse._SubParsersAction[CommandParser]) -> None:
-    redo = sub.add_parser(
+    redo = add_command(
+        sub,
         "reextract",
-        parents=[SHARED],
-        formatter_class=DefaultsFormatter,
-        help="run a job's current rules over the pages already stored (fetches nothing)",
+        "run a job's current rules over the pages already stored (fetches nothing)",
     )
     redo.add_argument("--job", required=True, help="the job of --config whose rules apply")
     redo.add_argument("--store", help="store URI (default: store.uri of --config)")
@@ -206,80 +218,6 @@ def _add_reextract(sub: argparse._SubParsersAction[CommandParser]) -> None:
     )
 
 
-def _add_tools(sub: argparse._SubParsersAction[CommandParser]) -> None:
-    check = sub.add_parser(
-        "check", parents=[SHARED], help="validate a config file (either role) and exit"
-    )
-    check.set_defaults(needs_config=True)
-
-    dead = sub.add_parser(
-        "dead-letters", parents=[SHARED], help="list, retry or purge URLs whose retries ran out"
-    )
-    dead.add_argument("action", choices=["list", "retry", "purge"])
-    dead.add_argument("--state-dir", help="the master's state directory (default: from -c)")
-    dead.add_argument("--job")
-    dead.add_argument("--domain")
-    _add_clients(sub)
-    _add_keygen(sub)
-    _add_export(sub)
-
-
-def _add_clients(sub: argparse._SubParsersAction[CommandParser]) -> None:
-    """The commands that talk to a running master's API."""
-    for name, text in CLIENT_COMMANDS.items():
-        cmd = sub.add_parser(name, parents=[SHARED], help=text)
-        cmd.add_argument("--api", help="API URL (default: from the master's state dir)")
-        cmd.add_argument("--token", help="API token (default: config or state dir)")
-        if name == "submit":
-            cmd.add_argument("words", nargs="+", metavar="URL", type=seed_request)
-            cmd.add_argument("--job", default="default")
-        elif name in ("pause", "resume", "delete-job"):
-            cmd.add_argument("words", nargs=1, metavar="JOB")
-
-
-def _add_keygen(sub: argparse._SubParsersAction[CommandParser]) -> None:
-    keygen = sub.add_parser(
-        "keygen",
-        parents=[SHARED],
-        help="write a CURVE keypair (NAME.key, NAME.key_secret)",
-    )
-    keygen.add_argument("--out", required=True, help="directory for the key files")
-    keygen.add_argument("--name", default="nadird", help="file name stem (e.g. master, worker-1)")
-    keygen.set_defaults(takes_config=False)
-
-
-def _add_export(sub: argparse._SubParsersAction[CommandParser]) -> None:
-    export = sub.add_parser(
-        "export", parents=[SHARED], help="write stored records as JSON lines or CSV"
-    )
-    export.add_argument("--store", help="store URI (default: store.uri of --config)")
-    export.add_argument("--format", choices=["jsonl", "csv"], default="jsonl")
-    export.add_argument("--job")
-    export.add_argument("--out", help="output file (default: stdout)")
-    export.add_argument(
-        "--encoding",
-        choices=["utf-8", "utf-8-sig", "gb18030"],
-        default="utf-8",
-        help="csv: text encoding (utf-8-sig: with a byte order mark, for Excel)",
-    )
-    export.add_argument(
-        "--fields", type=comma_list, metavar="A,B,C", help="csv: these columns, in this order"
-    )
-    export.add_argument(
-        "--changes",
-        action="store_true",
-        help="the history of revisited pages: one JSON line per change, old and new values",
-    )
-    export.add_argument(
-        "--items",
-        action="store_true",
-        help="the keyed items of jobs with item_key: one JSON line per (job, key)",
-    )
-    export.add_argument(
-        "--since", type=moment, metavar="TIME", help="--changes: from TIME (ISO 8601, or 6h ago)"
-    )
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="nadird",
@@ -301,7 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_crawl(sub)
     _add_parse(sub)
     _add_reextract(sub)
-    _add_tools(sub)
+    add_tools(sub)
     return parser
 
 
@@ -321,7 +259,7 @@ def _refuse_misplaced(parser: argparse.ArgumentParser, args: argparse.Namespace)
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(command_options_last(parser, sys.argv[1:] if argv is None else argv))
     for name in ("config", "log_level", "log_format"):
         if not hasattr(args, name):
             setattr(args, name, None)

@@ -64,7 +64,8 @@ def counts(status: dict[str, Any]) -> dict[str, Any]:
     """What the progress line and event say, from the master's full status."""
     return {
         "pages": status.get("pages_ok", 0),
-        "errors": status.get("pages_error", 0),
+        # URLs whose retries ran out are not stored but failed all the same.
+        "errors": status.get("pages_error", 0) + status.get("dead_letters", 0),
         "queued": status["queued"],
         "pages_per_s": status["pages_per_s"],
         "retries": status.get("retries", 0),

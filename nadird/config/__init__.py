@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -148,7 +149,12 @@ def _check_references(config: Config, source: str) -> None:
         raise ConfigError(source, *wrong)
 
 
-def config_from_dict(data: Any, source: str) -> Config:
+def config_from_dict(
+    data: Any, source: str, adjust: Callable[[Config], Config] | None = None
+) -> Config:
+    """The config `data` describes; `adjust` (a command's overrides, such as
+    `nadird crawl --revisit`) is applied before the checks between sections,
+    which then see the config that will run."""
     bad = non_finite(data)
     if bad is not None:
         path, value = bad
@@ -164,11 +170,15 @@ def config_from_dict(data: Any, source: str) -> Config:
         raise ConfigError(source, exc.path, exc.expected) from exc
     config = dataclasses.replace(config, seeds=seeds)
     config = _name_jobs(config, source)
+    if adjust is not None:
+        config = adjust(config)
     _check_references(config, source)
     return config
 
 
-def load_config(path: str | os.PathLike[str]) -> Config:
+def load_config(
+    path: str | os.PathLike[str], adjust: Callable[[Config], Config] | None = None
+) -> Config:
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -186,4 +196,4 @@ def load_config(path: str | os.PathLike[str]) -> Config:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "(file)"
         raise ConfigError(source, where, f"valid YAML ({getattr(exc, 'problem', exc)})") from None
-    return config_from_dict(data, source)
+    return config_from_dict(data, source, adjust)

@@ -77,6 +77,19 @@ def test_every_route_needs_the_token_but_liveness(cluster: Cluster) -> None:
     assert token not in log
 
 
+def test_an_unknown_api_path_or_method_answers_a_json_error(cluster: Cluster) -> None:
+    """/api/nope used to answer aiohttp's plain "404: Not Found"."""
+    start_master(cluster, SiteGraph(hosts=1, pages=5, port=8099))
+    url, token = api(cluster)
+    status, body = request(url, "/api/nope", token)
+    assert status == 404
+    assert json.loads(body) == {"error": "no such route: /api/nope (see /api/openapi.yaml)"}
+    status, body = request(url, "/api/stats", token, "POST", b"{}")
+    assert status == 405
+    assert json.loads(body) == {"error": "POST is not allowed on /api/stats"}
+    assert request(url, "/api/nope", None)[0] == 401  # the token first, as everywhere
+
+
 def test_bad_bodies_get_400_or_413_with_a_message(cluster: Cluster) -> None:
     graph = SiteGraph(hosts=1, pages=5, port=8099)
     start_master(cluster, graph, api={"port": 0, "max_body_bytes": 2048})

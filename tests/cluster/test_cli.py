@@ -205,7 +205,7 @@ def test_crawl_help_shows_the_defaults() -> None:
     assert proc.returncode == 0
     text = " ".join(proc.stdout.split())  # help wraps lines anywhere
     assert "--workers N worker processes (default: 2)" in text
-    assert "--store URI store URI (default: sqlite:///nadird-crawl.db)" in text
+    assert "--store URI store URI (default: store.uri of --config if it names one, else" in text
     assert "(default: the job's, else 1.0)" in text  # --delay
     assert "(default: None)" not in text
 

@@ -48,8 +48,8 @@ def crawl(
     return proc, store
 
 
-def summary(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
-    assert proc.returncode == 0, proc.stderr[-3000:]
+def summary(proc: subprocess.CompletedProcess[str], status: int = 0) -> dict[str, Any]:
+    assert proc.returncode == status, proc.stderr[-3000:]
     last = proc.stdout.strip().splitlines()[-1]
     data: dict[str, Any] = json.loads(last)
     assert data["event"] == "crawl_summary"
@@ -127,10 +127,31 @@ def test_refused_and_dead_destinations_are_recorded_errors(tmp_path: Path) -> No
         # starts, with exit status 2: see tests/test_cli.py.)
         proc, store = crawl(tmp_path, web, private=False, seeds=graph.seeds())
         assert web.entries() == []
-    result = summary(proc)
+    # Every seed failed: nothing fetched is a failed crawl, and stderr says
+    # why and what lets loopback addresses in.
+    result = summary(proc, status=1)
+    assert result["nothing_fetched"] is True and result["pages"] == 0
     stored = records(store)
     assert result["errors"] == len(stored) == 2
     assert all(r.error is not None and r.error.startswith("blocked_address") for r in stored)
+    assert "2 URLs were refused (blocked_address)" in proc.stderr
+    assert "only with --allow-private" in proc.stderr
+    assert "nothing was fetched: every URL failed (blocked_address: 2)" in proc.stderr
+
+
+def test_a_crawl_whose_only_seed_is_dead_exits_1_and_counts_the_error(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port with nothing listening
+        probe.bind(("127.0.0.1", 0))
+        dead_port = probe.getsockname()[1]
+    with run_in_thread(SiteGraph(hosts=1, pages=5)) as web:
+        proc, _ = crawl(tmp_path, web, "--retries", "0", seeds=[f"http://127.0.0.1:{dead_port}/"])
+    result = summary(proc, status=1)
+    assert result["complete"] is True and result["nothing_fetched"] is True
+    assert result["errors"] == result["dead_letters"] == 1 and result["pages"] == 0
+    assert "every URL failed (dead letter (retries ran out): 1)" in proc.stderr
+    assert "--allow-private" not in proc.stderr
 
 
 def test_connection_refused_ends_in_dead_letters_and_the_crawl_goes_on(tmp_path: Path) -> None:
@@ -153,9 +174,11 @@ def test_connection_refused_ends_in_dead_letters_and_the_crawl_goes_on(tmp_path:
         )
     result = summary(proc)
     assert dead_url not in {r.url for r in records(store)}
-    # The only errors are the robots.txt exclusions (/private/), recorded not retried.
+    # The errors: the robots.txt exclusions (/private/), recorded not retried,
+    # and the dead URL, not stored. Some seeds were fetched: exit status 0.
     excluded = sum(1 for r in records(store) if r.error == "robots: disallowed")
-    assert result["dead_letters"] == 1 and result["errors"] == excluded and result["pages"] > 0
+    assert result["dead_letters"] == 1 and result["errors"] == excluded + 1
+    assert result["pages"] > 0 and result["nothing_fetched"] is False
     listing = subprocess.run(
         [
             sys.executable,
@@ -187,3 +210,55 @@ def test_bad_config_exits_2_naming_file_and_key(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert f"{bad}: fetch.pool_sise: unknown key" in proc.stderr
+
+
+def test_the_config_files_store_and_state_dir_are_used_unless_the_command_line_says(
+    tmp_path: Path,
+) -> None:
+    """`crawl -c FILE` used to write nadird-crawl.db whatever FILE's store.uri
+    said, so that `nadird export -c FILE` found no store."""
+    config = tmp_path / "site.yaml"
+    config.write_text(
+        f"store:\n  uri: sqlite:///{tmp_path / 'file.db'}\n"
+        f"master:\n  state_dir: {tmp_path / 'file-state'}\n"
+        "fetch:\n  allow_private: true\n  resolve: {'*.test': 127.0.0.1}\n"
+    )
+    graph = SiteGraph(hosts=1, pages=8)
+    with run_in_thread(graph) as web:
+        base = [sys.executable, "-m", "nadird", "crawl", *web.graph.seeds(), "-c", str(config)]
+        base += ["--delay", "0"]
+        run = subprocess.run(base, capture_output=True, text=True, timeout=180, cwd=tmp_path)
+        assert summary(run)["pages"] > 0
+        assert (tmp_path / "file-state" / "frontier.db").exists()
+        assert not (tmp_path / "nadird-crawl.db").exists()
+        exported = subprocess.run(
+            [sys.executable, "-m", "nadird", "export", "-c", str(config)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=tmp_path,
+        )
+        assert exported.returncode == 0, exported.stderr
+        assert len(exported.stdout.splitlines()) == len(records(tmp_path / "file.db"))
+        # The command line overrides the file, as everywhere else.
+        override = ["--store", f"sqlite:///{tmp_path / 'cli.db'}", "--state-dir", "cli-state"]
+        run = subprocess.run(
+            [*base, *override], capture_output=True, text=True, timeout=180, cwd=tmp_path
+        )
+    assert summary(run)["pages"] > 0
+    assert records(tmp_path / "cli.db") and (tmp_path / "cli-state" / "frontier.db").exists()
+
+
+def test_revisit_on_the_command_line_satisfies_a_change_alert_rule(tmp_path: Path) -> None:
+    """The alert rule's check used to run before --revisit was applied: exit 2."""
+    config = tmp_path / "cont.yaml"
+    config.write_text(
+        "jobs:\n  default:\n    fields: {title: [{xpath: //title/text()}]}\n"
+        "alerts:\n"
+        "  channels: {log: {type: webhook, url: 'http://127.0.0.1:9/hook'}}\n"
+        "  rules: [{type: change, job: default, fields: [title], channels: [log]}]\n"
+    )
+    with run_in_thread(SiteGraph(hosts=1, pages=3)) as web:
+        proc, _ = crawl(tmp_path, web, "-c", str(config), "--revisit", "20s", "--for", "3s")
+    # It ran (to the end of --for) instead of exiting 2 before starting.
+    assert summary(proc)["timed_out"] is True

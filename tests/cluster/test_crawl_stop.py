@@ -195,3 +195,42 @@ def test_for_ends_a_one_shot_crawl_too_and_the_summary_says_it_timed_out(tmp_pat
     assert result["timed_out"] is True and "revisits" not in result
     assert 0 < result["pages"] == len(stored_urls(tmp_path)) < len(same_domain_reachable(graph))
     assert took < 30
+
+
+def test_a_second_ctrl_c_exits_at_once_with_a_summary_and_no_temporary_state(
+    tmp_path: Path,
+) -> None:
+    """It used to exit with no summary and leave nadird-crawl-* in the temp dir."""
+    import os
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    graph = SiteGraph(hosts=3, pages=80)
+    log = tmp_path / "crawl.log"
+    with run_in_thread(graph) as web, log.open("w") as err:
+        proc = subprocess.Popen(
+            crawl_command(web, tmp_path, "--delay", "0.2"),
+            stdout=subprocess.PIPE,
+            stderr=err,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            cwd=tmp_path,
+            env={**os.environ, "TMPDIR": str(temp)},
+        )
+        try:
+            assert wait_until(lambda: len(web.entries()) >= 6, 60), log.read_text()[-3000:]
+            assert [p.name[:13] for p in temp.iterdir()] == ["nadird-crawl-"]
+            proc.send_signal(signal.SIGINT)
+            time.sleep(0.05)
+            proc.send_signal(signal.SIGINT)
+            out, _ = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert proc.returncode == 130
+    assert "stop_forced" in log.read_text()
+    result = summary_of(out)
+    assert result["complete"] is False and result["forced"] is True
+    assert result["signal"] == "SIGINT" and result["pages"] > 0
+    assert list(temp.iterdir()) == []

@@ -114,6 +114,59 @@ def test_installer_puts_everything_the_unit_names_in_place(tmp_path: Path) -> No
     assert secret.read_bytes() == (root / "etc/nadird/keys/worker.key_secret").read_bytes()
 
 
+def fake_python(bin_dir: Path) -> None:
+    """`python3 -m venv DIR` and DIR/bin/pip as far as the installer uses them:
+    the venv's entry script names DIR's interpreter, as pip writes it (so
+    under DESTDIR when the venv is made there); that interpreter is a shell
+    running the test's nadird."""
+    bin_dir.mkdir(parents=True)
+    pip = bin_dir / "pip.in"
+    pip.write_text(
+        "#!/bin/sh\n"
+        f"printf '#!%s\\nexec %s -m nadird \"$@\"\\n' @DIR@/bin/python3 {sys.executable}"
+        " > @DIR@/bin/nadird\n"
+        "chmod 755 @DIR@/bin/nadird\n"
+    )
+    python = bin_dir / "python3"
+    python.write_text(
+        "#!/bin/sh\n"
+        '[ "$1 $2" = "-m venv" ] || exit 64\n'
+        'mkdir -p "$3/bin" && ln -s /bin/sh "$3/bin/python3"\n'
+        f'sed "s#@DIR@#$3#g" {pip} > "$3/bin/pip" && chmod 755 "$3/bin/pip"\n'
+    )
+    python.chmod(0o755)
+
+
+@pytest.mark.slow
+def test_a_venv_made_under_destdir_names_the_installed_interpreter(tmp_path: Path) -> None:
+    """The entry script kept the DESTDIR prefix in its #! line, so the
+    installed service could not start."""
+    fake_python(tmp_path / "fakebin")
+    root = tmp_path / "root"
+    env = {
+        **os.environ,
+        "DESTDIR": str(root),
+        "PATH": f"{tmp_path / 'fakebin'}:{os.environ['PATH']}",
+    }
+    proc = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "install-systemd.sh")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    script = root / "opt" / "nadird" / "bin" / "nadird"
+    assert script.read_text().splitlines()[0] == "#!/opt/nadird/bin/python3"
+    assert (root / "etc" / "nadird" / "keys" / "master.key_secret").exists()
+    # The manual, not only the README (a landing page), is what the unit points at.
+    doc = root / "usr" / "share" / "doc" / "nadird"
+    assert (doc / "operations" / "service.md").read_text() == (
+        ROOT / "docs" / "operations" / "service.md"
+    ).read_text()
+    assert (doc / "index.md").is_file() and not list(doc.rglob("*.py"))
+
+
 @pytest.mark.slow
 def test_installer_refuses_a_nadird_that_protect_home_hides(tmp_path: Path) -> None:
     in_home = Path("/home/nobody/.local/bin/nadird")  # refused before it is looked at

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cli_helpers import nadird
 
 from nadird.testing.checks import site_job
 from nadird.testing.cluster import Cluster, Proc, wait_until
@@ -133,3 +134,24 @@ def test_a_worker_serves_its_own_health_and_metrics(cluster: Cluster, tmp_path: 
     assert f"nadird_worker_pages_total {float(len(records))}" in metrics
     assert f'nadird_worker_http_status_total{{class="4xx"}} {float(missing)}' in metrics
     assert "nadird_worker_connected 0.0" in metrics
+
+
+@pytest.mark.slow
+def test_a_worker_whose_health_port_is_taken_says_so_in_one_line(tmp_path: Path) -> None:
+    """As a master does: exit status 2 (not restarted by systemd), one line."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        config = tmp_path / "worker.yaml"
+        config.write_text(
+            "node: w2\nworker:\n  master: tcp://127.0.0.1:1\n  results: tcp://127.0.0.1:2\n"
+            f"  http: {{enabled: true, host: 127.0.0.1, port: {port}}}\n"
+        )
+        proc = nadird("--role", "worker", "-c", str(config), "--log-format", "json")
+    assert proc.returncode == 2, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        f"nadird: error: cannot listen on 127.0.0.1:{port} (worker.http.port): "
+        "Address already in use"
+    ]

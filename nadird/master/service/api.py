@@ -47,6 +47,16 @@ def _error(status: int, message: str) -> web.Response:
     return _json({"error": message}, status)
 
 
+def _no_route(request: web.Request, exc: web.HTTPException) -> web.Response:
+    """An API client reads JSON, also when the route or the method is wrong."""
+    if exc.status == 404:
+        answer = _error(404, f"no such route: {request.path} (see /api/openapi.yaml)")
+    else:
+        answer = _error(exc.status, f"{request.method} is not allowed on {request.path}")
+        answer.headers["Allow"] = exc.headers.get("Allow", "")
+    return answer
+
+
 def _refusal(item: SeedItem, reason: str) -> dict[str, Any]:
     return {"index": item.index, "url": item.url, "job": item.job, "reason": reason}
 
@@ -117,6 +127,10 @@ class ApiServer:
             return _error(413, f"request body over {self.api.max_body_bytes} bytes")
         except BadBody as exc:
             return _error(400, str(exc))
+        except (web.HTTPNotFound, web.HTTPMethodNotAllowed) as exc:
+            if not request.path.startswith("/api/"):
+                raise
+            return _no_route(request, exc)
         return response
 
     # -------------------------------------------------------------- routes

@@ -132,8 +132,6 @@ class WorkerAgent:
         if self.renderer is not None:
             await self.renderer.start()  # before any bag: fail fast without a browser
         await self.fetcher.start()
-        if self.http is not None:
-            await self.http.start()
         self._sender.start()
         await self._hello()
         self._loops = [

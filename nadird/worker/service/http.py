@@ -8,6 +8,7 @@ No token: it is read-only and binds to loopback unless configured otherwise.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -16,6 +17,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from nadird.common.errors import BindError
 from nadird.common.logs import get_logger
 from nadird.config import WorkerHttpConfig
 
@@ -38,7 +40,14 @@ class WorkerHttp:
         app.router.add_get("/metrics", self.metrics)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
-        await web.TCPSite(self._runner, self.config.host, self.config.port).start()
+        try:
+            await web.TCPSite(self._runner, self.config.host, self.config.port).start()
+        except OSError as exc:
+            # A second worker on the same port: one line and exit status 2, as a master says it.
+            await self._runner.cleanup()
+            address = f"{self.config.host}:{self.config.port}"
+            reason = os.strerror(exc.errno) if exc.errno else str(exc)
+            raise BindError(address, "worker.http.port", reason) from None
         port = self._runner.addresses[0][1]  # the real one when port 0 was asked for
         host = self.config.host if ":" not in self.config.host else f"[{self.config.host}]"
         self.url = f"http://{host}:{port}"

@@ -50,6 +50,10 @@ class WorkerRole:
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
+        if self.agent.http is not None:
+            # Before the agent runs, so that a port in use ends the start
+            # (BindError: exit status 2), not the run (status 1, restarted).
+            await self.agent.http.start()
         self._task = asyncio.create_task(self._run())
 
     async def _run(self) -> None:

@@ -34,3 +34,8 @@ async def test_a_terminal_gets_one_line_redrawn_in_place() -> None:
     await asyncio.gather(task, return_exceptions=True)
     text = out.getvalue()
     assert text.count("\r") >= 3 and text.endswith("\n") and text.count("\n") == 1
+
+
+def test_urls_whose_retries_ran_out_count_as_errors_on_the_line() -> None:
+    text = line({**STATUS, "dead_letters": 2}, 75.0)
+    assert "errors     5" in text

@@ -166,6 +166,8 @@ class WorkerCore:
 
     # ---------------------------------------------------------- messages
     def on_message(self, msg: Message, now: float) -> list[Action]:
+        """What a decoded message of the master means at `now`. A message only
+        a worker sends (Hello, Results, ...) is logged and changes nothing."""
         if isinstance(msg, Pong):
             self._on_pong(msg)
         elif isinstance(msg, Refused):

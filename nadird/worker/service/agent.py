@@ -124,7 +124,7 @@ class WorkerAgent:
         if self.http is not None:
             await self.http.start()
         self._sender.start()
-        await self._send(self.core.say_hello())
+        await self._hello()
         self._loops = [
             asyncio.create_task(self._recv_loop(), name="recv"),
             asyncio.create_task(self._heartbeat_loop(), name="heartbeat"),
@@ -176,6 +176,9 @@ class WorkerAgent:
 
     async def _send(self, msg: Message) -> None:
         await self._dealer.send(encode(msg))
+
+    async def _hello(self) -> None:
+        await self._send(self.core.say_hello())
 
     def _hello_template(self) -> Hello:
         worker = self.config.worker

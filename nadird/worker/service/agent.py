@@ -1,5 +1,8 @@
 """The worker's main loop: register, ask for bags with credits, crawl, report.
 
+The protocol's decisions are worker/core.py's; this is the I/O around them:
+the sockets, the loops, the bags' tasks and what crawls them.
+
 The worker holds no state worth keeping: kill it at any moment and the master
 re-leases what it held once the lease expires (or at once when it restarts
 under the same node name).
@@ -29,22 +32,19 @@ from nadird.job.request import RequestSpec
 from nadird.job.spec import Job
 from nadird.protocol.codec import decode, encode
 from nadird.protocol.curve import secure_client
-from nadird.protocol.messages import (
-    Bag,
-    BagDone,
-    Bye,
-    Credit,
-    Heartbeat,
-    Hello,
-    Message,
-    PageResult,
-    Pong,
-    Refused,
-    Reset,
-    Shutdown,
-    Welcome,
-)
+from nadird.protocol.messages import Bag, BagDone, Bye, Hello, Message, PageResult
 from nadird.worker.bag import BagRun, RobotsGate, SitemapHook, crawl_bag
+from nadird.worker.core import (
+    Action,
+    Cancel,
+    Exit,
+    Load,
+    Resend,
+    Send,
+    Start,
+    Welcomed,
+    WorkerCore,
+)
 from nadird.worker.fetch.cookies import CookieJars
 from nadird.worker.fetch.fetcher import Fetcher
 from nadird.worker.fetch.login_sessions import BagSessions, SecretReader
@@ -59,7 +59,6 @@ from nadird.worker.pages import PageProcessor, PageTask
 from nadird.worker.render.step import RenderStep, new_renderer
 from nadird.worker.render.subrequests import SubrequestPolicy
 from nadird.worker.service.health import MasterLink, WorkStats, health
-from nadird.worker.service.held import Kept, claims, forget, remember, take_over
 from nadird.worker.service.http import WorkerHttp
 from nadird.worker.service.sender import ResultSender
 
@@ -83,24 +82,14 @@ class WorkerAgent:
         self.cookies = CookieJars(config.fetch.cookie_jars)  # per (job, domain): a cache
         self.secrets = SecretReader()  # login users and passwords, read when first needed
         self.finished = asyncio.Event()
-        self._heartbeat_interval = 2.0
-        self._lease_ttl = 30.0
         self.link = MasterLink(config.worker.master, config.worker.unreachable_after)
         self.stats = WorkStats()
-        # The token of our registration (Welcome.session): every Results of a
-        # bag carries the one the bag came under.
-        self._session = b""
-        # Self-fencing: the send time of the newest heartbeat the master
-        # answered. The master renewed our leases no earlier than that, so
-        # once lease_ttl has passed since, they may belong to someone else.
-        self._heartbeats: dict[int, float] = {}
-        self._hb_seq = 0
+        self.core = WorkerCore(
+            self._hello_template(), config.worker.exit_when_done, time.monotonic()
+        )
+        self._tasks: dict[str, asyncio.Task[None]] = {}  # the running bags', by lease
         self._hb_wake = asyncio.Event()
         self._load = LoadMeter()
-        self._last_ack = time.monotonic()
-        self._bags: dict[str, tuple[Bag, BagRun, asyncio.Task[None]]] = {}
-        # Bags dropped or finished lately, for a restarted master to adopt.
-        self._kept: dict[str, Kept] = {}
         self._ctx = zmq.asyncio.Context()
         self._dealer = self._ctx.socket(zmq.DEALER)
         self._push = self._ctx.socket(zmq.PUSH)
@@ -147,9 +136,9 @@ class WorkerAgent:
         await self._shutdown()
 
     async def _shutdown(self) -> None:
-        for _bag, run, _task in self._bags.values():
+        for _bag, run in self.core.bags.values():
             run.stop()
-        tasks = [task for _b, _r, task in self._bags.values()]
+        tasks = list(self._tasks.values())
         if tasks:
             await asyncio.wait(tasks, timeout=self.config.fetch.total_timeout)
         for loop in self._loops:
@@ -172,7 +161,7 @@ class WorkerAgent:
         pool = None
         if fetcher.proxies.configured:
             pool = {**fetcher.proxies.describe(), "providers": fetcher.feeds.describe()}
-        return health(self.node, self.link, self.stats, len(self._bags), pool)
+        return health(self.node, self.link, self.stats, len(self.core.bags), pool)
 
     async def _link_loop(self) -> None:
         """Say so in the log when the master stays silent (see health.py)."""
@@ -187,62 +176,33 @@ class WorkerAgent:
         await self._dealer.send(encode(msg))
 
     async def _hello(self) -> None:
+        await self._send(self.core.say_hello())
+
+    def _hello_template(self) -> Hello:
         worker = self.config.worker
-        await self._send(
-            Hello(
-                node=self.node,
-                capacity=worker.bags,
-                group=worker.group,
-                capabilities=[*worker.capabilities, *proxy_capabilities(self.config.fetch.proxies)],
-                pid=os.getpid(),
-                version=__version__,
-                host=socket.gethostname(),
-                held=claims(self._bags, self._kept),
-            )
+        return Hello(
+            node=self.node,
+            capacity=worker.bags,
+            group=worker.group,
+            capabilities=[*worker.capabilities, *proxy_capabilities(self.config.fetch.proxies)],
+            pid=os.getpid(),
+            version=__version__,
+            host=socket.gethostname(),
         )
 
     async def _heartbeat_loop(self) -> None:
         while True:
             # Woken early by a Welcome: its interval may be shorter than ours.
-            await wait_set(self._hb_wake, self._heartbeat_interval)
+            await wait_set(self._hb_wake, self.core.heartbeat_interval)
             self._hb_wake.clear()
-            forget(self._kept, time.monotonic(), self._last_ack, self._lease_ttl)
-            if self._bags and self._fenced():
-                self._drop_bags("no answer from the master within the lease period")
-            if not self.link.registered:
-                await self._hello()
-                continue
-            self._hb_seq += 1
-            self._heartbeats[self._hb_seq] = time.monotonic()
-            await self._send(
-                Heartbeat(
-                    node=self.node,
-                    leases=list(self._bags),
-                    inflight=len(self._bags),
-                    seq=self._hb_seq,
-                    cpu_percent=self._load.cpu_percent(),
-                    rss_mb=self._load.rss_mb(),
-                    proxies=self.fetcher.proxies.usable(),
-                )
-            )
+            await self._apply(self.core.tick(time.monotonic(), self._measure))
+
+    def _measure(self) -> Load:
+        usable = self.fetcher.proxies.usable()
+        return Load(self._load.cpu_percent(), self._load.rss_mb(), usable)
 
     def _fenced(self) -> bool:
-        # The master renewed our leases when it read that heartbeat, not
-        # before; a tenth of the period covers the Bag's trip to a successor.
-        return time.monotonic() - self._last_ack > self._lease_ttl * 0.9
-
-    def _drop_bags(self, why: str, keep: bool = True) -> None:
-        """Stop every bag at once, unreported: their leases are no longer ours
-        (`keep`: unless a restarted master adopts them, see held.py)."""
-        if self._bags:
-            log.warning("bags_dropped", bags=len(self._bags), why=why)
-        if keep:
-            remember(self._kept, self._bags, time.monotonic())
-        for _bag, run, task in self._bags.values():
-            run.dropped = True
-            task.cancel()
-        self._bags.clear()
-        self.link.registered = False
+        return self.core.fenced(time.monotonic())
 
     async def _recv_loop(self) -> None:
         while True:
@@ -252,51 +212,31 @@ class WorkerAgent:
             except ProtocolError as exc:
                 log.warning("message_dropped", peer="master", reason=str(exc))
                 continue
-            self.link.heard(time.monotonic())
-            await self._on_message(msg)
+            now = time.monotonic()
+            self.link.heard(now)
+            await self._apply(self.core.on_message(msg, now))
 
-    async def _on_message(self, msg: Message) -> None:
-        if isinstance(msg, Pong):
-            sent = self._heartbeats.pop(msg.seq, None)
-            if sent is not None:
-                self._last_ack = max(self._last_ack, sent)
-                self._heartbeats = {k: v for k, v in self._heartbeats.items() if k > msg.seq}
-        elif isinstance(msg, Refused):
-            # Asked again at every heartbeat until the name is free.
-            self.link.registered = False
-            log.error("refused_by_master", reason=msg.reason)
-        elif isinstance(msg, Reset):
-            self._drop_bags(msg.reason)
-            await self._hello()
-        elif isinstance(msg, Welcome):
-            outcome = take_over(self._bags, self._kept, msg, self._sender)
-            if outcome.dropped:
-                log.warning("bags_dropped", bags=outcome.dropped, why="not listed by the master")
-            self._session = msg.session
-            for bag, old in outcome.resume:
-                self._start_bag(bag, old.sent)  # adopted: crawled on, under the new session
-            for done in outcome.again:
-                await self._send(done)
-            self._last_ack = time.monotonic()
-            self.link.welcomed(self._last_ack)
-            self._heartbeat_interval = msg.heartbeat_interval
-            self._lease_ttl = msg.lease_ttl
-            self._hb_wake.set()
-            free = self.config.worker.bags - len(self._bags)
-            await self._send(Credit(node=self.node, bags=free))
-            log.info("worker_registered", lease_ttl=msg.lease_ttl)
-        elif isinstance(msg, Bag):
-            self._start_bag(msg)
-        elif isinstance(msg, Shutdown):
-            log.info("master_shutdown", reason=msg.reason, done=msg.done)
-            # Our leases end with that master run: stop crawling their domains
-            # now, so the next run may lease them at once (pages fetched so
-            # far are still sent). Hello again at the next heartbeat.
-            self._drop_bags("master stopping", keep=False)
-            if msg.done and self.config.worker.exit_when_done:
+    async def _apply(self, actions: list[Action]) -> None:
+        """Carry out what the core decided, in its order."""
+        self.link.registered = self.core.registered  # the link reports it
+        for action in actions:
+            if isinstance(action, Send):
+                await self._send(action.msg)
+            elif isinstance(action, Start):
+                self._start_bag(action.bag, action.sent)
+            elif isinstance(action, Cancel):
+                task = self._tasks.pop(action.lease, None)
+                if task is not None:
+                    task.cancel()
+            elif isinstance(action, Resend):
+                for page in action.pages:
+                    self._sender.add(action.lease, action.epoch, action.job, action.session, page)
+                self._sender.flush(action.lease)
+            elif isinstance(action, Welcomed):
+                self.link.welcomed(action.at)
+                self._hb_wake.set()
+            elif isinstance(action, Exit):
                 self.finished.set()
-        else:
-            log.warning("message_dropped", peer="master", reason=f"unexpected {msg.KIND}")
 
     def _start_bag(self, bag: Bag, sent: dict[bytes, PageResult] | None = None) -> None:
         self.robots.prime(bag.robots)
@@ -315,13 +255,15 @@ class WorkerAgent:
             )
         )
         pacer = Pacer(bag.delay, self.domains.get(bag.domain), self.config.fetch.throttle)
-        run = BagRun(tasks, bag.domain_concurrency, pacer, fenced=self._fenced, token=self._session)
+        run = BagRun(
+            tasks, bag.domain_concurrency, pacer, fenced=self._fenced, token=self.core.session
+        )
         run.sent.update(sent or {})  # an adopted bag's results from before
         if job is None:
             run.stop()
         crawl = self._crawl(bag, job, run)
-        task = asyncio.create_task(crawl, name=f"bag-{bag.lease}")
-        self._bags[bag.lease] = (bag, run, task)
+        self._tasks[bag.lease] = asyncio.create_task(crawl, name=f"bag-{bag.lease}")
+        self.core.started(bag, run)
 
     async def _crawl_job(self, bag: Bag, job: Job, run: BagRun) -> None:
         fetch = self.config.fetch
@@ -379,8 +321,9 @@ class WorkerAgent:
             run.returned.extend(t.fp for t in run.tasks)
         finally:
             self._sender.flush(bag.lease)
-            if self._bags.get(bag.lease, (bag, None))[1] is run:  # not a resumed one
-                self._bags.pop(bag.lease, None)
+            self.core.ended(bag, run)
+            if self._tasks.get(bag.lease) is asyncio.current_task():  # not a resumed one
+                del self._tasks[bag.lease]
             self.fetcher.proxies.release(bag.lease)
         if not run.dropped:
             login = run.sessions
@@ -392,8 +335,4 @@ class WorkerAgent:
                 login_failures=login.failures if login is not None else 0,
                 login_error=login.error if login is not None else "",
             )  # fmt: skip
-            # Kept a while for a master that dies before storing (held.py).
-            self._kept[bag.lease] = Kept(bag, run, done, time.monotonic())
-            await self._send(done)
-            if not run.stopping:
-                await self._send(Credit(node=self.node, bags=1))
+            await self._apply(self.core.finished(bag, run, done, time.monotonic()))

@@ -17,15 +17,14 @@ bags were dropped are fetched again.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from dataclasses import dataclass
 
-from nadird.protocol.messages import MAX_HELD, Bag, BagDone, HeldBag, Welcome
+from nadird.protocol.messages import MAX_HELD, Bag, BagDone, HeldBag, PageResult, Welcome
 from nadird.worker.bag import BagRun
-from nadird.worker.service.sender import ResultSender
 
-Bags = dict[str, tuple[Bag, BagRun, "asyncio.Task[None]"]]
+# The bags running, by lease (their tasks are the agent's: worker/core.py).
+Bags = dict[str, tuple[Bag, BagRun]]
 
 # Dropped bags are remembered this many lease periods after the last answer:
 # a restarted master gives unclaimed domains away a few heartbeats after it
@@ -48,7 +47,7 @@ class Kept:
 
 
 def remember(kept: dict[str, Kept], bags: Bags, now: float) -> None:
-    for lease, (bag, run, _task) in bags.items():
+    for lease, (bag, run) in bags.items():
         kept[lease] = Kept(bag, run, None, now)
 
 
@@ -67,7 +66,7 @@ def forget(kept: dict[str, Kept], now: float, last_ack: float, lease_ttl: float)
 def claims(bags: Bags, kept: dict[str, Kept]) -> list[HeldBag]:
     held = [
         HeldBag(bag.lease, bag.epoch, bag.domain, run.token, list(run.sent))
-        for bag, run, _task in bags.values()
+        for bag, run in bags.values()
         if not run.dropped
     ]
     room = max(0, MAX_HELD - len(held))
@@ -84,14 +83,18 @@ def claims(bags: Bags, kept: dict[str, Kept]) -> list[HeldBag]:
 class Outcome:
     """What a Welcome means for the bags held and remembered."""
 
-    dropped: int = 0  # running bags the master did not list
+    dropped: list[str] = dataclasses.field(default_factory=list)  # running, not listed
+    # Per adopted bag, the results the master asks for again (those it kept).
+    resend: list[tuple[Bag, list[PageResult]]] = dataclasses.field(default_factory=list)
     again: list[BagDone] = dataclasses.field(default_factory=list)  # to send again
     resume: list[tuple[Bag, BagRun]] = dataclasses.field(default_factory=list)
 
 
-def take_over(bags: Bags, kept: dict[str, Kept], welcome: Welcome, sender: ResultSender) -> Outcome:
-    """Apply a Welcome: bags it lists go on, the others are dropped; the
-    results it asks for are sent again under its session."""
+def take_over(bags: Bags, kept: dict[str, Kept], welcome: Welcome) -> Outcome:
+    """Apply a Welcome: bags it lists go on, the others are dropped (marked
+    so, and out of `bags`); the results it asks for are to be sent again
+    under its session. A lease or fingerprint it names that was never held
+    or sent is passed over."""
     wanted = dict(zip(welcome.adopted, welcome.resend, strict=True))
     outcome = Outcome()
     for lease, k in list(kept.items()):
@@ -100,21 +103,17 @@ def take_over(bags: Bags, kept: dict[str, Kept], welcome: Welcome, sender: Resul
         if fps is None:
             continue
         k.run.token = welcome.session
-        for fp in fps:
-            page = k.run.sent.get(fp)
-            if page is not None:
-                sender.add(lease, k.bag.epoch, _job(k.bag), welcome.session, page)
-        sender.flush(lease)
+        pages = [k.run.sent[fp] for fp in fps if fp in k.run.sent]
+        outcome.resend.append((k.bag, pages))
         if k.done is not None:
             outcome.again.append(k.done)
         else:
             outcome.resume.append((unanswered(k.bag, k.run), k.run))
-    for lease, (_bag, run, task) in list(bags.items()):
+    for lease, (_bag, run) in list(bags.items()):
         if lease not in wanted:
             run.dropped = True
-            task.cancel()
             del bags[lease]
-            outcome.dropped += 1
+            outcome.dropped.append(lease)
     return outcome
 
 
@@ -138,5 +137,5 @@ def unanswered(bag: Bag, run: BagRun) -> Bag:
     )
 
 
-def _job(bag: Bag) -> str:
+def job_name(bag: Bag) -> str:
     return str(bag.job.get("name", ""))

@@ -270,6 +270,11 @@ class WorkerAgent:
         elif isinstance(msg, Reset):
             self._drop_bags(msg.reason)
             await self._hello()
+        elif isinstance(msg, Welcome) and self.link.registered and msg.session == self._session:
+            # The answer to a Hello sent again before the first Welcome came
+            # (one per message queued while the master was away): taking it
+            # would register us again, and its Credit offer slots filled since.
+            pass
         elif isinstance(msg, Welcome):
             outcome = take_over(self._bags, self._kept, msg, self._sender)
             if outcome.dropped:

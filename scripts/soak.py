@@ -41,7 +41,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from soak_fit import summarize  # scripts/: on sys.path when run as a script
+from soak_fit import activity, summarize  # scripts/: on sys.path when run as a script
 
 from nadird import __version__
 from nadird.testing.cluster import Cluster, Proc
@@ -231,7 +231,8 @@ def run(args: argparse.Namespace, out: Path) -> dict[str, Any]:
     finally:
         web.terminate()
         web.wait(30)
-    return summarize(out / "samples.csv", args.warmup, args.rewarm)
+    fits = summarize(out / "samples.csv", args.warmup, args.rewarm)
+    return {**fits, "activity": activity(out, args.warmup)}
 
 
 def drive(soak: Soak, args: argparse.Namespace, actions: list[tuple[float, str]]) -> None:
@@ -277,8 +278,10 @@ def plain(value: Any) -> Any:
 def main() -> None:
     args = parse_args()
     if args.summarize is not None:
-        samples = args.summarize / "samples.csv"
-        print(json.dumps(summarize(samples, args.warmup, args.rewarm, args.until), indent=2))
+        out = args.summarize
+        fits = summarize(out / "samples.csv", args.warmup, args.rewarm, args.until)
+        fits["activity"] = activity(out, args.warmup, args.until)
+        print(json.dumps(fits, indent=2))
         return
     args.out.mkdir(parents=True, exist_ok=True)
     header = {

@@ -10,7 +10,9 @@ one plain line.
 from __future__ import annotations
 
 import csv
+import json
 import math
+import statistics
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -85,3 +87,22 @@ def summarize(path: Path, warmup: float, rewarm: float, until: float = math.inf)
         }
     span = [min(r["t"] for r in rows), max(r["t"] for r in rows)]
     return {"fits": fits, "fitted_seconds": span, "warmup": warmup, "rewarm": rewarm}
+
+
+def activity(out: Path, warmup: float, until: float = math.inf) -> dict[str, Any]:
+    """What the crawl did meanwhile: revisit checks per second (the master's
+    own figure, median of the samples) and the daemons that exited unasked."""
+    rates = []
+    with open(out / "stats.jsonl", encoding="utf-8") as file:
+        for line in file:
+            stats = json.loads(line)
+            if warmup <= stats["t"] <= until and "revisit_checks_per_second" in stats:
+                rates.append(stats["revisit_checks_per_second"])
+    with open(out / "events.jsonl", encoding="utf-8") as file:
+        events = [json.loads(line) for line in file]
+    return {
+        "revisit_checks_per_second_median": statistics.median(rates) if rates else None,
+        "exited_unasked": sum(e["event"] == "exited" for e in events),
+        "kills": sum(e["event"] == "killed" for e in events),
+        "sighups": sum(e["event"] == "hup" for e in events),
+    }

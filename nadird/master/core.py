@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from nadird.common.logs import PerKeyLimit, gate, get_logger
@@ -96,6 +96,9 @@ class MasterCore(Dispatching, Failing, Welcoming, JobControl):
         # robots.txt passed from worker to worker (None: not shared).
         self.robots: RobotsNotes | None = None
         self.sessions = SessionBook()  # login sessions (the server's is saved)
+        # Whether a worker's connection (by its socket identity) is still
+        # open; the server asks its socket. Without one: assume it is.
+        self.connected: Callable[[bytes], bool] = lambda _identity: True
         # Bags leased by a previous master run may still be in flight until
         # their leases would have expired; nobody gets their domains before,
         # unless their holder claims them (adoption.py).
@@ -177,9 +180,15 @@ class MasterCore(Dispatching, Failing, Welcoming, JobControl):
         )
         if current is not None and same:
             return self._hello_again(current, msg, now)
-        if current is not None and current.identity != identity and self._alive(current, now):
+        if (
+            current is not None
+            and current.identity != identity
+            and self._alive(current, now)
+            and not current.restarted_as(msg, user, self.connected(current.identity))
+        ):
             # Another live process uses this name: two workers would share
-            # leases. The newcomer is refused until the name falls silent.
+            # leases. The newcomer is refused until the name falls silent
+            # (at once if it is that worker restarted: see Node.restarted_as).
             self.stats["refused_workers"] += 1
             log.warning("worker_refused", worker=msg.node, pid=msg.pid, reason="duplicate node id")
             reason = f"node id {msg.node!r} is in use by a live worker (pid {current.pid})"

@@ -180,7 +180,7 @@ class WorkerCore:
         elif isinstance(msg, Welcome):
             return self._on_welcome(msg, now)
         elif isinstance(msg, Bag):
-            return [Start(msg)]
+            return self._on_bag(msg)
         elif isinstance(msg, Shutdown):
             return self._on_shutdown(msg, now)
         else:
@@ -194,7 +194,33 @@ class WorkerCore:
             self.last_ack = max(self.last_ack, sent)
             self.heartbeats = {k: v for k, v in self.heartbeats.items() if k > msg.seq}
 
+    def _on_bag(self, msg: Bag) -> list[Action]:
+        if msg.lease in self.bags:
+            # Started twice, the first run would go untracked and crawl the
+            # domain beside the second: one run per lease.
+            log.warning("message_dropped", peer="master", reason="bag already running")
+            return []
+        return [Start(msg)]
+
+    def _refuse_welcome(self, msg: Welcome) -> str | None:
+        """Why this Welcome is not taken, or None to take it."""
+        if msg.node != self.node:
+            return f"welcome for node {msg.node!r}, not this one"
+        if not (msg.heartbeat_interval > 0 and msg.lease_ttl > 0):
+            # A zero interval would make the heartbeat loop spin.
+            return "welcome with a heartbeat interval or lease period not above 0"
+        return None
+
     def _on_welcome(self, msg: Welcome, now: float) -> list[Action]:
+        if self.registered and msg.session == self.session:
+            # The answer to a Hello said again before the first Welcome came
+            # (one per message queued while the master was away): taking it
+            # would register us again and offer slots filled since.
+            return []
+        refused = self._refuse_welcome(msg)
+        if refused is not None:
+            log.warning("message_dropped", peer="master", reason=refused)
+            return []
         outcome = take_over(self.bags, self.kept, msg)
         actions: list[Action] = [Cancel(lease) for lease in outcome.dropped]
         if outcome.dropped:

@@ -40,6 +40,12 @@ class Node:
     def holder(self) -> Holder:
         return Holder(self.node, self.session, self.user)
 
+    def restarted_as(self, hello: Hello, user: str, connected: bool) -> bool:
+        """Whether `hello` comes from this worker restarted: the same key and
+        host, and this registration's connection closed (a live process keeps
+        it open, so a second worker of that name cannot push it out)."""
+        return not connected and (self.user, self.host) == (user, hello.host)
+
 
 class NodeRegistry:
     def __init__(self) -> None:

@@ -33,6 +33,7 @@ from nadird.master.results.writer import ResultWriter
 from nadird.master.revisits.catch_up import catch_up
 from nadird.master.service.api import ApiServer
 from nadird.master.service.loops import LoopGuard
+from nadird.master.service.peers import PeerProbe
 from nadird.master.service.reads import MasterReads
 from nadird.master.service.state_dir import StateDir
 from nadird.master.state.files import FRONTIER_FILE, ROBOTS_FILE, SEEN_FILE
@@ -124,6 +125,7 @@ class Master(MasterReads):
             self._close_sockets()
             self.state.close()
             raise
+        self.core.connected = PeerProbe(self._router.underlying).connected
         self.control_endpoint = self._router.getsockopt_string(zmq.LAST_ENDPOINT)
         self.results_endpoint = self._pull.getsockopt_string(zmq.LAST_ENDPOINT)
         self.admit_seeds([(s.spec(), s.job) for s in self.config.seed_list()])

@@ -90,6 +90,37 @@ def test_a_second_live_worker_with_the_same_name_is_refused(core: MasterCore) ->
     assert isinstance(reset, Reset) and core.stats["dropped_messages"] == 1
 
 
+def test_a_restarted_worker_takes_its_name_back_while_it_would_still_count_as_live(
+    core: MasterCore,
+) -> None:
+    register(core, "w1", user="key-1")
+    bag = bags(core)["a.test"]
+    core.connected = lambda identity: identity != b"w1"  # the old process's socket closed
+    restarted = Hello(node="w1", capacity=4, pid=2)
+    [(to, answer)] = core.on_control(b"w1-again", restarted, T0 + 0.1, "key-1")
+    assert to == b"w1-again" and isinstance(answer, Welcome)
+    node = core.nodes.get("w1")
+    assert node is not None and node.identity == b"w1-again" and len(core.nodes) == 1
+    assert core.leases.current(bag.lease, bag.epoch) is None  # its old process's bags are back
+    assert core.stats["refused_workers"] == 0
+
+
+def test_a_closed_connection_does_not_give_the_name_to_another_key_or_host(
+    core: MasterCore,
+) -> None:
+    core.on_control(b"w1", Hello(node="w1", capacity=4, host="a"), T0, "key-1")
+    core.connected = lambda identity: identity != b"w1"
+    for user, host in (("key-2", "a"), ("key-1", "b")):
+        hello = Hello(node="w1", capacity=4, pid=2, host=host)
+        [(_, answer)] = core.on_control(b"other", hello, T0 + 0.1, user)
+        assert isinstance(answer, Refused)
+    # Nor does the same key take it from a process whose connection is open.
+    core.connected = lambda identity: True
+    same = Hello(node="w1", capacity=4, pid=2, host="a")
+    [(_, answer)] = core.on_control(b"second", same, T0 + 0.1, "key-1")
+    assert isinstance(answer, Refused) and core.stats["refused_workers"] == 3
+
+
 def test_a_name_fallen_silent_can_be_taken_and_its_bags_come_back(core: MasterCore) -> None:
     register(core, "w1")
     bag = bags(core)["a.test"]

@@ -342,3 +342,37 @@ def test_every_bag_of_a_reset_is_dropped_whatever_its_state() -> None:
     actions = core.on_message(Reset(reason="x"), T0)
     assert [a for a in actions if isinstance(a, Cancel)] == [Cancel(f"L{i}") for i in range(4)]
     assert all(r.dropped for r in runs)
+
+
+# --- what a forged or repeated message of the master must not do -----------
+
+
+def test_a_bag_whose_lease_already_runs_is_not_started_twice() -> None:
+    core = registered()
+    bag = a_bag()
+    start(core, core.on_message(bag, T0))
+    assert core.on_message(bag, T0 + 1) == []
+    assert list(core.bags) == ["L1"]
+
+
+def test_a_welcome_repeating_the_session_held_registers_nothing_again() -> None:
+    core = registered()
+    start(core, core.on_message(a_bag(), T0))
+    # The answer to a Hello said twice while the master was away.
+    assert core.on_message(welcome(), T0 + 1) == []
+    assert list(core.bags) == ["L1"] and core.last_ack == T0
+
+
+def test_a_welcome_for_another_node_is_dropped() -> None:
+    core = new_core()
+    assert core.on_message(welcome(node="w2"), T0) == []
+    assert not core.registered and core.session == b""
+
+
+@pytest.mark.parametrize(("interval", "ttl"), [(0.0, TTL), (-1.0, TTL), (1.0, 0.0)])
+def test_a_welcome_with_periods_not_above_zero_is_dropped(interval: float, ttl: float) -> None:
+    core = new_core()
+    msg = welcome()
+    forged = type(msg)(node="w1", heartbeat_interval=interval, lease_ttl=ttl, session=SESSION)
+    assert core.on_message(forged, T0) == []
+    assert not core.registered and core.heartbeat_interval > 0

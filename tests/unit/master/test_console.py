@@ -13,7 +13,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 from aiohttp import web
-from support.console_helpers import TOKEN, config, field, http, login
+from support.console_helpers import KEY, TOKEN, config, field, http, login
 from yarl import URL
 
 from nadird.common.urls import fingerprint
@@ -237,14 +237,15 @@ async def test_domains_are_sorted_and_paged_on_the_server(running: Running) -> N
 def test_sessions_expire_and_the_oldest_goes_past_the_bound() -> None:
     now = [1000.0]
     sessions = Sessions(ttl=60.0, clock=lambda: now[0])
-    first = sessions.create()
-    assert sessions.get(first.id) == first and first.csrf != first.id
+    first = sessions.create(KEY)
+    assert sessions.get(first.id, KEY) == first and first.csrf != first.id
     now[0] += 59.9
-    assert sessions.get(first.id) is not None
+    assert sessions.get(first.id, KEY) is not None
     now[0] += 0.2
-    assert sessions.get(first.id) is None and len(sessions) == 0
-    ids = [sessions.create().id for _ in range(300)]
-    assert len(sessions) == 256 and sessions.get(ids[0]) is None and sessions.get(ids[-1])
+    assert sessions.get(first.id, KEY) is None and len(sessions) == 0
+    ids = [sessions.create(KEY).id for _ in range(300)]
+    assert len(sessions) == 256 and sessions.get(ids[0], KEY) is None
+    assert sessions.get(ids[-1], KEY)
     nonce = sessions.login_nonce()
     assert sessions.login_nonce_ok(nonce, nonce)
     assert not sessions.login_nonce_ok(nonce, nonce + "x")

@@ -9,7 +9,7 @@ import asyncio
 import time
 from pathlib import Path
 
-from support.console_helpers import config, running_master
+from support.console_helpers import config, http, login, running_master
 
 from nadird.common.urls import fingerprint
 from nadird.master.service.server import Master
@@ -47,6 +47,11 @@ async def test_stored_total_counts_pages_not_writes_across_restarts(tmp_path: Pa
         await write(master, [page("a", 3.0), page("a", 3.5)])  # fetched again, twice
         status = await counted(master, 2)
         assert status["stored_this_run"] == 5
+        assert master.api is not None
+        async with http() as client:  # the console's Pages stored: pages, not writes
+            await login(client, master.api.url)
+            async with client.get(master.api.url + "/ui") as overview:
+                assert 'data-stat="stored">2<' in await overview.text()
     async with running_master(cfg) as master:
         status = await counted(master, 2)  # the store's pages, not the last run's writes
         assert status["stored_this_run"] == 0

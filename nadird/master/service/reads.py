@@ -129,6 +129,8 @@ class MasterReads:
     def domain_queues(self) -> Collection[DomainQueue]:
         frontier = self.core.frontier
         queues = frontier.queue_view()
+        if frontier.db.domains_known() == len(queues):
+            return queues  # every domain has its queue in memory (no need to read names)
         # A domain whose URLs were all done before a restart has no queue in
         # memory, but it was crawled (and /api/domains answers for it): it is
         # listed as done, with nothing queued.

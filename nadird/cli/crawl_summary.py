@@ -62,6 +62,10 @@ class SinceStart:
         await self._store.close()
 
     @property
+    def pages_added(self) -> int:
+        return self._store.pages_added
+
+    @property
     def spool_records(self) -> int:
         return self._store.spool_records
 

@@ -32,6 +32,12 @@ class Store(Protocol):
     # spool answers 0 and False.
 
     @property
+    def pages_added(self) -> int:
+        """Pages this process added to the store since it opened it: writes
+        of a fingerprint the store did not hold (a page written again is not
+        one; a spooled record counts once it reaches the store)."""
+
+    @property
     def spool_records(self) -> int:
         """Records acknowledged (durable in a local spool) but not yet in the store."""
 

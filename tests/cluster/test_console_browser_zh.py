@@ -55,8 +55,8 @@ def run(page: Any, url: str, token: str) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "zh-crawl.png"), full_page=True)
     page.click("a.lang")  # English, and it stays while the browser still asks for Chinese
-    assert page.inner_text("h1") == EN["overview.heading"]
+    page.wait_for_selector(f"h1:has-text('{EN['overview.heading']}')")
     page.click("nav a[href='/ui/workers']")
-    assert page.inner_text("h1") == EN["nav.workers"]
+    page.wait_for_selector(f"h1:has-text('{EN['nav.workers']}')")
     page.click("a.lang")
-    assert page.inner_text("h1") == ZH_CN["nav.workers"]
+    page.wait_for_selector(f"h1:has-text('{ZH_CN['nav.workers']}')")

@@ -135,6 +135,7 @@ async def test_replayed_batch_changes_nothing(mongo_uri: str, tmp_path: Path) ->
         await store.write(records[10:])  # a late replay of part of it
         await store.write([*records[:5], *records[:5]])  # the same URL twice in a batch
         assert await store.count() == 30
+        assert store.pages_added == 30  # a page written again is no new page
     finally:
         await store.close()
     with sync_db(mongo_uri) as db:

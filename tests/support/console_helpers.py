@@ -1,5 +1,6 @@
 """A console client for tests: a master config with a known token, a cookie
-jar that keeps 127.0.0.1's cookies, and the sign-in a browser would do."""
+jar that keeps 127.0.0.1's cookies, the origin's key in every request (as
+console.js sends it), and the sign-in a browser would do."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ import aiohttp
 
 from nadird.config import ApiConfig, Config, ConsoleConfig, MasterConfig, StoreConfig
 from nadird.config.alerts import AlertsConfig
+from nadird.master.console.browser_sessions import KEY_HEADER
 from nadird.master.service.server import Master
 from nadird.store.open import open_store
 
 TOKEN = "console-test-token-0123456789"
+KEY = "k" * 43  # the origin's key, as console.js makes and sends it
 
 
 def config(
@@ -52,9 +55,11 @@ async def running_master(cfg: Config) -> AsyncIterator[Master]:
         await store.close()
 
 
-def http() -> aiohttp.ClientSession:
+def http(key: str | None = KEY) -> aiohttp.ClientSession:
+    """A browser with the console's script (`key`), or a plain client (None)."""
+    headers = {} if key is None else {KEY_HEADER: key}
     # unsafe=True: keep cookies of an IP address (127.0.0.1), as a browser does.
-    return aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
+    return aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True), headers=headers)
 
 
 def field(html: str, name: str) -> str:

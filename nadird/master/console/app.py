@@ -2,11 +2,14 @@
 
 Served by the management API's server (ApiServer registers it), under /ui.
 Pages need a session; a session needs the API token once, pasted into the
-login form. Without one a page answers 401 with the login form and nothing
-else. Every POST form carries the session's CSRF token: a missing or wrong
-one gets 403 before anything is done. Wrong tokens are limited per client
-address (login_limit.py). Every string shown comes from catalog.py, in the
-language language.py picks for the request.
+login form, and then both its cookie and its origin's key (browser_sessions.py).
+A browser's plain navigation carries no key: it gets the shell, a page with
+nothing of the master's, whose script asks for the page again with the key
+and shows it. With a key but without a live session a page answers 401 with
+the login form and nothing else. Every POST form carries the session's CSRF
+token: a missing or wrong one gets 403 before anything is done. Wrong tokens
+are limited per client address (login_limit.py). Every string shown comes
+from catalog.py, in the language language.py picks for the request.
 """
 
 from __future__ import annotations
@@ -25,10 +28,12 @@ from prometheus_client import CollectorRegistry, generate_latest
 from nadird.common.logs import PerKeyLimit, get_logger
 from nadird.master.console import format as fmt
 from nadird.master.console.browser_sessions import (
+    KEY_HEADER,
     LOGIN_COOKIE,
     SESSION_COOKIE,
     Session,
     Sessions,
+    key_form_ok,
     same,
 )
 from nadird.master.console.language import LANG_COOKIE, Strings, choose, code, language_of_tag, stat
@@ -89,6 +94,7 @@ class ConsoleApp:
             loader=jinja2.PackageLoader("nadird.master.console", "templates"),
             autoescape=True,
             undefined=jinja2.StrictUndefined,
+            finalize=fmt.shown,  # every printed value: crawled text cannot reorder the page
         )
         self.templates.filters.update(fmt.FILTERS)
         self.templates.globals.update(code=code, stat=stat)
@@ -96,13 +102,17 @@ class ConsoleApp:
     def add_routes(self, app: web.Application) -> None:
         app.middlewares.append(self._error_pages)
         app.router.add_get("/", self.root)
+        app.router.add_get(PREFIX + "/", self.root)
         app.router.add_get(PREFIX + "/login", self.login_form)
         app.router.add_post(PREFIX + "/login", self.login)
         app.router.add_post(PREFIX + "/logout", self.action(self.logout))
         app.router.add_get(PREFIX + "/static/{name}", self.static)
 
     def session_of(self, request: web.Request) -> Session | None:
-        return self.sessions.get(request.cookies.get(SESSION_COOKIE))
+        """The request's session: its cookie and its origin's key, both right."""
+        return self.sessions.get(
+            request.cookies.get(SESSION_COOKIE), request.headers.get(KEY_HEADER)
+        )
 
     def strings(self, request: web.Request) -> Strings:
         """The request's language (language.py says how it is chosen)."""
@@ -120,9 +130,13 @@ class ConsoleApp:
 
     # ------------------------------------------------------------ wrappers
     def page(self, handler: Page) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
-        """A page: 401 with the login form without a live session."""
+        """A page: 401 with the shell to a navigation (no key: whatever the
+        cookie, it shows nothing, and console.js asks again with the key);
+        401 with the login form without a live session."""
 
         async def guarded(request: web.Request) -> web.StreamResponse:
+            if KEY_HEADER not in request.headers:
+                return self.render(request, "shell.html", None, 401)
             session = self.session_of(request)
             if session is None:
                 return self._login_page(request, 401, "login.needed")
@@ -182,7 +196,7 @@ class ConsoleApp:
         )
         response = web.Response(text=html, status=status, content_type="text/html")
         response.headers["Content-Language"] = strings.language
-        response.headers["Vary"] = "Accept-Language, Cookie"
+        response.headers["Vary"] = f"Accept-Language, Cookie, {KEY_HEADER}"
         if language_of_tag(request.query.get("lang", "")) == strings.language:
             # Chosen with the switch link: keep it for the next pages.
             response.set_cookie(
@@ -223,7 +237,11 @@ class ConsoleApp:
     ) -> web.Response:
         nonce = self.sessions.login_nonce()
         text = self.strings(request).text(message, **params) if message else None
-        response = self.render(request, "login.html", None, status, nonce=nonce, message=text)
+        # Asking for the token is no error: only a refusal is shown as one.
+        prompt = message == "login.needed"
+        response = self.render(
+            request, "login.html", None, status, nonce=nonce, message=text, prompt=prompt
+        )
         response.set_cookie(
             LOGIN_COOKIE, nonce, max_age=600, path=PREFIX, httponly=True, samesite="Strict"
         )
@@ -241,6 +259,9 @@ class ConsoleApp:
             nonce if isinstance(nonce, str) else None, request.cookies.get(LOGIN_COOKIE)
         ):
             return self.error_page(request, 403, "error.form_token")
+        key = request.headers.get(KEY_HEADER)
+        if not key_form_ok(key):  # signed in without console.js: no origin key
+            return self._login_page(request, 400, "login.no_key")
         if not same(token.strip() if isinstance(token, str) else None, self.token):
             failures = self.limit.failed(request.remote)
             log.warning(
@@ -249,7 +270,7 @@ class ConsoleApp:
             )  # fmt: skip
             return self._login_page(request, 401, "login.wrong")
         self.limit.succeeded(request.remote)
-        session = self.sessions.create()
+        session = self.sessions.create(key)
         log.info("console_login", peer=request.remote)
         response = redirect(PREFIX)
         response.set_cookie(

@@ -1,5 +1,15 @@
-"""Console sessions: a random id in an HttpOnly, SameSite=Strict cookie, the
-session itself (expiry, CSRF token) kept by the master in memory.
+"""Console sessions: a random id in an HttpOnly, SameSite=Strict cookie, and
+a key that only the console's own origin holds, the session itself (expiry,
+the key's digest, CSRF token) kept by the master in memory.
+
+The cookie alone is not enough. Browsers send a host's cookies to every port
+of it (and SameSite counts every loopback port as one site), so any server on
+another port of 127.0.0.1 gets the cookie when a page makes the browser ask
+it. The key is made by the console's script at sign-in, kept in the origin's
+localStorage (which no other port can read) and sent in the KEY_HEADER
+header, which a page of another origin cannot add to a request to this one
+(a CORS preflight the master never answers). Every page, form and API read
+of a session needs both.
 
 A session starts when the API token is pasted into the login form and ends
 at logout, at expiry, or when the master stops (sessions are not saved: a
@@ -12,13 +22,18 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeGuard
 
 SESSION_COOKIE = "nadird_session"
+KEY_HEADER = "X-Nadird-Console-Key"
+# 32 random bytes in base64url, as console.js makes it; bounded both ways.
+KEY_FORM = re.compile(r"[A-Za-z0-9_-]{43,128}")
 LOGIN_COOKIE = "nadird_login"
 MAX_SESSIONS = 256  # the oldest goes when a new one would pass this
 LOGIN_NONCE_TTL = 600.0  # seconds a login form stays usable
@@ -31,6 +46,12 @@ class Session:
     id: str
     csrf: str
     expires: float  # clock time
+    key: bytes  # the digest of the origin's key it was opened with
+
+
+def key_form_ok(key: str | None) -> TypeGuard[str]:
+    """Whether a key sent at sign-in looks like one console.js makes."""
+    return key is not None and KEY_FORM.fullmatch(key) is not None
 
 
 def same(given: str | None, expected: str) -> bool:
@@ -58,10 +79,14 @@ class Sessions:
     def __len__(self) -> int:
         return len(self._sessions)
 
-    def create(self) -> Session:
+    def create(self, key: str) -> Session:
+        """A session for the origin holding `key` (see the module's docstring)."""
         self._expire()
         session = Session(
-            secrets.token_urlsafe(32), secrets.token_urlsafe(32), self._clock() + self.ttl
+            secrets.token_urlsafe(32),
+            secrets.token_urlsafe(32),
+            self._clock() + self.ttl,
+            _digest(key),
         )
         self._sessions[session.id] = session
         while len(self._sessions) > MAX_SESSIONS:
@@ -69,12 +94,13 @@ class Sessions:
             self._notices.pop(oldest, None)
         return session
 
-    def get(self, session_id: str | None) -> Session | None:
-        """The live session of a cookie's id; None for a missing, unknown or expired one."""
-        if not session_id:
+    def get(self, session_id: str | None, key: str | None) -> Session | None:
+        """The live session of a cookie's id and the origin's key; None for a
+        missing, unknown or expired one, or a key that is not its own."""
+        if not session_id or key is None:
             return None
         session = self._sessions.get(session_id)
-        if session is None:
+        if session is None or not hmac.compare_digest(_digest(key), session.key):
             return None
         if session.expires <= self._clock():
             self.drop(session_id)

@@ -50,6 +50,12 @@ EN: Final[dict[str, str]] = {
     "login.needed": "Paste the API token to sign in.",
     "login.wrong": "Wrong token.",
     "login.limited": "Too many wrong tokens from this address: try again in {seconds} s.",
+    "login.no_key": "The console signs in with its script: turn JavaScript on and reload.",
+    "shell.loading": "Loading…",
+    "shell.script": (
+        "The console needs JavaScript: its script keeps the sign-in key, "
+        "which only this address can read."
+    ),
     "error.title": "Error {status}",
     "error.back": "Back to the console",
     "error.csrf": "Missing or wrong CSRF token: reload the page and try again.",
@@ -200,6 +206,9 @@ ZH_CN: Final[dict[str, str]] = {
     "login.needed": "请粘贴 API 令牌以登录。",
     "login.wrong": "令牌错误。",
     "login.limited": "此地址输错令牌的次数过多：请在 {seconds} 秒后重试。",
+    "login.no_key": "控制台通过其脚本登录：请启用 JavaScript 后刷新。",
+    "shell.loading": "正在加载…",
+    "shell.script": "控制台需要 JavaScript：登录密钥由其脚本保存，只有本地址可以读取。",
     "error.title": "错误 {status}",
     "error.back": "返回控制台",
     "error.csrf": "CSRF 令牌缺失或错误：请刷新页面后重试。",

@@ -21,11 +21,12 @@ from nadird.master.view.api_body import MAX_SEEDS_PER_REQUEST
 
 def overview_numbers(stats: dict[str, Any]) -> dict[str, Any]:
     """The crawl at a glance, from /api/stats (console.js computes the same)."""
-    stored = stats["stored_total"]
     queued = int(stats["queued"])
     rate = float(stats["pages_per_s"])
     return {
-        "stored": stored if stored is not None else stats["stored_this_run"],
+        # Pages in the store (a dash until counted), not writes: a page
+        # fetched again is still one page.
+        "stored": stats["stored_total"],
         "pages_per_s": rate,
         "queued": queued,
         "leases": stats["leases"],

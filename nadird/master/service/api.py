@@ -4,7 +4,9 @@ aiohttp on loopback by default. Every route except /healthz needs the bearer
 token (compared in constant time, never logged). Request bodies are limited
 and validated; a bad one gets 400 with a message. The web console (/ui,
 nadird/console) is served here too, with sessions of its own; a console
-session may also GET the JSON routes (its pages refresh from /api/stats).
+session (its cookie with its origin's key: the cookie alone is refused, see
+console/browser_sessions.py) may also GET the JSON routes (its pages refresh
+from /api/stats).
 """
 
 from __future__ import annotations

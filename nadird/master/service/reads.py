@@ -127,7 +127,19 @@ class MasterReads:
         return self.core.delete_job(job)
 
     def domain_queues(self) -> Collection[DomainQueue]:
-        return self.core.frontier.queue_view()
+        frontier = self.core.frontier
+        queues = frontier.queue_view()
+        if frontier.db.domains_known() == len(queues):
+            return queues  # every domain has its queue in memory (no need to read names)
+        # A domain whose URLs were all done before a restart has no queue in
+        # memory, but it was crawled (and /api/domains answers for it): it is
+        # listed as done, with nothing queued.
+        done = [
+            DomainQueue(name, did)
+            for did, name in frontier.db.domain_names()
+            if frontier.get(name) is None
+        ]
+        return [*queues, *done] if done else queues
 
     def domain_counters(self) -> DomainCounters:
         core = self.core

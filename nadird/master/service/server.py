@@ -233,8 +233,9 @@ class Master(MasterReads):
         return {
             **self.core.status(),
             "store_pending": self.writer.pending,
-            # The store's count (durable, across restarts) and this run's writes.
-            "stored_total": self.stored.total(self.writer.written),
+            # Pages in the store (across restarts; a page written again is one
+            # page) and this run's writes (each counted).
+            "stored_total": self.stored.total(),
             "stored_this_run": self.writer.written,
             "complete": self.is_complete(),
         }

@@ -124,6 +124,14 @@ class FrontierDB(DeadLetterRows):
     def set_next_allowed(self, domain_id: int, wall: float) -> None:
         self._tx.write("UPDATE domains SET next_allowed=? WHERE id=?", (wall, domain_id))
 
+    def domains_known(self) -> int:
+        """Domains ever queued, done ones included."""
+        return int(self._db.execute("SELECT count(*) FROM domains").fetchone()[0])
+
+    def domain_names(self) -> Iterator[tuple[int, str]]:
+        """(id, name) of every domain ever queued, done ones included."""
+        yield from self._db.execute("SELECT id, name FROM domains")
+
     def domain_counts(self) -> Iterator[DomainCount]:
         """Every domain with its queued rows, for rebuilding memory at start."""
         cur = self._db.execute(

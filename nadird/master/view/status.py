@@ -19,17 +19,18 @@ if TYPE_CHECKING:
     from nadird.master.view.view import MasterView
 
 log = get_logger()
+COUNT_TRIES = 5  # counts of the store at start, while pages land meanwhile
 
 
 class StoredTotal:
-    """Records in the store, across restarts: the store's count, taken once
-    at start in the background (a MongoDB outage must not hold the master
-    up), plus what this run wrote. A record written again (a late duplicate)
-    counts twice until the next start; None until the count is known."""
+    """Pages in the store, across restarts: the store's count, taken once at
+    start in the background (a MongoDB outage must not hold the master up),
+    plus the pages this run added (`Store.pages_added`: a page written again
+    is still one page). None until the count is known."""
 
     def __init__(self, store: Store) -> None:
         self._store = store
-        self._before: int | None = None
+        self._counted: tuple[int, int] | None = None  # (count, pages_added then)
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -37,12 +38,21 @@ class StoredTotal:
 
     async def _count(self) -> None:
         try:
-            self._before = await self._store.count()
+            for _ in range(COUNT_TRIES):
+                # A page added while the count ran may be in it or not: count
+                # again (the last try is kept, off by at most that batch).
+                added = self._store.pages_added
+                self._counted = (await self._store.count(), added)
+                if self._store.pages_added == added:
+                    break
         except StoreError as exc:
             log.warning("store_count_failed", error=str(exc))
 
-    def total(self, written: int) -> int | None:
-        return None if self._before is None else self._before + written
+    def total(self) -> int | None:
+        if self._counted is None:
+            return None
+        count, added = self._counted
+        return count + self._store.pages_added - added
 
     async def stop(self) -> None:
         if self._task is not None and not self._task.done():

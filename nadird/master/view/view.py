@@ -95,7 +95,8 @@ class MasterView(Protocol):
 
     # The web console's reads.
     def domain_queues(self) -> Collection[DomainQueue]:
-        """Every domain queue in memory, without a copy."""
+        """Every domain this master queued: the queues in memory (without a
+        copy), and those of done domains it knows from its state file."""
 
     def domain_counters(self) -> DomainCounters: ...
 

@@ -41,6 +41,7 @@ _DedupKey = tuple[str, bytes]
 @dataclass
 class BatchOutcome:
     stored: int = 0
+    added: int = 0  # pages inserted: their fingerprint was not stored yet
     duplicates: int = 0
     redo: list[PreparedPage] = field(default_factory=list)
     retry: list[PreparedPage] = field(default_factory=list)
@@ -135,6 +136,8 @@ async def _upsert(
     ops: list[tuple[Any, PreparedPage]] = [(InsertOne(doc), page) for doc, page in docs]
     ops += extra
     errors = await _bulk(collection, [op for op, _page in ops])
+    if not items_collection:  # an insert without an error is a page new to the store
+        outcome.added += len(docs) - sum(1 for e in errors if int(e["index"]) < len(docs))
     existing = [e for e in errors if _is_existing_id(e)]
     failed = _triage([e for e in errors if not _is_existing_id(e)], ops, outcome, items_collection)
     if existing:
@@ -199,6 +202,7 @@ def merge_outcomes(first: BatchOutcome, second: BatchOutcome) -> BatchOutcome:
     # Whatever the second pass could not settle either is retried later.
     return BatchOutcome(
         stored=first.stored + second.stored,
+        added=first.added + second.added,
         duplicates=first.duplicates + second.duplicates,
         redo=[],
         retry=first.retry + second.retry + second.redo,

@@ -99,6 +99,7 @@ class MongoStore(PageUpdates, HistoryTrim):
         self._spool_locked = False
         self.stored = 0
         self.duplicates = 0
+        self.pages_added = 0
 
     def __repr__(self) -> str:
         return f"MongoStore({describe_store_uri(self.uri)!r})"
@@ -317,6 +318,7 @@ class MongoStore(PageUpdates, HistoryTrim):
                 again = await write_pages(pages, items, outcome.redo)
                 outcome = merge_outcomes(outcome, again)
         self.stored += outcome.stored
+        self.pages_added += outcome.added
         self.duplicates += outcome.duplicates
         failed = {id(p) for p in outcome.retry} | {id(p) for p, _ in outcome.dead}
         landed = [p.record for p in prepared if id(p) not in failed]

@@ -33,6 +33,8 @@ CHUNK_ROWS = 500
 # Versions per round trip of iter_changes: a chunk is a few milliseconds of
 # the store's thread, so a write waiting behind it is not held up for long.
 CHANGE_ROWS = 1000
+# Fingerprints per `IN (...)` query: under SQLite's smallest variable limit (999).
+_IN_CHUNK = 900
 
 _UPSERT = (
     f"INSERT INTO pages ({', '.join(NAMES)}) VALUES ({', '.join('?' * len(NAMES))}) "
@@ -63,6 +65,7 @@ class SqliteStore:
     def __init__(self, path: str) -> None:
         self.path = path
         self._db = DbThread(path, "store")
+        self.pages_added = 0  # changed on the store's thread only, after a commit
 
     def __repr__(self) -> str:
         return f"SqliteStore({self.path!r})"
@@ -146,10 +149,12 @@ class SqliteStore:
             # IMMEDIATE takes the write lock up front, so a second process on
             # the same file fails here rather than halfway through the batch.
             conn.execute("BEGIN IMMEDIATE")
+            new = _new_pages(conn, {r.fp for r in records})
             conn.executemany(_UPSERT, rows)
             append_sqlite(conn, records)  # the pages' versions, in the same transaction
             upsert_items_sync(conn, records)  # and their keyed items
             conn.execute("COMMIT")
+            self.pages_added += new
         except sqlite3.Error as exc:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
@@ -283,3 +288,16 @@ def _prepare(conn: sqlite3.Connection, path: str) -> None:
     migrate(conn, path)
     conn.executescript(HISTORY_SCHEMA)
     history_columns(conn)
+
+
+def _new_pages(conn: sqlite3.Connection, fps: set[bytes]) -> int:
+    """How many of these fingerprints the pages table does not hold yet (in
+    the write's transaction: nothing can add one in between)."""
+    held = 0
+    listed = list(fps)
+    for start in range(0, len(listed), _IN_CHUNK):
+        chunk = listed[start : start + _IN_CHUNK]
+        marks = ", ".join("?" * len(chunk))
+        row = conn.execute(f"SELECT count(*) FROM pages WHERE fp IN ({marks})", chunk).fetchone()
+        held += int(row[0])
+    return len(listed) - held

@@ -13,7 +13,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 from aiohttp import web
-from support.console_helpers import TOKEN, config, field, http, login
+from support.console_helpers import KEY, TOKEN, config, field, http, login, running_master
 from yarl import URL
 
 from nadird.common.urls import fingerprint
@@ -237,14 +237,15 @@ async def test_domains_are_sorted_and_paged_on_the_server(running: Running) -> N
 def test_sessions_expire_and_the_oldest_goes_past_the_bound() -> None:
     now = [1000.0]
     sessions = Sessions(ttl=60.0, clock=lambda: now[0])
-    first = sessions.create()
-    assert sessions.get(first.id) == first and first.csrf != first.id
+    first = sessions.create(KEY)
+    assert sessions.get(first.id, KEY) == first and first.csrf != first.id
     now[0] += 59.9
-    assert sessions.get(first.id) is not None
+    assert sessions.get(first.id, KEY) is not None
     now[0] += 0.2
-    assert sessions.get(first.id) is None and len(sessions) == 0
-    ids = [sessions.create().id for _ in range(300)]
-    assert len(sessions) == 256 and sessions.get(ids[0]) is None and sessions.get(ids[-1])
+    assert sessions.get(first.id, KEY) is None and len(sessions) == 0
+    ids = [sessions.create(KEY).id for _ in range(300)]
+    assert len(sessions) == 256 and sessions.get(ids[0], KEY) is None
+    assert sessions.get(ids[-1], KEY)
     nonce = sessions.login_nonce()
     assert sessions.login_nonce_ok(nonce, nonce)
     assert not sessions.login_nonce_ok(nonce, nonce + "x")
@@ -320,3 +321,58 @@ async def test_the_alerts_page_shows_open_and_recent_alerts(tmp_path: Path) -> N
     assert "<td>stall</td><td>warning</td><td>crawl</td>" in opened
     assert "<td>stall</td><td>crawl</td>" in recent and "<td>firing</td>" in recent
     assert received  # the same alert went to its channel
+
+
+async def test_the_session_cookie_alone_opens_and_changes_nothing(running: Running) -> None:
+    """Browsers send the cookie to every port of 127.0.0.1: a server there
+    that gets it must not be able to use it (without the origin's key)."""
+    async with http() as client:
+        await login(client, running.url)
+        csrf = await csrf_of(client, running.url)
+        stolen = client.cookie_jar.filter_cookies(URL(running.url))[SESSION_COOKIE].value
+    for key in (None, "x" * 43, KEY[:-1] + "j"):
+        async with http(key=key) as thief:
+            thief.cookie_jar.update_cookies({SESSION_COOKIE: stolen})
+            async with thief.get(running.url + "/ui/jobs") as page:
+                html = await page.text()
+                assert page.status == 401 and 'name="csrf"' not in html, key
+                assert "data-job" not in html
+            async with thief.get(running.url + "/api/stats") as stats:
+                assert stats.status == 401, key
+            for path in ("/ui/jobs/default/pause", "/api/jobs/default/pause"):
+                async with thief.post(running.url + path, data={"csrf": csrf}) as refused:
+                    assert refused.status == 401, (key, path)
+    assert not running.master.jobs()["default"].paused
+
+
+async def test_signing_in_without_the_origins_key_opens_no_session(running: Running) -> None:
+    for key in (None, "short", "k" * 42 + "!"):
+        async with http(key=key) as client:
+            response = await login(client, running.url)
+            assert response.status == 400 and SESSION_COOKIE not in response.cookies, key
+    assert len(running.master.api.console.sessions) == 0  # type: ignore[union-attr]
+
+
+async def test_ui_with_a_slash_redirects_and_the_first_visit_is_a_prompt(running: Running) -> None:
+    async with http() as client:
+        async with client.get(running.url + "/ui/", allow_redirects=False) as response:
+            assert response.status == 302 and response.headers["Location"] == "/ui"
+        async with client.get(running.url + "/ui") as page:
+            html = await page.text()
+        assert page.status == 401 and '<p class="hint">Paste the API token' in html
+        assert 'class="problem"' not in html
+        response = await login(client, running.url, "x" * len(TOKEN))
+        assert '<p class="problem" role="alert">Wrong token.' in await response.text()
+
+
+async def test_done_domains_are_listed_after_a_restart(tmp_path: Path) -> None:
+    cfg = config(tmp_path)
+    async with running_master(cfg) as master:
+        master.admit_seeds([("http://done.test/x", "default")])
+        dead_letter(master, "http://done.test/x")
+    async with running_master(cfg) as master, http() as client:
+        assert master.api is not None
+        await login(client, master.api.url)
+        async with client.get(master.api.url + "/ui/domains") as page:
+            html = await page.text()
+        assert "<td>done.test</td>" in html and "(1 in all)" in html

@@ -16,10 +16,10 @@ from typing import Any
 
 import aiohttp
 import pytest
-from support.console_helpers import TOKEN, config, http, login, running_master
+from support.console_helpers import KEY, TOKEN, config, http, login, running_master
 
 from nadird.config.yaml_strict import load_strict
-from nadird.master.console.browser_sessions import SESSION_COOKIE
+from nadird.master.console.browser_sessions import KEY_HEADER, SESSION_COOKIE
 from nadird.master.service.api import ApiServer
 from nadird.master.service.server import Master
 
@@ -79,27 +79,38 @@ async def test_every_route_is_documented_with_schemes_that_exist(served: Served)
     assert served_ops - documented == set()  # a route nobody documented
     assert documented - served_ops == set()  # a documented route that is not there
     schemes = set(doc["components"]["securitySchemes"])
-    assert schemes == {"bearer", "consoleSession"}
+    assert schemes == {"bearer", "consoleSession", "consoleKey"}
     for method, path in served_ops:
         for alternative in requirement(doc, path, method):
             assert alternative <= schemes, (method, path)
     session = doc["components"]["securitySchemes"]["consoleSession"]
     assert (session["type"], session["in"], session["name"]) == ("apiKey", "cookie", SESSION_COOKIE)
+    key = doc["components"]["securitySchemes"]["consoleKey"]
+    assert (key["type"], key["in"], key["name"]) == ("apiKey", "header", KEY_HEADER)
 
 
-def credentials(scheme: str | None, session: str) -> dict[str, str]:
-    if scheme == "bearer":
-        return {"Authorization": f"Bearer {TOKEN}"}
-    if scheme == "consoleSession":
-        return {"Cookie": f"{SESSION_COOKIE}={session}"}
-    return {}
+# What a request may carry: the token, the console's cookie alone (what any
+# server on another port of the host gets from the browser), its key alone,
+# or both (what the console's script sends).
+OFFERS = [{"bearer"}, {"consoleSession"}, {"consoleKey"}, {"consoleSession", "consoleKey"}]
+
+
+def credentials(schemes: set[str], session: str) -> dict[str, str]:
+    headers = {}
+    if "bearer" in schemes:
+        headers["Authorization"] = f"Bearer {TOKEN}"
+    if "consoleSession" in schemes:
+        headers["Cookie"] = f"{SESSION_COOKIE}={session}"
+    if "consoleKey" in schemes:
+        headers[KEY_HEADER] = KEY
+    return headers
 
 
 async def status_of(
-    client: aiohttp.ClientSession, served: Served, method: str, path: str, scheme: str | None
+    client: aiohttp.ClientSession, served: Served, method: str, path: str, schemes: set[str]
 ) -> int:
     filled = re.sub(r"\{(\w+)\}", lambda m: SAMPLES.get(m.group(1), "x"), path)
-    headers = credentials(scheme, served.session)
+    headers = credentials(schemes, served.session)
     async with client.request(
         method, served.url + filled, headers=headers, allow_redirects=False
     ) as response:
@@ -115,14 +126,13 @@ async def test_each_route_takes_exactly_the_credentials_the_document_names(
         for method, path in sorted(served_routes(served.master)):
             alternatives = requirement(doc, path, method)
             open_route = alternatives == [] or set() in alternatives
-            named = set().union(*alternatives) if alternatives else set()
-            without = await status_of(client, served, method, path, None)
+            without = await status_of(client, served, method, path, set())
             assert (without != 401) == open_route, (method, path, without)
-            for scheme in ("bearer", "consoleSession"):
-                status = await status_of(client, served, method, path, scheme)
-                if scheme in named or open_route:
-                    assert status != 401, (method, path, scheme, status)
+            for offer in OFFERS:
+                status = await status_of(client, served, method, path, offer)
+                if open_route or any(needed <= offer for needed in alternatives):
+                    assert status != 401, (method, path, offer, status)
                 else:
-                    assert status == 401, (method, path, scheme, status)
+                    assert status == 401, (method, path, offer, status)
     assert not served.master.jobs()["default"].paused  # nothing was changed
     assert served.master.status()["queued"] == 0

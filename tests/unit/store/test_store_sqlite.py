@@ -126,6 +126,13 @@ async def test_count_and_iterate_by_job(store: SqliteStore) -> None:
     assert len(await read_all(store, "b")) == 10
 
 
+async def test_pages_added_counts_new_fingerprints_only(store: SqliteStore) -> None:
+    await store.write([make_record(n) for n in range(1500)])  # more than one IN (...) query
+    await store.write([make_record(n) for n in range(1400, 1600)])  # 100 of them new
+    await store.write([make_record(2000), make_record(2000)])  # one page, twice in a batch
+    assert store.pages_added == 1601 == await store.count()
+
+
 async def test_empty_write_is_a_no_op(store: SqliteStore) -> None:
     await store.write([])
 

@@ -1,9 +1,56 @@
-// nadird web console: refreshes the numbers of the crawl page from the JSON
-// API every few seconds (the session cookie is enough for GET /api/stats).
-// The page works without it; nothing here changes anything on the master.
+// nadird web console: shows the pages and sends the forms with this origin's
+// key, and refreshes the numbers of the crawl page from the JSON API.
+//
+// Why a script: the session cookie goes to every port of the host, so it is
+// not enough alone. The key is made here at sign-in and kept in localStorage,
+// which only this origin (scheme, host and port) can read; every request for
+// a page, a form or /api/stats carries it in a header that a page of another
+// origin cannot add. A plain navigation gets the shell, which asks for the
+// page again with the key (browser_sessions.py on the master).
 "use strict";
 
 const REFRESH_MS = 3000;
+const KEY_STORE = "nadird.console.key";
+const KEY_HEADER = "X-Nadird-Console-Key";
+
+function newKey() {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+function keyed(init) {
+  const headers = {[KEY_HEADER]: localStorage.getItem(KEY_STORE) || ""};
+  return {...init, headers, credentials: "same-origin", cache: "no-store"};
+}
+
+// A page the master answered: it takes the place of this one.
+function show(html, url, push) {
+  const next = new DOMParser().parseFromString(html, "text/html");
+  document.title = next.title;
+  document.documentElement.lang = next.documentElement.lang;
+  document.body.replaceWith(document.adoptNode(next.body));
+  if (url !== window.location.href) {
+    if (push) window.history.pushState(null, "", url);
+    else window.history.replaceState(null, "", url);
+  }
+  startRefresh();
+  document.body.dataset.shown = String(Date.now());
+}
+
+async function load(url) {
+  const response = await fetch(url, keyed({}));
+  show(await response.text(), response.url, false);
+}
+
+async function submit(form) {
+  if (form.classList.contains("login")) localStorage.setItem(KEY_STORE, newKey());
+  const body = new URLSearchParams(new FormData(form));
+  const response = await fetch(form.action, keyed({method: "POST", body}));
+  if (form.classList.contains("logout")) localStorage.removeItem(KEY_STORE);
+  // Followed to the page a form leads to; an answer that is no redirect
+  // (a refusal) is shown where the form was.
+  show(await response.text(), response.redirected ? response.url : window.location.href, true);
+}
 
 function formatNumber(value) {
   if (value === null || value === undefined) return "\u2014";
@@ -34,7 +81,7 @@ function numbersOf(stats, words) {
   else if (rate <= 0) eta = words.unknown;
   else eta = formatSeconds(queued / rate);
   return {
-    stored: formatNumber(stats.stored_total === null ? stats.stored_this_run : stats.stored_total),
+    stored: formatNumber(stats.stored_total),
     pages_per_s: formatNumber(rate),
     queued: formatNumber(queued),
     leases: formatNumber(stats.leases),
@@ -49,9 +96,9 @@ function numbersOf(stats, words) {
 }
 
 async function refresh(box) {
-  const response = await fetch(box.dataset.source, {credentials: "same-origin", cache: "no-store"});
+  const response = await fetch(box.dataset.source, keyed({}));
   if (response.status === 401) {
-    window.location.reload();  // the session ended: the server shows the login form
+    await load(window.location.href);  // the session ended: the master shows the login form
     return false;
   }
   if (!response.ok) return true;
@@ -64,10 +111,11 @@ async function refresh(box) {
   return true;
 }
 
-function start() {
+function startRefresh() {
   const box = document.querySelector("[data-source]");
   if (box === null) return;
   const tick = async () => {
+    if (!box.isConnected) return;  // another page is shown now
     let again = true;
     try {
       again = await refresh(box);
@@ -77,6 +125,19 @@ function start() {
     if (again) window.setTimeout(tick, REFRESH_MS);
   };
   window.setTimeout(tick, REFRESH_MS);
+}
+
+function start() {
+  document.addEventListener("submit", (event) => {
+    event.preventDefault();
+    submit(event.target).catch(() => window.location.reload());
+  });
+  window.addEventListener("popstate", () => window.location.reload());
+  if (document.getElementById("shell") !== null) {
+    load(window.location.href).catch(() => {});
+  } else {
+    startRefresh();
+  }
 }
 
 document.addEventListener("DOMContentLoaded", start);

@@ -85,7 +85,8 @@ class WorkerAgent:
         self.finished = asyncio.Event()
         self._heartbeat_interval = 2.0
         self._lease_ttl = 30.0
-        self.link = MasterLink(config.worker.master, config.worker.unreachable_after)
+        keys = bool(config.security.worker_secret_key)
+        self.link = MasterLink(config.worker.master, config.worker.unreachable_after, keys)
         self.stats = WorkStats()
         # The token of our registration (Welcome.session): every Results of a
         # bag carries the one the bag came under.
@@ -157,8 +158,9 @@ class WorkerAgent:
         for loop in self._loops:
             loop.cancel()
         await self._sender.close()
+        # NOBLOCK: with no master connected (it refused our keys) it would wait for ever.
         with contextlib.suppress(zmq.ZMQError):
-            await self._send(Bye(node=self.node))
+            await self._dealer.send(encode(Bye(node=self.node)), flags=zmq.NOBLOCK)
         if self.renderer is not None:
             await self.renderer.close()
         await self.fetcher.close()

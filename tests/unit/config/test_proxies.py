@@ -42,15 +42,27 @@ async def test_a_failing_proxy_is_rested_and_the_next_one_used() -> None:
         good = f"http://127.0.0.1:{proxy.port}"
         proxies = ProxyConfig(urls=[dead, good], max_failures=1, cooldown=60.0)
         async with fetcher(proxies=proxies) as client:
-            with pytest.raises(FetchError) as caught:
-                await client.fetch(url(web, "h.test", "/"))
-            for _ in range(3):
+            # The first request fails through the dead one and goes through
+            # the good one at once; the dead one rests.
+            for _ in range(4):
                 assert (await client.fetch(url(web, "h.test", "/"))).status == 200
             pool = client.proxies
-        assert caught.value.kind == "proxy"
-        assert len(proxy.entries()) == 3
-    assert [p.used for p in pool.proxies] == [1, 3]
+        assert len(proxy.entries()) == 4
+    assert [p.used for p in pool.proxies] == [1, 4]
     assert pool.proxies[0].resting_until > time.monotonic()
+
+
+async def test_when_every_proxy_fails_the_fetch_fails_with_kind_proxy() -> None:
+    with hostile_web() as (web, hostile):
+        hostile.add_html("h.test", "/")
+        dead = [f"http://127.0.0.1:{dead_port()}" for _ in range(4)]
+        async with fetcher(proxies=ProxyConfig(urls=dead, attempts=3)) as client:
+            with pytest.raises(FetchError) as caught:
+                await client.fetch(url(web, "h.test", "/"))
+            tried = [p.used for p in client.proxies.proxies]
+    assert caught.value.kind == "proxy" and "refused the connection" in str(caught.value)
+    assert tried == [1, 1, 1, 0]  # `attempts` different proxies, none twice
+    assert web.entries() == []  # never directly
 
 
 async def test_the_address_policy_still_applies_to_proxied_requests() -> None:

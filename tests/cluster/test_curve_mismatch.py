@@ -20,6 +20,8 @@ def free_port() -> int:
 
 def test_a_keyless_worker_and_a_curve_master_both_say_why(cluster: Cluster, tmp_path: Path) -> None:
     _public, secret = generate_keypair(tmp_path / "master", "master")
+    other_master, _ = generate_keypair(tmp_path / "other", "other")
+    _, worker_secret = generate_keypair(tmp_path / "w2", "w2")
     allowed = tmp_path / "allowed"
     allowed.mkdir()
     control = f"tcp://127.0.0.1:{free_port()}"
@@ -32,6 +34,14 @@ def test_a_keyless_worker_and_a_curve_master_both_say_why(cluster: Cluster, tmp_
     worker_config = cluster.worker_config(1)
     worker_config["worker"].update(master=control, unreachable_after=1.0)
     worker = cluster.start("worker", "w1", worker_config)
+    # Another worker has keys, but another master's public key.
+    wrong_config = cluster.worker_config(2)
+    wrong_config["worker"].update(master=control, unreachable_after=1.0)
+    wrong_config["security"] = {
+        "worker_secret_key": str(worker_secret),
+        "master_public_key": str(other_master),
+    }
+    wrong = cluster.start("worker", "w2", wrong_config)
 
     def logged(proc_name: str, event: str) -> list[dict[str, object]]:
         return [e for e in cluster.proc(proc_name).logs() if e.get("event") == event]
@@ -43,9 +53,15 @@ def test_a_keyless_worker_and_a_curve_master_both_say_why(cluster: Cluster, tmp_
     assert "security.master_public_key" in str(unreachable.get("hint"))
     failed = [e for e in logged("master", "curve_handshake_failed") if e["socket"] == "control"]
     assert failed[0]["endpoint"] == control
+    assert wait_until(lambda: logged("w2", "master_unreachable"), 30)
+    assert "may not fit" in str(logged("w2", "master_unreachable")[0].get("hint"))
+    reasons = {str(e["reason"]).split(":")[0] for e in logged("master", "curve_handshake_failed")}
+    assert reasons == {"security mechanism mismatch", "cryptographic error"}
     assert "mechanism" in str(failed[0]["reason"]), failed[0]
     time.sleep(2.0)  # the worker keeps knocking: the master's lines stay few
-    assert len(logged("master", "curve_handshake_failed")) <= 4
+    assert len(logged("master", "curve_handshake_failed")) <= 8  # 2 sockets x 2 reasons x 2
+    wrong.kill(signal.SIGTERM)
+    assert cluster.wait(wrong, 30) == 0
 
     asked = time.monotonic()
     worker.kill(signal.SIGTERM)

@@ -5,8 +5,8 @@ master's public key, a key not on the allow-list) never gets one message
 through: ZeroMQ ends its connection during the handshake, below anything
 the master's own code sees. A socket monitor does see it. Each failure is
 logged as `curve_handshake_failed` with the endpoint and why, at most once
-per socket per interval with a count of the ones held back (a refused
-worker with keys knocks again and again).
+per socket and reason per interval with a count of the ones held back (a
+refused worker with keys knocks again and again).
 
 The line cannot name the worker: ZeroMQ's stable monitor events name the
 bound endpoint only, and the connection is closed by the time the event is
@@ -28,7 +28,7 @@ import zmq.asyncio
 from nadird.common.logs import PerKeyLimit, get_logger
 
 log = get_logger()
-LOG_INTERVAL = 10.0  # seconds between two lines about one socket
+LOG_INTERVAL = 10.0  # seconds between two lines of one socket and reason
 # Not EVENT_HANDSHAKE_FAILED_NO_DETAIL: a peer that connects and hangs up
 # before its greeting (a port check, a worker's own probe) has no key problem.
 _EVENTS = zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_AUTH
@@ -77,13 +77,14 @@ class HandshakeWatch:
             if not event & _EVENTS:
                 continue  # EVENT_MONITOR_STOPPED
             self.failures += 1
-            suppressed = self._limit.allow(name, time.monotonic())
+            reason = reason_of(event, value)
+            suppressed = self._limit.allow(f"{name} {reason}", time.monotonic())
             if suppressed is not None:
                 log.warning(
                     "curve_handshake_failed",
                     socket=name,
                     endpoint=frames[1].decode("utf-8", "replace"),
-                    reason=reason_of(event, value),
+                    reason=reason,
                     suppressed=suppressed,
                 )
 

@@ -3,7 +3,10 @@ recorded with, and a detail an operator can act on.
 
 A refused connection says who refused it (the site, or the proxy in
 between) in plain words rather than aiohttp's "Cannot connect to host ...
-[Connect call failed ...]".
+[Connect call failed ...]". A SOCKS5 proxy that answers it could not reach
+the site (refused, unreachable) reports the site's failure, not its own: kind
+`connect`, which the pool blames on the proxy only until the site has
+failed through several (see proxies.py).
 """
 
 from __future__ import annotations
@@ -34,6 +37,17 @@ def _refused(exc: aiohttp.ClientConnectorError) -> bool:
     return isinstance(inner, ConnectionRefusedError) or inner.errno == errno.ECONNREFUSED
 
 
+# SOCKS5 replies (RFC 1928) about the target, not the proxy: network or host
+# unreachable, connection refused, TTL expired.
+_SOCKS_TARGET_REPLIES = frozenset({3, 4, 5, 6})
+
+
+def _socks(exc: BaseException) -> FetchError:
+    if getattr(exc, "error_code", None) in _SOCKS_TARGET_REPLIES:
+        return FetchError(ErrorKind.CONNECT, f"the proxy could not reach the site: {exc}")
+    return FetchError(ErrorKind.PROXY, f"{type(exc).__name__}: {exc}")
+
+
 def _connect_detail(exc: aiohttp.ClientConnectorError, who: str) -> str:
     if _refused(exc):
         return f"{who} {exc.host}:{exc.port} refused the connection"
@@ -52,7 +66,7 @@ def classify(exc: BaseException) -> FetchError:
     if isinstance(exc, aiohttp.ClientHttpProxyError):
         return FetchError(ErrorKind.PROXY, f"{type(exc).__name__}: {exc}")
     if type(exc).__module__.startswith(("python_socks", "aiohttp_socks")):
-        return FetchError(ErrorKind.PROXY, f"{type(exc).__name__}: {exc}")
+        return _socks(exc)
     if isinstance(exc, aiohttp.ClientConnectorDNSError):
         return FetchError(ErrorKind.DNS, str(exc))
     if isinstance(exc, aiohttp.ClientConnectorError):

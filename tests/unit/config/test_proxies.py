@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import time
+from contextlib import ExitStack
 
 import pytest
 from support.hostile_helpers import fetcher, hostile_web, url
@@ -111,3 +112,21 @@ async def test_socks5_proxy_carries_the_request() -> None:
         assert [e.url for e in proxy.entries()] == [f"h.test:{web.port}"]
         assert [e.path for e in web.entries()] == ["/s"]
     assert outcome.status == 200
+
+
+async def test_a_site_a_socks_proxy_cannot_reach_is_the_sites_failure_after_two_proxies() -> None:
+    pytest.importorskip("aiohttp_socks")
+    port = dead_port()
+    with ExitStack() as stack:
+        socks = [stack.enter_context(run_proxy_in_thread(kind="socks5")) for _ in range(3)]
+        urls = [f"socks5://127.0.0.1:{p.port}" for p in socks]
+        async with fetcher(proxies=ProxyConfig(urls=urls, site_blame_after=2)) as client:
+            with pytest.raises(FetchError) as caught:
+                await client.fetch(f"http://down.test:{port}/")
+            scores = [p.score for p in client.proxies.proxies]
+        asked = [[e.url for e in p.entries()] for p in socks]
+    # The proxies answered "connection refused" for the site: kind connect,
+    # tried through two proxies, then the site's (the third is not asked).
+    assert caught.value.kind == "connect" and "could not reach the site" in str(caught.value)
+    assert asked == [[f"down.test:{port}"], [f"down.test:{port}"], []]
+    assert scores == [9, 10, 10]  # the second failure was already the site's

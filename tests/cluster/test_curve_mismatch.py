@@ -8,6 +8,7 @@ import socket
 import time
 from pathlib import Path
 
+from nadird.master.service.handshakes import HANGUP
 from nadird.protocol.curve import generate_keypair
 from nadird.testing.cluster import Cluster, wait_until
 
@@ -55,11 +56,13 @@ def test_a_keyless_worker_and_a_curve_master_both_say_why(cluster: Cluster, tmp_
     assert failed[0]["endpoint"] == control
     assert wait_until(lambda: logged("w2", "master_unreachable"), 30)
     assert "may not fit" in str(logged("w2", "master_unreachable")[0].get("hint"))
-    reasons = {str(e["reason"]).split(":")[0] for e in logged("master", "curve_handshake_failed")}
-    assert reasons == {"security mechanism mismatch", "cryptographic error"}
-    assert "mechanism" in str(failed[0]["reason"]), failed[0]
+    reasons = {str(e["reason"]) for e in logged("master", "curve_handshake_failed")}
+    assert any(r.startswith("cryptographic error") for r in reasons), reasons
+    # The keyless worker: the master reads its greeting, or (when the worker
+    # saw the mismatch first and hung up) only the hang-up.
+    assert HANGUP in reasons or any(r.startswith("security mechanism") for r in reasons)
     time.sleep(2.0)  # the worker keeps knocking: the master's lines stay few
-    assert len(logged("master", "curve_handshake_failed")) <= 8  # 2 sockets x 2 reasons x 2
+    assert len(logged("master", "curve_handshake_failed")) <= 6  # once per socket and reason
     wrong.kill(signal.SIGTERM)
     assert cluster.wait(wrong, 30) == 0
 

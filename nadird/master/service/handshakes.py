@@ -29,9 +29,19 @@ from nadird.common.logs import PerKeyLimit, get_logger
 
 log = get_logger()
 LOG_INTERVAL = 10.0  # seconds between two lines of one socket and reason
-# Not EVENT_HANDSHAKE_FAILED_NO_DETAIL: a peer that connects and hangs up
-# before its greeting (a port check, a worker's own probe) has no key problem.
-_EVENTS = zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_AUTH
+# A peer that hangs up during the handshake: a keyless worker that saw the
+# mismatch first does (its reset can reach the master before its greeting
+# is read), but so does a port check: logged less often.
+HANGUP_INTERVAL = 60.0
+HANGUP = (
+    "the peer closed the connection during the handshake (a worker without"
+    " CURVE keys may, as does a port check)"
+)
+_EVENTS = (
+    zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL
+    | zmq.EVENT_HANDSHAKE_FAILED_AUTH
+    | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+)
 # What a protocol error code means for an operator looking at a worker's keys.
 _PROTOCOL_REASONS: dict[int, str] = {
     zmq.PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH: (
@@ -50,6 +60,8 @@ def reason_of(event: int, value: int) -> str:
     """Why a handshake failed, in words, from a monitor event and its value."""
     if event == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
         return f"refused by the allow-list (ZAP status {value}): the worker's key is not allowed"
+    if event == zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL:
+        return HANGUP
     return _PROTOCOL_REASONS.get(value, f"protocol error 0x{value:x}")
 
 
@@ -58,6 +70,7 @@ class HandshakeWatch:
 
     def __init__(self, interval: float = LOG_INTERVAL) -> None:
         self._limit = PerKeyLimit(interval)
+        self._hangups = PerKeyLimit(max(interval, HANGUP_INTERVAL))
         self._watched: list[tuple[zmq.asyncio.Socket, zmq.asyncio.Socket]] = []
         self._tasks: list[asyncio.Task[None]] = []
         self.failures = 0
@@ -78,7 +91,8 @@ class HandshakeWatch:
                 continue  # EVENT_MONITOR_STOPPED
             self.failures += 1
             reason = reason_of(event, value)
-            suppressed = self._limit.allow(f"{name} {reason}", time.monotonic())
+            limit = self._hangups if reason is HANGUP else self._limit
+            suppressed = limit.allow(f"{name} {reason}", time.monotonic())
             if suppressed is not None:
                 log.warning(
                     "curve_handshake_failed",

@@ -72,7 +72,7 @@ class FetchOutcome:
     cookies: dict[str, str] = field(default_factory=dict)
 
 
-class _ProxysFault(Exception):
+class _ProxyFault(Exception):
     """A try failed and the pool counted it against the proxy (see proxies.py)."""
 
     def __init__(self, error: FetchError) -> None:
@@ -199,7 +199,7 @@ class Fetcher:
         while True:
             try:
                 return await self._fetch_via(url, proxy, attempt)
-            except _ProxysFault as fault:
+            except _ProxyFault as fault:
                 # The proxy's failure, not the site's: another proxy, at once.
                 tried.append(proxy)
                 again = None
@@ -219,7 +219,7 @@ class Fetcher:
         attempt: Callable[[Proxy | None], Awaitable[FetchOutcome]],
     ) -> FetchOutcome:
         """One try, through `proxy` (None: direct), scored in the pool;
-        _ProxysFault when the pool counts the failure against the proxy."""
+        _ProxyFault when the pool counts the failure against the proxy."""
         started = time.monotonic()
         site = URL(url).host or ""
         try:
@@ -228,7 +228,7 @@ class Fetcher:
         except Exception as exc:
             error = exc if isinstance(exc, FetchError) else classify(exc)
             if proxy is not None and self.proxies.failed(proxy, error.kind, site):
-                raise _ProxysFault(error) from None
+                raise _ProxyFault(error) from None
             if error is exc:
                 raise
             raise error from None

@@ -72,7 +72,7 @@ class MasterLink:
         self.warnings += 1
         silent = round(self.silent_for(now), 1)
         problem = await resolve_problem(self.endpoint)
-        # Never registered, yet something listens there: a handshake refused.
+        # Not registered, yet something listens there: a refused handshake, likely.
         hint = None if self.registered else await silence_hint(self.endpoint, self.curve)
         log.warning(
             "master_unreachable",

@@ -85,7 +85,9 @@ _TRANSIENT: dict[ErrorKind, bool] = {
     ErrorKind.CONNECT: True,
     ErrorKind.DNS: True,
     ErrorKind.HTTP_ERROR: True,
-    ErrorKind.PROXY: False,
+    # No proxy carried it (all the pool's tried failed, or none was usable):
+    # another try later may find one that works.
+    ErrorKind.PROXY: True,
     ErrorKind.BLOCKED_ADDRESS: False,
     ErrorKind.INVALID_URL: False,
     ErrorKind.TOO_LARGE: False,

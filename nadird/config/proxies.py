@@ -170,9 +170,13 @@ class ProxyConfig:
     # A site that failed through this many different proxies in a row is
     # the one failing: its timeouts stop counting against proxies.
     site_blame_after: int = 2
+    # Different proxies one request tries while the failure is the proxy's
+    # (at most the pool's size); past them the page fails with kind `proxy`
+    # and the master retries it later like any transient failure.
+    attempts: int = 3
 
     def __post_init__(self) -> None:
-        positive(self, "max_failures", "cooldown", "site_blame_after")
+        positive(self, "max_failures", "cooldown", "site_blame_after", "attempts")
         not_negative(self, "site_blame_after")
         for i, url in enumerate(self.urls):
             try:

@@ -155,10 +155,8 @@ async def _robots_allow(
         run.pacer.hold(robots.cache.config.error_ttl)
         run.stop()
         return False
-    if rules.failure is not None:  # verdict "failed": the page gets robots.txt's error
-        failure = rules.failure
-        failed = FetchError(failure.kind, f"{failure.detail} (robots.txt)")
-        emit(error_result(task, started, failed))
+    if rules.failure is not None:  # verdict "failed": the page gets that error (robots.page_error)
+        emit(error_result(task, started, rules.failure))
         return False
     if not rules.allows(task.url, robots.token):
         emit(error_result(task, started, ROBOTS_DISALLOWED))

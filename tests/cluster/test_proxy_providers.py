@@ -73,21 +73,17 @@ async def test_a_dead_provider_proxy_is_dropped_and_the_pool_refilled() -> None:
             assert len(client.proxies.proxies) == 2
             provider.proxies = [address(good), address(spare)]  # what it hands out next
             outcomes: list[int] = []
-            failures = 0
             for i in range(8):
-                try:
-                    outcomes.append((await client.fetch(url(web, "h.test", f"/{i}"))).status)
-                except FetchError as exc:
-                    assert exc.kind == "proxy"
-                    failures += 1
+                outcomes.append((await client.fetch(url(web, "h.test", f"/{i}"))).status)
                 await asyncio.sleep(0.05)
             pool = client.proxies
             assert wait_until(lambda: pool.usable() == 2, 5)
             await client.fetch(url(web, "h.test", "/0"))
             await client.fetch(url(web, "h.test", "/1"))
-    # The dead one failed once (its score was 1) and was dropped; the pool
+    # The dead one failed once (its score was 1) and was dropped, and that
+    # request went through the other proxy at once: no fetch failed. The pool
     # ran low and was refilled: the spare proxy carried requests too.
-    assert failures == 1 and pool.dropped == {"score": 1}
+    assert outcomes == [200] * 8 and pool.dropped == {"score": 1}
     assert provider.polls >= 2
     assert carried(spare), "the refilled proxy was never used"
     through = carried(good) + carried(spare)
@@ -219,3 +215,29 @@ async def test_a_ban_signal_counts_against_the_proxy_and_the_page_is_retried() -
         assert "refused proxy http://127.0.0.1" in (banned.error or "")
     # A success sets the maximum (100); each ban costs 5.
     assert proxy.score == 90 and proxy.errors["ban"] == 2
+
+
+def test_a_dead_first_proxy_costs_no_page_robots_txt_included(tmp_path: Path) -> None:
+    """The provider hands out a dead proxy first: robots.txt and the pages go
+    through the live one at once, and the crawl stores every page."""
+    graph = SiteGraph(hosts=1, pages=12)
+    with (
+        run_in_thread(graph) as web,
+        proxies(1) as (live,),
+        provider_in_thread(ProxyProvider([f"127.0.0.1:{dead_port()}", address(live)])) as provider,
+        Cluster(tmp_path) as cluster,
+    ):
+        config = cluster.master_config(jobs=site_job(graph), seeds=graph.seeds())
+        master = cluster.start("master", "master", config)
+        worker = cluster.worker_config(1, proxies={"providers": [{"url": provider.url()}]})
+        cluster.start("worker", "w1", worker)
+        assert cluster.wait(master, 60) == 0
+        entries = web.entries()
+        through = carried(live)
+    assert_exact_store(cluster, graph)
+    assert all(r.error is None for r in cluster.records())
+    # robots.txt was asked of the live proxy, and every request the site saw came through it.
+    assert [p for _, p in map(host_and_path, through)].count("/robots.txt") == 1
+    assert sorted(map(host_and_path, through)) == sorted((e.host, e.path) for e in entries)
+    retried = [e for e in cluster.proc("w1").logs() if e.get("event") == "proxy_retry"]
+    assert retried and str(retried[0]["url"]).endswith("/robots.txt")

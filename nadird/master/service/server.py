@@ -32,6 +32,7 @@ from nadird.master.results.retention import HistoryRetention
 from nadird.master.results.writer import ResultWriter
 from nadird.master.revisits.catch_up import catch_up
 from nadird.master.service.api import ApiServer
+from nadird.master.service.handshakes import HandshakeWatch
 from nadird.master.service.loops import LoopGuard
 from nadird.master.service.peers import PeerProbe
 from nadird.master.service.reads import MasterReads
@@ -89,6 +90,8 @@ class Master(MasterReads):
         self._ctx: zmq.asyncio.Context | None = None
         self._router: zmq.asyncio.Socket | None = None
         self._pull: zmq.asyncio.Socket | None = None
+        # Workers whose keys do not fit fail below the messages: logged here.
+        self.handshakes = HandshakeWatch()
         self._last_dead_poll = 0.0
         self._commit_timer: asyncio.TimerHandle | None = None
         self._rate: collections.deque[tuple[float, int]] = collections.deque(maxlen=12)
@@ -113,6 +116,8 @@ class Master(MasterReads):
         for sock in (self._router, self._pull):
             sock.setsockopt(zmq.LINGER, 1000)
             self.security.secure(sock)
+        self.handshakes.watch(self._router, "control")
+        self.handshakes.watch(self._pull, "results")
         # Every address first: a second master on the same ports stops here,
         # before it admits seeds or writes anything.
         try:
@@ -181,6 +186,7 @@ class Master(MasterReads):
             raise BindError(endpoint, key, reason) from None
 
     def _close_sockets(self) -> None:
+        self.handshakes.stop()
         for sock in (self._router, self._pull):
             if sock is not None:
                 sock.close()

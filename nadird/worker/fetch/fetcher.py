@@ -28,18 +28,21 @@ import aiohttp
 from yarl import URL
 
 from nadird.common.errors import ConfigError, ErrorKind, FetchError, InvalidURL
+from nadird.common.logs import get_logger
 from nadird.common.urls import canonicalize
 from nadird.config import FetchConfig
 from nadird.job.request import RequestSpec
 from nadird.worker.fetch.addresses import AddressPolicy
 from nadird.worker.fetch.cookies import DomainJar, cookie_header
 from nadird.worker.fetch.decoding import Bounded, accept_encoding, decoder_for
+from nadird.worker.fetch.failures import classify
 from nadird.worker.fetch.hops import Hop
 from nadird.worker.fetch.proxies import Proxy, ProxyPool
 from nadird.worker.fetch.proxy_sources import ProviderFeeds
-from nadird.worker.fetch.resolver import AddressBlocked, PolicyResolver
+from nadird.worker.fetch.resolver import PolicyResolver
 from nadird.worker.fetch.throttle import pacing_trace
 
+log = get_logger()
 READ_CHUNK = 64 * 1024
 REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
 # Response headers the worker acts on (politeness, robots directives).
@@ -67,6 +70,14 @@ class FetchOutcome:
     proxy: Proxy | None = None  # the proxy that carried it (a ban signal lowers its score)
     # The cookies the last answer set (a login's session); never stored.
     cookies: dict[str, str] = field(default_factory=dict)
+
+
+class _ProxyFault(Exception):
+    """A try failed and the pool counted it against the proxy (see proxies.py)."""
+
+    def __init__(self, error: FetchError) -> None:
+        super().__init__(error.message)
+        self.error = error
 
 
 class Fetcher:
@@ -176,26 +187,54 @@ class Fetcher:
         proxy for every fetch with the same key (a bag) while it works.
         `jar`: the cookies sent and kept (None: only the request's own)."""
         assert self._session is not None, "Fetcher.start() not called"
-        proxy = None
-        if use_proxy and self.proxies.configured:
-            proxy = await self._proxy_for(proxy_group, sticky)
+
+        def attempt(proxy: Proxy | None) -> Awaitable[FetchOutcome]:
+            hop = Hop.first(request, conditional)
+            return self._follow(url, proxy, max_redirects, max_bytes, truncate, hop_check, hop, jar)
+
+        if not (use_proxy and self.proxies.configured):
+            return await self._fetch_via(url, None, attempt)
+        proxy = await self._proxy_for(proxy_group, sticky)
+        tried: list[Proxy] = []
+        while True:
+            try:
+                return await self._fetch_via(url, proxy, attempt)
+            except _ProxyFault as fault:
+                # The proxy's failure, not the site's: another proxy, at once.
+                tried.append(proxy)
+                again = None
+                if len(tried) < self.proxies.attempts:
+                    again = self.proxies.pick(proxy_group, sticky, avoid=tried)
+                if again is None:
+                    raise fault.error from None
+                log.info(
+                    "proxy_retry", url=url[:200], failed=proxy.label, error=fault.error.message
+                )
+                proxy = again
+
+    async def _fetch_via(
+        self,
+        url: str,
+        proxy: Proxy | None,
+        attempt: Callable[[Proxy | None], Awaitable[FetchOutcome]],
+    ) -> FetchOutcome:
+        """One try, through `proxy` (None: direct), scored in the pool;
+        _ProxyFault when the pool counts the failure against the proxy."""
         started = time.monotonic()
+        site = URL(url).host or ""
         try:
             async with asyncio.timeout(self.config.total_timeout):
-                hop = Hop.first(request, conditional)
-                outcome = await self._follow(
-                    url, proxy, max_redirects, max_bytes, truncate, hop_check, hop, jar
-                )
+                outcome = await attempt(proxy)
         except Exception as exc:
             error = exc if isinstance(exc, FetchError) else classify(exc)
-            if proxy is not None:
-                self.proxies.failed(proxy, error.kind, URL(url).host or "")
+            if proxy is not None and self.proxies.failed(proxy, error.kind, site):
+                raise _ProxyFault(error) from None
             if error is exc:
                 raise
             raise error from None
         outcome.elapsed = time.monotonic() - started
         if proxy is not None:
-            self.proxies.succeeded(proxy, outcome.elapsed, URL(url).host or "")
+            self.proxies.succeeded(proxy, outcome.elapsed, site)
             outcome.proxy = proxy
         return outcome
 
@@ -358,39 +397,3 @@ def _loop_key(url: str) -> str:
         return canonicalize(url)
     except InvalidURL as exc:
         raise FetchError(ErrorKind.INVALID_URL, str(exc)) from None
-
-
-def _blocked(exc: BaseException) -> AddressBlocked | None:
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, AddressBlocked):
-            return seen
-        inner = getattr(seen, "os_error", None)
-        if isinstance(inner, AddressBlocked):
-            return inner
-        seen = seen.__cause__ or seen.__context__
-    return None
-
-
-def classify(exc: BaseException) -> FetchError:
-    """Map a client exception to a FetchError kind."""
-    blocked = _blocked(exc)
-    if blocked is not None:
-        return FetchError(ErrorKind.BLOCKED_ADDRESS, str(blocked))
-    if isinstance(exc, aiohttp.TooManyRedirects):
-        return FetchError(ErrorKind.TOO_MANY_REDIRECTS, str(exc.request_info.real_url))
-    if isinstance(exc, aiohttp.ClientProxyConnectionError | aiohttp.ClientHttpProxyError):
-        return FetchError(ErrorKind.PROXY, f"{type(exc).__name__}: {exc}")
-    if type(exc).__module__.startswith(("python_socks", "aiohttp_socks")):
-        return FetchError(ErrorKind.PROXY, f"{type(exc).__name__}: {exc}")
-    if isinstance(exc, aiohttp.ClientConnectorDNSError):
-        return FetchError(ErrorKind.DNS, str(exc))
-    if isinstance(exc, aiohttp.ClientConnectorError):
-        return FetchError(ErrorKind.CONNECT, str(exc))
-    if isinstance(exc, asyncio.TimeoutError | aiohttp.ServerTimeoutError):
-        return FetchError(ErrorKind.TIMEOUT, str(exc) or "timed out")
-    if isinstance(exc, aiohttp.InvalidURL | ValueError):
-        return FetchError(ErrorKind.INVALID_URL, str(exc))
-    if isinstance(exc, aiohttp.ClientError):
-        return FetchError(ErrorKind.HTTP_ERROR, f"{type(exc).__name__}: {exc}")
-    return FetchError(ErrorKind.INTERNAL, f"{type(exc).__name__}: {exc}")

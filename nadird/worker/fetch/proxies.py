@@ -13,6 +13,10 @@ has failed through `site_blame_after` different proxies in a row, and from
 then on (until the site answers again) it is the site's. HTTP answers,
 404s and 500s included, are the site's: the proxy carried them.
 
+A request whose failure was the proxy's is tried again at once through
+another proxy (fetcher.py), up to `attempts` different ones: one dead proxy
+in the pool costs no page.
+
 A worker told to use proxies never falls back to connecting directly: when
 every fixed proxy rests, the one that comes back first is used; when the
 pool has nothing usable, `pick` returns None and the fetch fails (kind
@@ -23,7 +27,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -122,19 +126,31 @@ class ProxyPool:
         """Told to use proxies (even while the pool is empty)."""
         return self._config.configured
 
+    @property
+    def attempts(self) -> int:
+        """Different proxies one request tries while the failures are theirs."""
+        return self._config.attempts
+
     # ------------------------------------------------------------ picking
-    def pick(self, group: str | None = None, sticky: str | None = None) -> Proxy | None:
+    def pick(
+        self,
+        group: str | None = None,
+        sticky: str | None = None,
+        avoid: Collection[Proxy] = (),
+    ) -> Proxy | None:
         """The next usable proxy (of `group`, when given), in turn; with
-        `sticky` the same one as last time for that key while it stays usable."""
+        `sticky` the same one as last time for that key while it stays usable.
+        Never one in `avoid` (those a request already failed through: the
+        sticky key moves to the new one)."""
         now = self._clock()
         if now >= self._next_expiry - EXPIRY_MARGIN:
             self._drop_expired(now)
         if sticky is not None:
             kept = self._sticky.get(sticky)
-            if kept is not None and self._fits(kept, now, group):
+            if kept is not None and kept not in avoid and self._fits(kept, now, group):
                 kept.used += 1
                 return kept
-        proxy = self._next_usable(now, group)
+        proxy = self._next_usable(now, group, avoid)
         if proxy is None:
             return None
         proxy.used += 1
@@ -148,16 +164,20 @@ class ProxyPool:
     def _fits(self, proxy: Proxy, now: float, group: str | None) -> bool:
         return proxy in self.proxies and proxy.usable(now) and group in (None, proxy.group)
 
-    def _next_usable(self, now: float, group: str | None) -> Proxy | None:
+    def _next_usable(self, now: float, group: str | None, avoid: Collection[Proxy]) -> Proxy | None:
         count = len(self.proxies)
         for offset in range(count):
             proxy = self.proxies[(self._next + offset) % count]
-            if (group is None or proxy.group == group) and proxy.usable(now):
+            if group in (None, proxy.group) and proxy.usable(now) and proxy not in avoid:
                 self._next = (self._next + offset + 1) % count
                 return proxy
         # Every fixed proxy of the group rests: the first to come back is used
         # (never a direct connection). Provider proxies are replaced instead.
-        resting = [p for p in self.proxies if p.source == FIXED and group in (None, p.group)]
+        resting = [
+            p
+            for p in self.proxies
+            if p.source == FIXED and group in (None, p.group) and p not in avoid
+        ]
         return min(resting, key=lambda p: p.resting_until) if resting else None
 
     def release(self, sticky: str) -> None:

@@ -13,6 +13,11 @@ What a fetch of /robots.txt means (RFC 9309 section 2.3.1):
 * The host cannot be reached at all (DNS, connect, timeout, refused address):
   nothing can be fetched there either. The URLs are recorded with that error
   rather than retried on this worker: a dead host must not keep a crawl busy.
+  The error is the site's as it is (a refused connection says so); it names
+  robots.txt only when it is about that fetch: a timeout or a broken answer
+  of robots.txt, or a failure after robots.txt redirected elsewhere.
+* Every proxy tried failed (kind `proxy`): that says nothing of the site, so
+  it is not kept; the pages fail with it and the master tries them later.
 
 Entries live `ttl` seconds (error_ttl for failures) in a bounded LRU. Two
 lanes asking for the same host at once share one fetch.
@@ -40,6 +45,11 @@ from nadird.worker.fetch.fetcher import Fetcher
 log = get_logger()
 
 Verdict = Literal["rules", "allow_all", "unreachable", "failed"]
+# Failures of reaching the host at all: the page's own fetch would fail the
+# same way, so its error is the host's, not labelled as robots.txt's.
+_HOST_FAILURES = frozenset(
+    {ErrorKind.DNS, ErrorKind.CONNECT, ErrorKind.BLOCKED_ADDRESS, ErrorKind.PROXY}
+)
 # A fetch error that says the robots file is unavailable, not that the host is down.
 _UNAVAILABLE = frozenset(
     {
@@ -78,6 +88,17 @@ class RobotsRules:
 
     def sitemaps(self) -> list[str]:
         return list(self.parser.sitemaps) if self.parser is not None else []
+
+
+def page_error(exc: FetchError, hops: list[str]) -> FetchError:
+    """What the pages of a host whose robots.txt could not be read record:
+    the host's own failure as it is, or robots.txt's labelled as such. A
+    copy, without the traceback: the entry stays cached for error_ttl."""
+    if hops:
+        return FetchError(exc.kind, f"{exc.detail} (robots.txt, redirected to {hops[-1][:200]})")
+    if exc.kind in _HOST_FAILURES:
+        return FetchError(exc.kind, exc.detail)
+    return FetchError(exc.kind, f"{exc.detail} (robots.txt)")
 
 
 class RobotsCache:
@@ -168,6 +189,11 @@ class RobotsCache:
         cfg = self.config
         now = time.monotonic()
         self.fetches += 1
+        hops: list[str] = []  # where robots.txt redirected to
+
+        async def follow(url: str) -> None:
+            hops.append(url)
+
         try:
             outcome = await self._fetcher.fetch(
                 f"{origin}/robots.txt",
@@ -175,14 +201,15 @@ class RobotsCache:
                 max_bytes=cfg.max_bytes,
                 truncate=True,
                 use_proxy=use_proxy,
+                hop_check=follow,
             )
         except FetchError as exc:
             if exc.kind in _UNAVAILABLE:
                 return RobotsRules("allow_all", now + cfg.ttl)
             log.info("robots_failed", origin=origin, error=str(exc))
-            # A copy without the traceback: the entry stays cached for error_ttl.
-            error = FetchError(exc.kind, exc.detail)
-            return RobotsRules("failed", now + cfg.error_ttl, failure=error)
+            # A proxy's failure is not the site's: not kept, the next page asks again.
+            ttl = 0.0 if exc.kind is ErrorKind.PROXY else cfg.error_ttl
+            return RobotsRules("failed", now + ttl, failure=page_error(exc, hops))
         status = outcome.status
         if status == 429 or status >= 500:
             log.info("robots_unreachable", origin=origin, status=status)

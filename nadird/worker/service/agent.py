@@ -82,7 +82,8 @@ class WorkerAgent:
         self.cookies = CookieJars(config.fetch.cookie_jars)  # per (job, domain): a cache
         self.secrets = SecretReader()  # login users and passwords, read when first needed
         self.finished = asyncio.Event()
-        self.link = MasterLink(config.worker.master, config.worker.unreachable_after)
+        keys = bool(config.security.worker_secret_key)
+        self.link = MasterLink(config.worker.master, config.worker.unreachable_after, keys)
         self.stats = WorkStats()
         self.core = WorkerCore(
             self._hello_template(), config.worker.exit_when_done, time.monotonic()
@@ -144,8 +145,9 @@ class WorkerAgent:
         for loop in self._loops:
             loop.cancel()
         await self._sender.close()
+        # NOBLOCK: with no master connected (it refused our keys) it would wait for ever.
         with contextlib.suppress(zmq.ZMQError):
-            await self._send(Bye(node=self.node))
+            await self._dealer.send(encode(Bye(node=self.node)), flags=zmq.NOBLOCK)
         if self.renderer is not None:
             await self.renderer.close()
         await self.fetcher.close()

@@ -20,6 +20,7 @@ from nadird.common import systemd
 from nadird.common.http_status import status_classes
 from nadird.common.logs import get_logger
 from nadird.protocol.messages import PageResult
+from nadird.worker.service.master_probe import silence_hint
 
 log = get_logger()
 MAX_WARNING_INTERVAL = 300.0
@@ -27,8 +28,9 @@ RESOLVE_TIMEOUT = 5.0
 
 
 class MasterLink:
-    def __init__(self, endpoint: str, warn_after: float) -> None:
+    def __init__(self, endpoint: str, warn_after: float, curve: bool = False) -> None:
         self.endpoint = endpoint
+        self.curve = curve  # this worker has CURVE keys (for the hint when unanswered)
         self.warn_after = warn_after
         self.registered = False
         self.last_heard = time.monotonic()
@@ -70,6 +72,8 @@ class MasterLink:
         self.warnings += 1
         silent = round(self.silent_for(now), 1)
         problem = await resolve_problem(self.endpoint)
+        # Not registered, yet something listens there: a refused handshake, likely.
+        hint = None if self.registered else await silence_hint(self.endpoint, self.curve)
         log.warning(
             "master_unreachable",
             master=self.endpoint,
@@ -77,6 +81,7 @@ class MasterLink:
             next_warning_s=round(self._next_warning - now, 1),
             registered=self.registered,
             **({"resolve_error": problem} if problem else {}),
+            **({"hint": hint} if hint else {}),
         )
         systemd.notify(f"STATUS=no answer from the master at {self.endpoint} for {silent} s")
 

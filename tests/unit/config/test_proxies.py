@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import time
+from contextlib import ExitStack
 
 import pytest
 from support.hostile_helpers import fetcher, hostile_web, url
@@ -42,15 +43,27 @@ async def test_a_failing_proxy_is_rested_and_the_next_one_used() -> None:
         good = f"http://127.0.0.1:{proxy.port}"
         proxies = ProxyConfig(urls=[dead, good], max_failures=1, cooldown=60.0)
         async with fetcher(proxies=proxies) as client:
-            with pytest.raises(FetchError) as caught:
-                await client.fetch(url(web, "h.test", "/"))
-            for _ in range(3):
+            # The first request fails through the dead one and goes through
+            # the good one at once; the dead one rests.
+            for _ in range(4):
                 assert (await client.fetch(url(web, "h.test", "/"))).status == 200
             pool = client.proxies
-        assert caught.value.kind == "proxy"
-        assert len(proxy.entries()) == 3
-    assert [p.used for p in pool.proxies] == [1, 3]
+        assert len(proxy.entries()) == 4
+    assert [p.used for p in pool.proxies] == [1, 4]
     assert pool.proxies[0].resting_until > time.monotonic()
+
+
+async def test_when_every_proxy_fails_the_fetch_fails_with_kind_proxy() -> None:
+    with hostile_web() as (web, hostile):
+        hostile.add_html("h.test", "/")
+        dead = [f"http://127.0.0.1:{dead_port()}" for _ in range(4)]
+        async with fetcher(proxies=ProxyConfig(urls=dead, attempts=3)) as client:
+            with pytest.raises(FetchError) as caught:
+                await client.fetch(url(web, "h.test", "/"))
+            tried = [p.used for p in client.proxies.proxies]
+    assert caught.value.kind == "proxy" and "refused the connection" in str(caught.value)
+    assert tried == [1, 1, 1, 0]  # `attempts` different proxies, none twice
+    assert web.entries() == []  # never directly
 
 
 async def test_the_address_policy_still_applies_to_proxied_requests() -> None:
@@ -99,3 +112,21 @@ async def test_socks5_proxy_carries_the_request() -> None:
         assert [e.url for e in proxy.entries()] == [f"h.test:{web.port}"]
         assert [e.path for e in web.entries()] == ["/s"]
     assert outcome.status == 200
+
+
+async def test_a_site_a_socks_proxy_cannot_reach_is_the_sites_failure_after_two_proxies() -> None:
+    pytest.importorskip("aiohttp_socks")
+    port = dead_port()
+    with ExitStack() as stack:
+        socks = [stack.enter_context(run_proxy_in_thread(kind="socks5")) for _ in range(3)]
+        urls = [f"socks5://127.0.0.1:{p.port}" for p in socks]
+        async with fetcher(proxies=ProxyConfig(urls=urls, site_blame_after=2)) as client:
+            with pytest.raises(FetchError) as caught:
+                await client.fetch(f"http://down.test:{port}/")
+            scores = [p.score for p in client.proxies.proxies]
+        asked = [[e.url for e in p.entries()] for p in socks]
+    # The proxies answered "connection refused" for the site: kind connect,
+    # tried through two proxies, then the site's (the third is not asked).
+    assert caught.value.kind == "connect" and "could not reach the site" in str(caught.value)
+    assert asked == [[f"down.test:{port}"], [f"down.test:{port}"], []]
+    assert scores == [9, 10, 10]  # the second failure was already the site's

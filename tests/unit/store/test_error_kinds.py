@@ -30,7 +30,7 @@ from nadird.store.sqlite.schema import SCHEMA_VERSION
 from nadird.store.sqlite.store import SqliteStore
 
 WORKER = Path(nadird.worker.__file__).parent
-TRANSIENT = {"timeout", "connect", "dns", "http_error"}
+TRANSIENT = {"timeout", "connect", "dns", "http_error", "proxy"}
 
 
 def page(error: str | None = None, kind: ErrorKind | None = None, status: int = 0) -> PageResult:

@@ -137,6 +137,22 @@ def test_sticky_keys_keep_their_proxy_while_it_works() -> None:
     assert pool.pick() is not None  # rotation goes on for everyone else
 
 
+def test_a_retry_avoids_the_proxies_it_failed_through_and_moves_the_sticky_key() -> None:
+    pool = pool_of(Clock(), urls=["http://a:1", "http://b:1"], max_failures=3)
+    first = pool.pick(sticky="bag-1")
+    assert first is not None
+    pool.failed(first)  # counted, but it does not rest yet
+    again = pool.pick(sticky="bag-1", avoid=[first])
+    assert again is not None and again is not first
+    assert pool.pick(sticky="bag-1") is again  # the bag stays on the one that works
+    assert pool.pick(avoid=[first, again]) is None  # nothing else: no third try
+    resting = pool_of(Clock(), urls=["http://a:1"], max_failures=1)
+    only = resting.pick()
+    assert only is not None
+    resting.failed(only)  # rests; it is still the fallback, but never twice in one request
+    assert resting.pick() is only and resting.pick(avoid=[only]) is None
+
+
 def test_groups_limit_the_choice_and_become_capabilities() -> None:
     config = ProxyConfig(urls=["http://a:1"], groups={"cn": ["http://cn1:1", "http://cn2:1"]})
     pool = ProxyPool(config, Clock())

@@ -171,3 +171,53 @@ async def test_robots_5xx_hands_the_bag_back_to_rest() -> None:
     asked = time.monotonic()
     rest = run.pacer.rest()
     assert 5.0 - (time.monotonic() - started) <= rest <= 5.0 - (asked - ended)
+
+
+def _dead_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def test_a_refused_site_is_recorded_as_refused_not_as_robots_txts_failure() -> None:
+    from types import SimpleNamespace
+
+    port = _dead_port()
+    nothing = SimpleNamespace(port=port)  # a "web" on a port nothing listens on
+    _run, results = await run_bag(nothing, "dead.test", ["/a"])
+    assert [r.error for r in results] == [
+        f"connect: the site dead.test:{port} refused the connection"
+    ]
+    assert results[0].error_kind == "connect"  # retried by the master
+
+
+async def test_a_failure_after_robots_txt_redirected_names_robots_txt() -> None:
+    port = _dead_port()
+    elsewhere = f"http://127.0.0.1:{port}/robots.txt"
+    with hostile_web() as (web, hostile):
+        hostile.add_page("r.test", "/robots.txt", _redirect(elsewhere))
+        hostile.add_html("r.test", "/a")
+        _run, results = await run_bag(web, "r.test", ["/a"])
+        fetched = [e.path for e in web.entries()]
+    assert fetched == ["/robots.txt"]
+    assert [r.error for r in results] == [
+        f"connect: the site 127.0.0.1:{port} refused the connection"
+        f" (robots.txt, redirected to {elsewhere})"
+    ]
+
+
+async def test_robots_txt_failing_through_every_proxy_is_not_kept() -> None:
+    from nadird.config import ProxyConfig
+
+    dead = ProxyConfig(urls=[f"http://127.0.0.1:{_dead_port()}"])
+    with hostile_web() as (web, hostile):
+        hostile.add_host("r.test", robots=STAR)
+        async with fetcher(proxies=dead) as client:
+            cache = RobotsCache(client, fetch_config().robots)
+            rules = await cache.rules(url(web, "r.test", "/x"))
+            kept = cache.cached(url(web, "r.test", "/x"))
+    assert rules.verdict == "failed" and rules.failure is not None
+    assert rules.failure.kind == "proxy" and "(robots.txt)" not in (rules.error or "")
+    assert kept is None  # the next page asks again, through whatever proxy works then

@@ -29,6 +29,7 @@ from nadird.job.request import RequestSpec
 from nadird.job.spec import Job
 from nadird.protocol.codec import decode, encode
 from nadird.protocol.curve import secure_client
+from nadird.protocol.local_keys import secure_local
 from nadird.protocol.messages import (
     Bag,
     BagDone,
@@ -127,6 +128,10 @@ class WorkerAgent:
         self._dealer.setsockopt(zmq.LINGER, 2000)
         self._push.setsockopt(zmq.LINGER, 10000)
         self._push.setsockopt(zmq.SNDHWM, 100_000)
+        # On this host without keys configured: the master's local keys first.
+        if not await secure_local(self.config, (self._dealer, self._push), stop):
+            self._ctx.destroy(linger=0)
+            return
         self._dealer.connect(worker.master)
         self._push.connect(worker.results)
         if self.renderer is not None:

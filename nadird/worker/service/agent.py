@@ -109,6 +109,7 @@ class WorkerAgent:
             self._push, self.node, config.worker.result_batch, config.worker.result_flush_interval
         )
         self._loops: list[asyncio.Task[None]] = []
+        self._connected = False
         for sock in (self._dealer, self._push):
             # Here, not in run(): a bad key file is a config error (exit 2).
             secure_client(sock, config, source)
@@ -128,24 +129,22 @@ class WorkerAgent:
         self._dealer.setsockopt(zmq.LINGER, 2000)
         self._push.setsockopt(zmq.LINGER, 10000)
         self._push.setsockopt(zmq.SNDHWM, 100_000)
-        # On this host without keys configured: the master's local keys first.
-        if not await secure_local(self.config, (self._dealer, self._push), stop):
-            self._ctx.destroy(linger=0)
-            return
-        self._dealer.connect(worker.master)
-        self._push.connect(worker.results)
         if self.renderer is not None:
             await self.renderer.start()  # before any bag: fail fast without a browser
         await self.fetcher.start()
         if self.http is not None:
             await self.http.start()
         self._sender.start()
-        await self._hello()
-        self._loops = [
-            asyncio.create_task(self._recv_loop(), name="recv"),
-            asyncio.create_task(self._heartbeat_loop(), name="heartbeat"),
-            asyncio.create_task(self._link_loop(), name="link"),
-        ]
+        self._loops = [asyncio.create_task(self._link_loop(), name="link")]
+        # On this host without keys configured: the keys the master makes
+        # when it starts (till then the link loop says the master is away).
+        if await secure_local(self.config, (self._dealer, self._push), stop):
+            self._dealer.connect(worker.master)
+            self._push.connect(worker.results)
+            self._connected = True
+            await self._hello()
+            self._loops.append(asyncio.create_task(self._recv_loop(), name="recv"))
+            self._loops.append(asyncio.create_task(self._heartbeat_loop(), name="heartbeat"))
         stopper = asyncio.create_task(stop.wait())
         finisher = asyncio.create_task(self.finished.wait())
         await asyncio.wait({stopper, finisher}, return_when=asyncio.FIRST_COMPLETED)
@@ -162,8 +161,9 @@ class WorkerAgent:
         for loop in self._loops:
             loop.cancel()
         await self._sender.close()
-        with contextlib.suppress(zmq.ZMQError):
-            await self._send(Bye(node=self.node))
+        if self._connected:  # a send on a socket never connected would wait forever
+            with contextlib.suppress(zmq.ZMQError):
+                await self._send(Bye(node=self.node))
         if self.renderer is not None:
             await self.renderer.close()
         await self.fetcher.close()

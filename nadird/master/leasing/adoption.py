@@ -126,7 +126,7 @@ class Adoption:
                 self._ended[record.id] = Waiting(record, rows)
         self.until = max(hold_until, now + window)
         if self._waiting:
-            log.info("leases_waiting", leases=len(self._waiting), until=hold_until - now)
+            log.info("leases_waiting", leases=len(self._waiting), until=round(self.until - now, 3))
         return False
 
     def claim(self, node: Node, held: list[HeldBag], now: float, ttl: float) -> list[Lease]:

@@ -4,9 +4,12 @@ cannot read them (another local user's) gets no bag."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -76,3 +79,22 @@ def test_a_stranger_without_the_local_keys_gets_no_bag(cluster: Cluster, tmp_pat
     for name in ("master", "worker"):
         mode = os.stat(cluster.local_keys / f"{name}.key_secret").st_mode
         assert stat.S_IMODE(mode) == 0o600
+
+
+def test_nadird_crawl_runs_its_workers_on_the_keys_its_master_made(tmp_path: Path) -> None:
+    graph = SiteGraph(hosts=2, pages=20)
+    state = tmp_path / "state"
+    with run_in_thread(graph) as web:
+        command = [
+            sys.executable, "-m", "nadird", "crawl", *graph.seeds(), "--resolve",
+            "*.test=127.0.0.1", "--allow-private", "--delay", "0", "--workers", "2",
+            "--state-dir", str(state), "--store", f"sqlite:///{tmp_path / 'crawl.db'}",
+        ]  # fmt: skip
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=180, cwd=tmp_path)
+        entries = page_requests(web)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert summary["complete"] is True and summary["pages"] == len(entries) > 0
+    assert '"curve_enabled"' in proc.stderr
+    assert proc.stderr.count('"local_keys_used"') >= 2  # each worker
+    assert stat.S_IMODE(os.stat(state / "keys").st_mode) == 0o700

@@ -12,19 +12,25 @@ from typing import Any
 
 from nadird.testing.checks import assert_exact_store, page_requests, site_job
 from nadird.testing.cluster import Cluster, wait_until
+from nadird.testing.frame_sender import Api
 from nadird.testing.graph import SiteGraph
-from nadird.testing.web import AccessEntry, run_in_thread
+from nadird.testing.web import AccessEntry, SyntheticWeb, run_in_thread
 
 TTL = 2.0  # the worker drops its bags 0.9 of it after the master's last word
-DELAY = 1.0  # seconds between requests to the one site
+DELAY = 2.5  # seconds between requests to the one site
+QUIET = 1.2  # the master killed this long after the last request ended
 FORGOTTEN = 10 * TTL  # ... and forgets them this long after (worker/service/held.py)
 
 
-def quiet(entries: list[AccessEntry]) -> bool:
-    """Halfway between two requests: the last result is stored (results are
-    flushed within 0.1 s, admissions committed within 0.2 s), and results
-    sent from now on wait in the worker."""
-    return time.time() - entries[-1].t_end > DELAY / 2
+def settled(api: Api, web: SyntheticWeb) -> bool:
+    """Between two requests, everything fetched so far stored and a second
+    gone by (the frontier commits at least once a second): results sent from
+    now on wait in the worker, none is on its way to the master."""
+    entries = page_requests(web)
+    if not QUIET <= time.time() - entries[-1].t_end < DELAY - 0.3:
+        return False
+    stats = api.stats()
+    return bool(stats["stored_this_run"] >= len(entries) and stats["store_pending"] == 0)
 
 
 def fetched_twice(entries: list[AccessEntry]) -> list[tuple[str, str]]:
@@ -37,7 +43,7 @@ def events(cluster: Cluster, name: str, event: str) -> list[dict[str, Any]]:
 
 
 def test_results_held_through_a_long_master_outage_are_stored_once(cluster: Cluster) -> None:
-    graph = SiteGraph(hosts=1, pages=14)
+    graph = SiteGraph(hosts=1, pages=10)
     with run_in_thread(graph, latency=0.002) as web:
         config = cluster.master_config(
             jobs=site_job(graph),
@@ -49,8 +55,9 @@ def test_results_held_through_a_long_master_outage_are_stored_once(cluster: Clus
         )
         master = cluster.start("master", "master", config)
         cluster.start("worker", "w1", cluster.worker_config(1))
-        assert wait_until(lambda: len(page_requests(web)) >= 3, 60)
-        assert wait_until(lambda: quiet(page_requests(web)), 10)
+        assert wait_until(lambda: len(page_requests(web)) >= 2, 60)
+        api = Api(cluster)
+        assert wait_until(lambda: settled(api, web), 60, interval=0.1)
         master.kill(signal.SIGKILL)
         master.popen.wait(10)
         killed = time.time()

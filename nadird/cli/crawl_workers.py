@@ -33,10 +33,20 @@ def worker_config_file(config: Config, master: Master, index: int, state_dir: st
             "exit_when_done": True,
         },
         "fetch": dataclasses.asdict(config.fetch),
+        "security": local_security(config, master),
     }
     path = Path(state_dir) / f"worker-{index}.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return path
+
+
+def local_security(config: Config, master: Master) -> dict[str, object]:
+    """Where the workers find the keys the master made (protocol/local_keys.py),
+    or the open mesh the config chose."""
+    sec = config.security
+    if master.security.local is not None:
+        return {"local_keys_dir": str(master.security.local.directory)}
+    return {"allow_insecure_loopback": sec.allow_insecure_loopback, "insecure": sec.insecure}
 
 
 class WorkerPool:

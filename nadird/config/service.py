@@ -50,6 +50,12 @@ class SecurityConfig:
     master_public_key: str | None = None  # worker: the master's NAME.key
     worker_secret_key: str | None = None  # worker: its own NAME.key_secret
     insecure: bool = False  # allow a master without keys on a non-loopback address
+    # A mesh on this host only (loopback, ipc://) without keys configured: the
+    # master makes keys in this directory and local workers read them there
+    # (default: master.state_dir/keys). See protocol/local_keys.py.
+    local_keys_dir: str | None = None
+    # ... or, set on both, no keys: any local user's process may join.
+    allow_insecure_loopback: bool = False
     max_message_bytes: int = 64 * 1024 * 1024
 
     def __post_init__(self) -> None:

@@ -281,6 +281,9 @@ class MasterCore(Dispatching, Failing, Welcoming, JobControl):
         crawled by whoever holds them."""
         lease = self.leases.current(msg.lease, msg.epoch)
         held = lease or self.leases.ended.get(msg.lease, msg.epoch, now, self.late_window())
+        if held is None:  # the previous run's lease, before (or without) its claim
+            lease = self.adoption.results_lease(msg, now)
+            held = lease or self.leases.ended.get(msg.lease, msg.epoch, now, self.late_window())
         refused = refusal(msg, user, held)
         if refused is not None or held is None:
             self.refused[refused or "no_lease"] += 1
@@ -306,6 +309,8 @@ class MasterCore(Dispatching, Failing, Welcoming, JobControl):
         unchanged: list[bytes] = []  # 304s: settled without a store write
         for page in msg.pages:
             row = lease.pending.pop(page.fp, None) if lease is not None else None
+            if row is None and lease is not None and page.fp in lease.urls:
+                continue  # answered in this lease already (sent again after a restart)
             self._observe(page, held.job)
             if is_transient(page):
                 self._failed(page, row, lease)

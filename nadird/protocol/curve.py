@@ -11,7 +11,6 @@ are CURVE clients with their own keypair and the master's public key.
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import os
 import stat
 import time
@@ -28,6 +27,8 @@ from zmq.auth.asyncio import AsyncioAuthenticator
 from nadird.common.errors import ConfigError
 from nadird.common.logs import PerKeyLimit, get_logger
 from nadird.config import Config, SecurityConfig
+from nadird.protocol import local_keys
+from nadird.protocol.local_keys import is_private_endpoint
 
 log = get_logger()
 
@@ -115,25 +116,41 @@ class MasterSecurity:
 
     def __init__(self, config: Config, source: str = "(config)") -> None:
         self.sec = config.security
-        self.enabled = bool(self.sec.master_secret_key)
+        # Keys made in the state dir for a mesh on this host (local_keys.py).
+        self.local = local_keys.for_master(config)
+        self.enabled = bool(self.sec.master_secret_key) or self.local is not None
         self._allow = _AllowList(allowed_keys(self.sec, source) if self.enabled else set())
         self._auth: AsyncioAuthenticator | None = None
         self._public = self._secret = b""
-        if self.enabled:
+        self._local_worker: set[bytes] = set()
+        if self.sec.master_secret_key:
             public, secret = _load(
-                self.sec.master_secret_key or "", True, "security.master_secret_key", source
+                self.sec.master_secret_key, True, "security.master_secret_key", source
             )
             self._public, self._secret = public, secret or b""
-        else:
+        elif self.local is None:
             check_open_binds(config, source)
+        self._source = source
 
     def start(self, ctx: zmq.asyncio.Context) -> None:
         if not self.enabled:
             return
+        if self.local is not None:
+            self._use_local_keys(self.local)
         self._auth = AsyncioAuthenticator(ctx)
         self._auth.start()
         self._auth.configure_curve_callback(domain="*", credentials_provider=self._allow)
-        log.info("curve_enabled", allowed_workers=len(self._allow.keys))
+        local = str(self.local.directory) if self.local is not None else None
+        log.info("curve_enabled", allowed_workers=len(self._allow.keys), local_keys=local)
+
+    def _use_local_keys(self, local: local_keys.LocalKeys) -> None:
+        """Made at start, not before: `nadird check` writes nothing."""
+        local_keys.make(local, self._source)
+        secret_file = str(local.path(local_keys.MASTER, secret=True))
+        public, secret = _load(secret_file, True, "security.local_keys_dir", self._source)
+        self._public, self._secret = public, secret or b""
+        self._local_worker = {public_key(local.path(local_keys.WORKER))}
+        self._allow.keys |= self._local_worker
 
     def secure(self, sock: zmq.asyncio.Socket) -> None:
         sock.setsockopt(zmq.MAXMSGSIZE, self.sec.max_message_bytes)
@@ -148,7 +165,7 @@ class MasterSecurity:
 
     def reload(self, config: Config, source: str) -> None:
         if self.enabled:
-            keys = allowed_keys(config.security, source)
+            keys = allowed_keys(config.security, source) | self._local_worker
             revoked = len(self._allow.keys - keys)
             self._allow.keys = keys
             log.info("curve_allow_list_reloaded", allowed=len(keys), revoked=revoked)
@@ -173,22 +190,6 @@ def secure_client(sock: zmq.asyncio.Socket, config: Config, source: str = "(conf
     sock.curve_serverkey = server
 
 
-def is_private_endpoint(endpoint: str) -> bool:
-    """ipc://, inproc:// and tcp:// on loopback are reachable from this host only."""
-    scheme, _, rest = endpoint.partition("://")
-    if scheme in ("ipc", "inproc"):
-        return True
-    if scheme != "tcp":
-        return False
-    host = rest.rsplit(":", 1)[0].strip("[]")
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False  # "*", an interface name or a host name: may be reachable
-
-
 def check_open_binds(config: Config, source: str) -> None:
     endpoints: Iterable[tuple[str, str]] = (
         ("master.bind", config.master.bind),
@@ -196,6 +197,14 @@ def check_open_binds(config: Config, source: str) -> None:
     )
     for key, endpoint in endpoints:
         if is_private_endpoint(endpoint):
+            # Only an operator's choice leaves a master on this host without
+            # keys (local_keys.for_master): say what it trusts, at every start.
+            log.warning(
+                "insecure_mesh",
+                endpoint=endpoint,
+                reason="no CURVE keys: any local user's process can join as a worker, "
+                "receive job rules and login sessions, and send results",
+            )
             continue
         if not config.security.insecure:
             raise ConfigError(

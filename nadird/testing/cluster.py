@@ -63,6 +63,11 @@ class Cluster:
         return f"ipc://{self.sockdir}/results"
 
     @property
+    def local_keys(self) -> Path:
+        """Where the master makes the keys of this host's mesh (local_keys.py)."""
+        return self.workdir / "state" / "keys"
+
+    @property
     def store_path(self) -> Path:
         return self.workdir / "store.db"
 
@@ -108,6 +113,7 @@ class Cluster:
                 "total_timeout": 10.0,
                 **fetch,
             },
+            "security": {"local_keys_dir": str(self.local_keys)},
         }
 
     def start(
@@ -140,6 +146,20 @@ class Cluster:
         proc = Proc(name, popen, log_path)
         self.procs.append(proc)
         return proc
+
+    def member(self, *socks: Any) -> None:
+        """Raw ZeroMQ sockets of a test that speaks as one of this host's
+        workers: CURVE clients with the keys the master made (waits for them)."""
+        import zmq.auth
+
+        secret_file = self.local_keys / "worker.key_secret"
+        assert wait_until(secret_file.exists, 30), f"no local keys at {self.local_keys}"
+        public, secret = zmq.auth.load_certificate(str(secret_file))
+        server, _ = zmq.auth.load_certificate(str(self.local_keys / "master.key"))
+        for sock in socks:
+            sock.curve_publickey = public
+            sock.curve_secretkey = secret
+            sock.curve_serverkey = server
 
     def proc(self, name: str) -> Proc:
         """The newest process started under this name."""

@@ -44,6 +44,7 @@ class Sender:
     def __init__(self, cluster: Cluster) -> None:
         self.ctx = zmq.Context()
         self.dealer, self.push = self.ctx.socket(zmq.DEALER), self.ctx.socket(zmq.PUSH)
+        cluster.member(self.dealer, self.push)  # frames past the handshake, as a worker's
         self.dealer.connect(cluster.control)
         self.push.connect(cluster.results)
         self.sent = 0  # messages

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 import zmq
-from support.forgery_helpers import FORGED, Forger
+from support.forgery_helpers import FORGED, Forger, local_member
 
 from nadird.common.urls import fingerprint, host_of
 from nadird.protocol.messages import Bag, BagDone, Bye, PageResult
@@ -99,7 +99,9 @@ def test_a_lying_worker_poisons_neither_the_seen_set_nor_the_store(cluster: Clus
     ctx = zmq.Context()
     with run_in_thread(graph, latency=0.01) as web:
         master = start_master(cluster, graph)
-        forger = Forger(ctx, cluster.control, cluster.results)
+        forger = Forger(
+            ctx, cluster.control, cluster.results, keys=local_member(cluster), key="worker"
+        )
         bag = forger.take_a_bag()
         target = next(
             u for u in graph.all_pages() if "/p/" in u and graph.expected_fields(u)["sku"]

@@ -219,6 +219,7 @@ def test_hostile_frames_are_dropped_and_counted_while_a_crawl_completes(
         assert wait_until(lambda: len(page_requests(web)) > 10, 30)
         ctx = zmq.Context()
         dealer, push = ctx.socket(zmq.DEALER), ctx.socket(zmq.PUSH)
+        cluster.member(dealer, push)  # frames past the handshake, as a worker's
         dealer.connect(cluster.control)
         push.connect(cluster.results)
         leases = [e["lease"] for e in master.logs() if "lease" in e]

@@ -26,6 +26,7 @@ from nadird.protocol.messages import (
     Results,
     Welcome,
 )
+from nadird.testing.cluster import Cluster, wait_until
 
 FORGED = "FORGED"  # in every forged page's data and checksum
 
@@ -55,6 +56,15 @@ class Keys:
         sock.curve_publickey = public
         sock.curve_secretkey = secret or b""
         sock.curve_serverkey = server
+
+
+def local_member(cluster: Cluster) -> Keys:
+    """The keys this host's workers share, made by the master at start: a
+    forger holding them is a member of the mesh that lies."""
+    where = cluster.local_keys
+    assert wait_until((where / "worker.key_secret").exists, 30)
+    names = ("master", "worker")
+    return Keys({n: (where / f"{n}.key", where / f"{n}.key_secret") for n in names})
 
 
 @dataclass

@@ -8,8 +8,10 @@ when all of this holds, else it is dropped whole (no page of it is stored):
   with URLs still out no longer ago than the late-result window;
 - it comes from that lease's holder: the node name, the session token the
   master handed that registration in its Welcome (only a peer that did the
-  handshake on the control socket knows it) and, under CURVE, the key it
-  registered with (the User-Id of the message);
+  handshake on the control socket knows it; for a lease adopted after a
+  restart, also the token it was granted under, in results sent before the
+  restart) and, under CURVE, the key it registered with (the User-Id of the
+  message);
 - every page is for a URL of that lease: its fingerprint was leased, under
   that very URL, at that very depth (a page's links enter one level deeper:
   a worker's depth taken as sent would let it put links past a job's
@@ -24,6 +26,7 @@ from __future__ import annotations
 import hmac
 
 from nadird.master.leasing.leases import EndedLease, Lease
+from nadird.master.state.lease_db import session_hash
 from nadird.protocol.messages import Results
 
 # Refusal code -> what the drop warning says.
@@ -49,7 +52,9 @@ def refusal(msg: Results, user: str, lease: Lease | EndedLease | None) -> str | 
     if msg.node != holder.node:
         return "other_node"
     # Constant time: the token is the only secret a plain-text mesh has.
-    if not holder.session or not hmac.compare_digest(msg.session, holder.session):
+    if not holder.session or not (
+        hmac.compare_digest(msg.session, holder.session) or _former(msg, lease)
+    ):
         return "session"
     if user != holder.user:
         return "key"
@@ -60,3 +65,12 @@ def refusal(msg: Results, user: str, lease: Lease | EndedLease | None) -> str | 
         if depths.get(page.fp, page.depth) != page.depth:
             return "depth"
     return None
+
+
+def _former(msg: Results, lease: Lease | EndedLease) -> bool:
+    """Results of an adopted lease sent before the restart, under the token of
+    the registration it was granted to (its holder's, by node and key), for
+    URLs no result has come for since."""
+    if not lease.former or not hmac.compare_digest(lease.former, session_hash(msg.session)):
+        return False
+    return not isinstance(lease, Lease) or all(p.fp in lease.pending for p in msg.pages)

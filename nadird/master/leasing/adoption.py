@@ -21,6 +21,13 @@ its domain is held until the lease could have expired (lease_mark.py), and
 for a short claim window after the start at least, then its URLs are leased
 again.
 
+Results of such a lease may come before the claim, or without one (a worker
+cut off so long it forgot the bag, but not the results queued on its
+socket): they are taken at once when they pass the claim's checks (lease id
+and epoch, job, node, CURVE key, the session token's hash) and the results'
+own (each page a URL of the lease, at its depth; acceptance.py). Their URLs
+leave the waiting lease: stored once, not leased again, not asked for again.
+
 With master.adopt_leases off nothing is recorded and every domain is held.
 """
 
@@ -28,15 +35,15 @@ from __future__ import annotations
 
 import hmac
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from nadird.common.logs import get_logger
 from nadird.master.frontier.queues import Frontier
-from nadird.master.leasing.leases import Lease, LeaseTable
+from nadird.master.leasing.leases import Holder, Lease, LeaseTable
 from nadird.master.leasing.nodes import Node
 from nadird.master.row import Row
 from nadird.master.state.lease_db import LeaseRecord, LeaseRecords, session_hash
-from nadird.protocol.messages import HeldBag
+from nadird.protocol.messages import HeldBag, Results
 
 log = get_logger()
 
@@ -55,7 +62,12 @@ class Waiting:
     """A lease of the previous run, its URLs still out, waiting for its holder."""
 
     record: LeaseRecord
-    rows: list[Row]
+    rows: list[Row]  # every URL it had out at the start: what results may be for
+    # Those no result has come for yet (results_lease takes them out).
+    pending: dict[bytes, Row] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.pending = {row.fp: row for row in self.rows}
 
 
 class Adoption:
@@ -114,7 +126,7 @@ class Adoption:
                 self._ended[record.id] = Waiting(record, rows)
         self.until = max(hold_until, now + window)
         if self._waiting:
-            log.info("leases_waiting", leases=len(self._waiting), until=hold_until - now)
+            log.info("leases_waiting", leases=len(self._waiting), until=round(self.until - now, 3))
         return False
 
     def claim(self, node: Node, held: list[HeldBag], now: float, ttl: float) -> list[Lease]:
@@ -144,7 +156,7 @@ class Adoption:
 
     def _adopt(self, waiting: Waiting, bag: HeldBag, node: Node, now: float, ttl: float) -> Lease:
         record = waiting.record
-        rows = waiting.rows
+        rows = list(waiting.pending.values())
         returned: list[Row] = []
         if bag.done:  # only the results sent are still due; the rest goes back
             sent = set(bag.sent)
@@ -163,6 +175,7 @@ class Adoption:
             depths={row.fp: row.depth for row in waiting.rows},
             done=bag.done,
             returned=returned,
+            former=record.session_hash,  # results sent before the restart
         )
         self._leases.adopt(lease)
         self._stats["leases_adopted"] += 1
@@ -175,15 +188,45 @@ class Adoption:
         lease: not done, so nothing closes it and its domain stays as is."""
         record = ended.record
         sent = set(bag.sent)
-        rows = [row for row in ended.rows if row.fp in sent]
+        rows = [row for row in ended.pending.values() if row.fp in sent]
         lease = Lease(
             id=record.id, epoch=record.epoch, domain=record.domain, job=record.job,
             holder=node.holder(), expires=now, granted_at=now,
             pending={row.fp: row for row in rows}, urls={row.fp: row.url for row in rows},
+            former=record.session_hash,
         )  # fmt: skip
         self._leases.ended.add(lease, now)
         self._records.delete([record.id])
         return lease
+
+    def results_lease(self, msg: Results, now: float) -> Lease | None:
+        """The previous run's lease `msg` names, when lease id, epoch and job
+        match: the lease its results are checked against and taken by (not a
+        live one: nothing renews or closes it). Its holder has the message's
+        session token only if it is the one of the lease's registration, and
+        its `pending` is the waiting lease's own: a page taken is no longer
+        waited for. An ended lease's record (its domain not held) becomes a
+        lease whose late results are taken (None is returned)."""
+        waiting = self._waiting.get(msg.lease) or self._ended.get(msg.lease)
+        if waiting is None or (waiting.record.epoch, waiting.record.job) != (msg.epoch, msg.job):
+            return None
+        record = waiting.record
+        proof = hmac.compare_digest(record.session_hash, session_hash(msg.session))
+        rows = waiting.rows
+        lease = Lease(
+            id=record.id, epoch=record.epoch, domain=record.domain, job=record.job,
+            # acceptance.refusal checks node and key, and the token given here.
+            holder=Holder(record.node, msg.session if proof else b"", record.user),
+            expires=now, granted_at=now, pending=waiting.pending,
+            urls={row.fp: row.url for row in rows}, depths={row.fp: row.depth for row in rows},
+        )  # fmt: skip
+        if msg.lease in self._waiting:
+            return lease
+        if proof:
+            del self._ended[msg.lease]
+            self._leases.ended.add(lease, now)
+            self._records.delete([record.id])
+        return None
 
     def give_up(self, now: float) -> None:
         """Once the old leases could have expired: their domains are free."""
@@ -195,7 +238,7 @@ class Adoption:
         if not self._waiting:
             return
         for waiting in self._waiting.values():
-            self._frontier.release(waiting.record.domain, now, waiting.rows)
+            self._frontier.release(waiting.record.domain, now, waiting.pending.values())
         self._records.delete(list(self._waiting))
         self._stats["leases_unclaimed"] += len(self._waiting)
         log.info("leases_unclaimed", leases=len(self._waiting))

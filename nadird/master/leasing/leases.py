@@ -54,6 +54,9 @@ class Lease:
     urls: dict[bytes, str] = field(default_factory=dict)
     # Their depths: a result must be at its URL's (its links enter one deeper).
     depths: dict[bytes, int] = field(default_factory=dict)
+    # An adopted lease: the SHA-256 of the session token it was granted
+    # under, which results its holder sent before the restart still carry.
+    former: bytes = b""
 
     def __post_init__(self) -> None:
         if not self.depths:
@@ -75,6 +78,7 @@ class EndedLease:
     urls: dict[bytes, str]  # the URLs it still had out
     ended: float
     depths: dict[bytes, int] = field(default_factory=dict)  # theirs
+    former: bytes = b""  # as Lease.former
 
 
 class EndedLeases:
@@ -93,7 +97,9 @@ class EndedLeases:
             return  # nothing of it can come late
         urls = {fp: row.url for fp, row in lease.pending.items()}
         depths = {fp: row.depth for fp, row in lease.pending.items()}
-        record = EndedLease(lease.id, lease.epoch, lease.job, lease.holder, urls, now, depths)
+        record = EndedLease(
+            lease.id, lease.epoch, lease.job, lease.holder, urls, now, depths, lease.former
+        )
         self._records[lease.id] = record
         self._urls += len(urls)
         while self._urls > self._max_urls:

@@ -32,6 +32,7 @@ from nadird.job.request import RequestSpec
 from nadird.job.spec import Job
 from nadird.protocol.codec import decode, encode
 from nadird.protocol.curve import secure_client
+from nadird.protocol.local_keys import secure_local
 from nadird.protocol.messages import Bag, BagDone, Bye, Hello, Message, PageResult
 from nadird.worker.bag import BagRun, RobotsGate, SitemapHook, crawl_bag
 from nadird.worker.core import (
@@ -98,6 +99,7 @@ class WorkerAgent:
             self._push, self.node, config.worker.result_batch, config.worker.result_flush_interval
         )
         self._loops: list[asyncio.Task[None]] = []
+        self._connected = False
         for sock in (self._dealer, self._push):
             # Here, not in run(): a bad key file is a config error (exit 2).
             secure_client(sock, config, source)
@@ -117,18 +119,20 @@ class WorkerAgent:
         self._dealer.setsockopt(zmq.LINGER, 2000)
         self._push.setsockopt(zmq.LINGER, 10000)
         self._push.setsockopt(zmq.SNDHWM, 100_000)
-        self._dealer.connect(worker.master)
-        self._push.connect(worker.results)
         if self.renderer is not None:
             await self.renderer.start()  # before any bag: fail fast without a browser
         await self.fetcher.start()
         self._sender.start()
-        await self._hello()
-        self._loops = [
-            asyncio.create_task(self._recv_loop(), name="recv"),
-            asyncio.create_task(self._heartbeat_loop(), name="heartbeat"),
-            asyncio.create_task(self._link_loop(), name="link"),
-        ]
+        self._loops = [asyncio.create_task(self._link_loop(), name="link")]
+        # On this host without keys configured: the keys the master makes
+        # when it starts (till then the link loop says the master is away).
+        if await secure_local(self.config, (self._dealer, self._push), stop):
+            self._dealer.connect(worker.master)
+            self._push.connect(worker.results)
+            self._connected = True
+            await self._hello()
+            self._loops.append(asyncio.create_task(self._recv_loop(), name="recv"))
+            self._loops.append(asyncio.create_task(self._heartbeat_loop(), name="heartbeat"))
         stopper = asyncio.create_task(stop.wait())
         finisher = asyncio.create_task(self.finished.wait())
         await asyncio.wait({stopper, finisher}, return_when=asyncio.FIRST_COMPLETED)
@@ -145,9 +149,11 @@ class WorkerAgent:
         for loop in self._loops:
             loop.cancel()
         await self._sender.close()
-        # NOBLOCK: with no master connected (it refused our keys) it would wait for ever.
-        with contextlib.suppress(zmq.ZMQError):
-            await self._dealer.send(encode(Bye(node=self.node)), flags=zmq.NOBLOCK)
+        # NOBLOCK: with no master connected (it refused our keys) it would wait
+        # for ever; a socket never connected would too.
+        if self._connected:
+            with contextlib.suppress(zmq.ZMQError):
+                await self._dealer.send(encode(Bye(node=self.node)), flags=zmq.NOBLOCK)
         if self.renderer is not None:
             await self.renderer.close()
         await self.fetcher.close()

@@ -1,0 +1,48 @@
+"""The extraction engine: trafilatura's main content and metadata of a page.
+
+One run gives both the content tree (whose plain text and markdown the
+fields hold) and the metadata; the options are the ones the article fields
+need, chosen once here:
+
+* `include_comments=False`: readers' comments are not the article;
+* formatting, links, images and tables kept: the markdown shows them (the
+  plain text drops them again, plain.py);
+* `deduplicate=False`: the engine's cache of seen paragraphs would make a
+  page's text depend on the pages a worker saw before it;
+* the default balance of precision and recall (`favor_precision` cut a
+  table and a list out of the test articles, `favor_recall` let a related
+  links box in).
+
+The engine edits the tree it is given, so it gets a copy: the worker still
+reads the links and the signature from the document afterwards.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import lxml.html
+from trafilatura import bare_extraction
+from trafilatura.settings import Document
+from trafilatura.xml import xmltotxt
+
+
+def run_engine(doc: lxml.html.HtmlElement, url: str) -> Document | None:
+    """The engine's document for the page; None when it found no content."""
+    found = bare_extraction(
+        copy.deepcopy(doc),
+        url=url,
+        include_comments=False,
+        include_formatting=True,
+        include_links=True,
+        include_images=True,
+        include_tables=True,
+        deduplicate=False,
+        with_metadata=True,
+    )
+    return found if isinstance(found, Document) else None
+
+
+def markdown_of(found: Document) -> str:
+    """The content as markdown: headings, lists, links, tables and images kept."""
+    return xmltotxt(found.body, True).strip() if found.body is not None else ""

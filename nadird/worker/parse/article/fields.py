@@ -1,0 +1,134 @@
+"""The generic fields of an article page, within a CPU-time budget.
+
+The engine (engine.py) finds the main content and most metadata; dates,
+language and the page's kind are read here from what the page states
+(dates.py, language.py, kind.py). A page that is not an article keeps its
+metadata but no text: a hub's teasers or a product's blurb are not an
+article's text.
+
+A page that breaks the extraction never breaks the item: the fields stay
+empty and `_article` in the item says why (REASONS), which the worker
+also logs and `nadird reextract` counts. The budget is checked between
+the steps: a step cannot be stopped midway in-process, so a page over
+budget costs at most one step more than the budget (the engine's run,
+measured in docs/BENCHMARKS.md), and pages long enough to make that step
+slow are refused before it by `max_html_chars`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+import lxml.html
+
+from nadird.common.logs import get_logger
+from nadird.job.article import ARTICLE_FIELDS, ArticleSpec
+from nadird.worker.parse.article.dates import page_dates
+from nadird.worker.parse.article.engine import markdown_of, run_engine
+from nadird.worker.parse.article.kind import ARTICLE, ARTICLE_TYPES, page_kind, type_names
+from nadird.worker.parse.article.language import page_language
+from nadird.worker.parse.article.plain import plain_text
+from nadird.worker.parse.jsonsources import jsonld_objects
+
+log = get_logger()
+
+# The item's marker of a page whose article fields could not be extracted.
+ARTICLE_ERROR = "_article"
+OVER_BUDGET = "over_budget"  # the extraction took longer than article.budget
+TOO_LARGE = "too_large"  # the HTML is longer than article.max_html_chars
+ENGINE_FAILED = "engine_failed"  # the engine raised on this page
+NO_DOCUMENT = "no_document"  # the body parsed to no HTML document
+REASONS = (OVER_BUDGET, TOO_LARGE, ENGINE_FAILED, NO_DOCUMENT)
+
+
+class _OverBudget(Exception):
+    pass
+
+
+def empty_fields(reason: str | None = None) -> dict[str, Any]:
+    """Every article field empty; with `reason`, the marker saying why."""
+    empty: dict[str, Any] = dict.fromkeys(ARTICLE_FIELDS)
+    if reason is not None:
+        empty[ARTICLE_ERROR] = reason
+    return empty
+
+
+def _article_ld(doc: lxml.html.HtmlElement) -> tuple[list[dict[str, Any]], list[object]]:
+    """(the JSON-LD objects, the article's first; every object's @type)."""
+    objects = jsonld_objects(doc)
+    types = [obj.get("@type") for obj in objects]
+
+    def is_article(obj: dict[str, Any]) -> bool:
+        return bool(type_names([obj.get("@type")]) & ARTICLE_TYPES)
+
+    return sorted(objects, key=lambda obj: not is_article(obj)), types
+
+
+def _split(value: str | None, sep: str) -> list[str] | None:
+    parts = [p.strip() for p in (value or "").split(sep) if p.strip()]
+    return parts or None
+
+
+def _stated(site_name: str | None, url: str) -> str | None:
+    """The site's name when the page states one (the engine falls back to the host)."""
+    if not site_name or site_name.lower() == (urlsplit(url).hostname or ""):
+        return None
+    return site_name
+
+
+def _extract(doc: lxml.html.HtmlElement, url: str, deadline: float) -> dict[str, Any]:
+    found = run_engine(doc, url)
+    if time.thread_time() > deadline:
+        raise _OverBudget
+    ld, types = _article_ld(doc)
+    body = found.body if found is not None else None
+    kind = page_kind(doc, types, body)
+    title = found.title if found is not None else None
+    text = plain_text(body, title) if kind == ARTICLE else ""
+    published, modified = page_dates(doc, url, ld)
+    fields = empty_fields()
+    fields.update(kind=kind, published=published, modified=modified)
+    fields["language"] = page_language(doc, text or plain_text(body))
+    if found is not None:
+        fields.update(
+            title=found.title or None,
+            authors=_split(found.author, ";"),
+            description=found.description or None,
+            image=found.image or None,
+            site_name=_stated(found.sitename, url),
+            categories=found.categories or None,
+            tags=found.tags or None,
+        )
+        if kind == ARTICLE:
+            fields.update(text=text or None, markdown=markdown_of(found) or None)
+    if time.thread_time() > deadline:
+        raise _OverBudget
+    return fields
+
+
+def article_fields(
+    doc: lxml.html.HtmlElement | None, html_chars: int, url: str, spec: ArticleSpec
+) -> dict[str, Any]:
+    """The article fields of a page; empty ones with the reason when it breaks them."""
+    reason = _given_up(doc, html_chars, spec)
+    if reason is None and doc is not None:
+        deadline = time.thread_time() + spec.budget
+        try:
+            return _extract(doc, url, deadline)
+        except _OverBudget:
+            reason = OVER_BUDGET
+        except (ValueError, TypeError, LookupError, RecursionError) as exc:
+            log.info("article_engine_failed", url=url, error=f"{type(exc).__name__}: {exc}")
+            reason = ENGINE_FAILED
+    log.info("article_given_up", url=url, reason=reason)
+    return empty_fields(reason)
+
+
+def _given_up(doc: lxml.html.HtmlElement | None, html_chars: int, spec: ArticleSpec) -> str | None:
+    if doc is None:
+        return NO_DOCUMENT
+    if html_chars > spec.max_html_chars:
+        return TOO_LARGE
+    return None

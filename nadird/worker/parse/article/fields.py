@@ -71,9 +71,16 @@ def _split(value: str | None, sep: str) -> list[str] | None:
     return parts or None
 
 
+def _page_title(doc: lxml.html.HtmlElement) -> str | None:
+    title = doc.find(".//title")
+    text = " ".join((title.text_content() if title is not None else "").split())
+    return text or None
+
+
 def _stated(site_name: str | None, url: str) -> str | None:
     """The site's name when the page states one (the engine falls back to the host)."""
-    if not site_name or site_name.lower() == (urlsplit(url).hostname or ""):
+    parts = urlsplit(url)
+    if not site_name or site_name.lower() in (parts.hostname, parts.netloc.lower()):
         return None
     return site_name
 
@@ -91,6 +98,7 @@ def _extract(doc: lxml.html.HtmlElement, url: str, deadline: float) -> dict[str,
     fields = empty_fields()
     fields.update(kind=kind, published=published, modified=modified)
     fields["language"] = page_language(doc, text or plain_text(body))
+    fields["title"] = _page_title(doc)  # the engine's, below, when it found content
     if found is not None:
         fields.update(
             title=found.title or None,

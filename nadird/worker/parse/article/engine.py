@@ -14,24 +14,35 @@ need, chosen once here:
   links box in).
 
 The engine edits the tree it is given, so it gets a copy: the worker still
-reads the links and the signature from the document afterwards.
+reads the links and the signature from the document afterwards. It is not
+told the page's URL: it would resolve every link of the page with it (a
+third of its time on a page of 5,000 links, docs/BENCHMARKS.md), where
+only the content's links and images matter; those are resolved here.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
+from urllib.parse import urljoin
 
 import lxml.html
+from lxml import etree
 from trafilatura import bare_extraction
 from trafilatura.settings import Document
 from trafilatura.xml import xmltotxt
+
+from nadird.worker.parse.base import base_url
+
+# Where the engine's content tree holds URLs.
+_URL_ATTRS = (("ref", "target"), ("graphic", "src"))
 
 
 def run_engine(doc: lxml.html.HtmlElement, url: str) -> Document | None:
     """The engine's document for the page; None when it found no content."""
     found = bare_extraction(
         copy.deepcopy(doc),
-        url=url,
+        url=None,
         include_comments=False,
         include_formatting=True,
         include_links=True,
@@ -40,7 +51,21 @@ def run_engine(doc: lxml.html.HtmlElement, url: str) -> Document | None:
         deduplicate=False,
         with_metadata=True,
     )
-    return found if isinstance(found, Document) else None
+    if not isinstance(found, Document):
+        return None
+    if found.body is not None:
+        _resolve(found.body, base_url(doc, url))
+    return found
+
+
+def _resolve(body: etree._Element, base: str) -> None:
+    """The content's link targets and image sources as absolute URLs."""
+    for tag, attr in _URL_ATTRS:
+        for element in body.iter(tag):
+            value = (element.get(attr) or "").strip()
+            if value:
+                with contextlib.suppress(ValueError):  # a malformed URL stays as written
+                    element.set(attr, urljoin(base, value))
 
 
 def markdown_of(found: Document) -> str:

@@ -24,22 +24,33 @@ from __future__ import annotations
 
 import contextlib
 import copy
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
 import lxml.html
 from lxml import etree
-from trafilatura import bare_extraction
-from trafilatura.settings import Document
-from trafilatura.xml import xmltotxt
 
 from nadird.worker.parse.base import base_url
+
+if TYPE_CHECKING:
+    from trafilatura.settings import Document
 
 # Where the engine's content tree holds URLs.
 _URL_ATTRS = (("ref", "target"), ("graphic", "src"))
 
 
+def load_engine() -> None:
+    """Import the engine now (once per process), outside any page's budget."""
+    import trafilatura  # noqa: F401
+
+
 def run_engine(doc: lxml.html.HtmlElement, url: str) -> Document | None:
     """The engine's document for the page; None when it found no content."""
+    # Imported on first use: it takes 0.2-0.4 s, which no job without
+    # `article:` (and no command that extracts nothing) should wait for.
+    from trafilatura import bare_extraction
+    from trafilatura.settings import Document
+
     found = bare_extraction(
         copy.deepcopy(doc),
         url=None,
@@ -70,4 +81,6 @@ def _resolve(body: etree._Element, base: str) -> None:
 
 def markdown_of(found: Document) -> str:
     """The content as markdown: headings, lists, links, tables and images kept."""
+    from trafilatura.xml import xmltotxt
+
     return xmltotxt(found.body, True).strip() if found.body is not None else ""

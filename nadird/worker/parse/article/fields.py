@@ -26,9 +26,9 @@ import lxml.html
 from nadird.common.logs import get_logger
 from nadird.job.article import ARTICLE_FIELDS, ArticleSpec
 from nadird.worker.parse.article.dates import page_dates
-from nadird.worker.parse.article.engine import markdown_of, run_engine
+from nadird.worker.parse.article.engine import load_engine, markdown_of, run_engine
 from nadird.worker.parse.article.kind import ARTICLE, ARTICLE_TYPES, page_kind, type_names
-from nadird.worker.parse.article.language import page_language
+from nadird.worker.parse.article.language import load_model, page_language
 from nadird.worker.parse.article.plain import plain_text
 from nadird.worker.parse.jsonsources import jsonld_objects
 
@@ -122,6 +122,8 @@ def article_fields(
     """The article fields of a page; empty ones with the reason when it breaks them."""
     reason = _given_up(doc, html_chars, spec)
     if reason is None and doc is not None:
+        load_engine()  # the first page must not pay the imports from its budget
+        load_model()
         deadline = time.thread_time() + spec.budget
         try:
             return _extract(doc, url, deadline)

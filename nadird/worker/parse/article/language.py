@@ -10,9 +10,9 @@ its ISO 639-1 code is compared with the declaration's primary subtag.
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 import lxml.html
-from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
 # Shorter text gives unreliable answers (titles, captions, a login box).
 MIN_CHARS = 200
@@ -23,9 +23,17 @@ SAMPLE_CHARS = 5000
 
 
 @cache
-def _identifier() -> LanguageIdentifier:
-    # Loaded once per process (~20 ms), on the first page that needs it.
+def _identifier() -> Any:
+    # Imported and loaded once per process (0.7 s, numpy and the model), on
+    # the first page that needs it rather than in every process that starts.
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
     return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+
+
+def load_model() -> None:
+    """Load the model now (once per process), outside any page's budget."""
+    _identifier()
 
 
 def declared_language(doc: lxml.html.HtmlElement) -> str | None:

@@ -38,7 +38,10 @@ class ArticleSpec:
     page whose HTML is longer (no article is; a generated page can be).
     """
 
+    # CPU seconds one page's extraction may take; over it, the page's article
+    # fields stay empty and `_article` says over_budget.
     budget: float = 2.0
+    # A page whose HTML is longer is refused before any work (too_large).
     max_html_chars: int = 5_000_000
 
     def __post_init__(self) -> None:

@@ -257,7 +257,8 @@ class Job:
     cookie_jar: bool = True
     # A login whose session goes with every request (nadird/job/login.py).
     login: LoginSpec | None = None
-    # Generic article fields on every HTML page (job/article.py); the job's own fields win.
+    # true: title, text, markdown, dates... of every HTML page, with no rule
+    # written (job/article.py); a field the job declares wins over the generic one.
     article: bool | ArticleSpec = False
 
     def __post_init__(self) -> None:

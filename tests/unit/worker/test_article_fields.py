@@ -3,7 +3,10 @@ article's text on pages that are something else."""
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -220,3 +223,39 @@ def test_an_engine_that_raises_leaves_the_fields_empty_with_the_reason(
 
 def test_no_document_is_a_reason_too() -> None:
     assert article_fields(None, 0, BASE, ArticleSpec())[ARTICLE_ERROR] == "no_document"
+
+
+def _spin(seconds: float) -> None:
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+def test_an_engine_that_never_returns_is_interrupted_at_its_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def forever(*_: object) -> None:
+        while True:
+            with contextlib.suppress(Exception):  # an engine's handlers must not swallow it
+                _spin(10.0)
+
+    monkeypatch.setattr(article_module, "run_engine", forever)
+    before = signal.getsignal(signal.SIGPROF)
+    html = html_of("blog_post.html")
+    started = time.thread_time()
+    found = article_fields(parse_text(html, BASE), len(html), BASE, ArticleSpec(budget=0.2))
+    assert found[ARTICLE_ERROR] == "over_budget"
+    assert time.thread_time() - started < 1.5
+    assert signal.getsignal(signal.SIGPROF) == before  # nothing left armed
+    assert signal.getitimer(signal.ITIMER_PROF) == (0.0, 0.0)
+
+
+def test_off_the_main_thread_the_budget_is_checked_after_the_engine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(article_module, "run_engine", lambda *_: _spin(0.3))
+    html = html_of("blog_post.html")
+    spec = ArticleSpec(budget=0.05)
+    with ThreadPoolExecutor(1) as pool:
+        found = pool.submit(article_fields, parse_text(html, BASE), len(html), BASE, spec)
+        assert found.result()[ARTICLE_ERROR] == "over_budget"

@@ -8,16 +8,14 @@ article's text.
 
 A page that breaks the extraction never breaks the item: the fields stay
 empty and `_article` in the item says why (REASONS), which the worker
-also logs and `nadird reextract` counts. The budget is checked between
-the steps: a step cannot be stopped midway in-process, so a page over
-budget costs at most one step more than the budget (the engine's run,
-measured in docs/BENCHMARKS.md), and pages long enough to make that step
-slow are refused before it by `max_html_chars`.
+also logs and `nadird reextract` counts. The budget interrupts the
+extraction where a signal can (budget.py), and is checked between the steps
+everywhere; pages long enough to make one step slow are refused before it by
+`max_html_chars`.
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -25,6 +23,7 @@ import lxml.html
 
 from nadird.common.logs import get_logger
 from nadird.job.article import ARTICLE_FIELDS, ArticleSpec
+from nadird.worker.parse.article.budget import Deadline, OverBudget, run_within
 from nadird.worker.parse.article.dates import page_dates
 from nadird.worker.parse.article.engine import load_engine, markdown_of, run_engine
 from nadird.worker.parse.article.kind import ARTICLE, ARTICLE_TYPES, page_kind, type_names
@@ -41,10 +40,6 @@ TOO_LARGE = "too_large"  # the HTML is longer than article.max_html_chars
 ENGINE_FAILED = "engine_failed"  # the engine raised on this page
 NO_DOCUMENT = "no_document"  # the body parsed to no HTML document
 REASONS = (OVER_BUDGET, TOO_LARGE, ENGINE_FAILED, NO_DOCUMENT)
-
-
-class _OverBudget(Exception):
-    pass
 
 
 def empty_fields(reason: str | None = None) -> dict[str, Any]:
@@ -85,10 +80,9 @@ def _stated(site_name: str | None, url: str) -> str | None:
     return site_name
 
 
-def _extract(doc: lxml.html.HtmlElement, url: str, deadline: float) -> dict[str, Any]:
+def _extract(doc: lxml.html.HtmlElement, url: str, deadline: Deadline) -> dict[str, Any]:
     found = run_engine(doc, url)
-    if time.thread_time() > deadline:
-        raise _OverBudget
+    deadline.check()
     ld, types = _article_ld(doc)
     body = found.body if found is not None else None
     kind = page_kind(doc, types, body)
@@ -111,8 +105,7 @@ def _extract(doc: lxml.html.HtmlElement, url: str, deadline: float) -> dict[str,
         )
         if kind == ARTICLE:
             fields.update(text=text or None, markdown=markdown_of(found) or None)
-    if time.thread_time() > deadline:
-        raise _OverBudget
+    deadline.check()
     return fields
 
 
@@ -124,10 +117,10 @@ def article_fields(
     if reason is None and doc is not None:
         load_engine()  # the first page must not pay the imports from its budget
         load_model()
-        deadline = time.thread_time() + spec.budget
+        deadline = Deadline(spec.budget)
         try:
-            return _extract(doc, url, deadline)
-        except _OverBudget:
+            return run_within(deadline, lambda: _extract(doc, url, deadline))
+        except OverBudget:
             reason = OVER_BUDGET
         except (ValueError, TypeError, LookupError, RecursionError) as exc:
             log.info("article_engine_failed", url=url, error=f"{type(exc).__name__}: {exc}")

@@ -121,3 +121,17 @@ def test_reextract_fills_the_article_fields_of_pages_stored_without_them(
     assert done["changed"] == readable and done["article_given_up"] == {}
     check_pages({path: r.data for path, r in by_path(store).items()})
     assert len(web.entries()) == fetched  # nothing fetched again
+
+
+def test_a_worker_gives_up_pages_over_their_budget_and_goes_on(tmp_path: Path) -> None:
+    # The worker's timer interrupts every page's extraction: the crawl
+    # still fetches, stores and follows every page.
+    job = {**ARTICLE_JOB, "article": {"budget": 0.0001}}
+    with run_in_thread(SiteGraph(hosts=1, pages=2)) as web:
+        store = crawl_news(tmp_path, web, job)
+    stored = by_path(store)
+    assert len(stored) == len(PAGES) + 5  # the home page, PAGES and the four bad ones
+    for path, record in stored.items():
+        if path != "news/bad/binary":
+            assert record.data["_article"] == "over_budget", path
+            assert record.data["text"] is None

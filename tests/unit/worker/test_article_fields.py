@@ -97,6 +97,15 @@ def test_a_blog_post_with_a_wrong_language_and_only_a_time_element() -> None:
     assert item["tags"] is None
 
 
+def test_a_product_keeps_its_metadata_but_no_article_text() -> None:
+    item = page_item("product.html")
+    assert item["title"] == "Trailhead 45 L hiking backpack"
+    # From its JSON-LD: it has no meta description.
+    assert item["description"].startswith("A 45 litre backpack with an adjustable back system")
+    assert item["site_name"] == "Summit Supply"
+    assert item["text"] is None and item["authors"] is None and item["published"] is None
+
+
 def test_the_job_s_own_fields_win_and_the_generic_ones_fill_the_rest() -> None:
     job = Job(
         article=True,

@@ -66,6 +66,15 @@ def _split(value: str | None, sep: str) -> list[str] | None:
     return parts or None
 
 
+def _ld_text(ld: list[dict[str, Any]], key: str) -> str | None:
+    """The first JSON-LD object's `key` that is text (the article's object first)."""
+    for obj in ld:
+        value = obj.get(key)
+        if isinstance(value, str) and value.strip():
+            return " ".join(value.split())
+    return None
+
+
 def _page_title(doc: lxml.html.HtmlElement) -> str | None:
     title = doc.find(".//title")
     text = " ".join((title.text_content() if title is not None else "").split())
@@ -95,9 +104,9 @@ def _extract(doc: lxml.html.HtmlElement, url: str, deadline: Deadline) -> dict[s
     fields["title"] = _page_title(doc)  # the engine's, below, when it found content
     if found is not None:
         fields.update(
-            title=found.title or None,
+            title=found.title or fields["title"],
             authors=_split(found.author, ";"),
-            description=found.description or None,
+            description=found.description or _ld_text(ld, "description"),
             image=found.image or None,
             site_name=_stated(found.sitename, url),
             categories=found.categories or None,

@@ -222,7 +222,7 @@ def test_an_engine_that_raises_leaves_the_fields_empty_with_the_reason(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     def broken(*_: object) -> None:
-        raise ValueError("broken page")
+        raise AttributeError("'NoneType' object has no attribute 'text'")
 
     monkeypatch.setattr(article_module, "run_engine", broken)
     item = item_of(html_of("blog_post.html"), BASE)

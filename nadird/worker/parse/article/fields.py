@@ -131,7 +131,7 @@ def article_fields(
             return run_within(deadline, lambda: _extract(doc, url, deadline))
         except OverBudget:
             reason = OVER_BUDGET
-        except (ValueError, TypeError, LookupError, RecursionError) as exc:
+        except Exception as exc:  # the engine is not ours: whatever it raises, on this page
             log.info("article_engine_failed", url=url, error=f"{type(exc).__name__}: {exc}")
             reason = ENGINE_FAILED
     log.info("article_given_up", url=url, reason=reason)

@@ -14,6 +14,7 @@ from nadird.common.errors import ConfigError
 from nadird.common.typecheck import build
 from nadird.items.keys import UrlKey, compile_key
 from nadird.items.schema import FIELD_TYPES, compile_rules
+from nadird.job.article import ArticleSpec, article_spec
 from nadird.job.fallback import OnFailure
 from nadird.job.history import HistoryKeep
 from nadird.job.login import LoginSpec
@@ -256,6 +257,9 @@ class Job:
     cookie_jar: bool = True
     # A login whose session goes with every request (nadird/job/login.py).
     login: LoginSpec | None = None
+    # true: title, text, markdown, dates... of every HTML page, with no rule
+    # written (job/article.py); a field the job declares wins over the generic one.
+    article: bool | ArticleSpec = False
 
     def __post_init__(self) -> None:
         check_headers(self.headers, "headers")
@@ -274,6 +278,7 @@ class Job:
             if needed not in self.requires:
                 object.__setattr__(self, "requires", [*self.requires, needed])
         self._check_key()
+        object.__setattr__(self, "article", article_spec(self.article) or False)
         if self.render_when_invalid and self.render != "auto":
             raise ValueError("render_when_invalid needs render: auto")
         if self.render is False:

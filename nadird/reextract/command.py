@@ -62,6 +62,7 @@ def summary(job: str, uri: str, done: Pass, stop: Stop) -> dict[str, object]:
         "unchanged": t.unchanged,
         "skipped": dict(sorted(t.skipped.items())),
         "versions": t.versions,
+        "article_given_up": dict(sorted(t.article_given_up.items())),
         "seconds": round(done.seconds, 3),
         "pages_per_s": round(done.read_now / done.seconds, 1) if done.seconds > 0 else 0.0,
         "signal": None if stop.received is None else stop.received.name,

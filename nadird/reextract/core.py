@@ -136,7 +136,8 @@ def _from_html(record: PageRecord, charset: str | None, rules: Rules, ctx: Conte
     job = rules.job
     data = extract_item(doc, text, job, rules.compiled, ctx)[1]
     key = _key(record, data, rules)
-    sig = signature(bool(job.fields), data, doc, job.signature_ignore) if job.revisits else None
+    signs_fields = bool(job.fields or job.article)
+    sig = signature(signs_fields, data, doc, job.signature_ignore) if job.revisits else None
     return Redone(data, sig, key)
 
 

@@ -15,6 +15,7 @@ from nadird.common.logs import get_logger
 from nadird.common.progress import Console
 from nadird.reextract.core import REFETCHED, Redone, is_invalid
 from nadird.store.stored import WRITE_FAILED, PageUpdate, StoredPage, UpdateOutcome
+from nadird.worker.parse.article.fields import ARTICLE_ERROR
 
 log = get_logger()
 PROGRESS_INTERVAL = 1.0  # seconds between progress lines, at most
@@ -29,6 +30,8 @@ class Tally:
     unchanged: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
     versions: int = 0  # history versions appended (jobs that revisit)
+    # Pages whose article fields were given up (`article:` jobs), by reason.
+    article_given_up: dict[str, int] = field(default_factory=dict)
 
     def skip(self, reason: str, pages: int = 1) -> None:
         if pages:
@@ -41,6 +44,9 @@ class Tally:
         if isinstance(verdict, str) or verdict is None or record is None:
             self.skip(page.reason or (verdict if isinstance(verdict, str) else "unreadable"))
             return None
+        reason = verdict.data.get(ARTICLE_ERROR)
+        if isinstance(reason, str):
+            self.article_given_up[reason] = self.article_given_up.get(reason, 0) + 1
         now = (verdict.data, verdict.signature, verdict.item_key)
         if now == (record.data, record.signature, record.item_key):
             self.unchanged += 1
@@ -74,7 +80,8 @@ class Tally:
             tally = cls(**raw)
         except TypeError:
             return cls()
-        return tally if isinstance(tally.skipped, dict) else cls()
+        readable = isinstance(tally.skipped, dict) and isinstance(tally.article_given_up, dict)
+        return tally if readable else cls()
 
 
 class Progress:

@@ -242,7 +242,8 @@ class PageProcessor:
             read.links = self._links.follow(pages + found, outcome.final_url)
         if self._job.revisits:  # last: it may remove ignored elements
             job = self._job
-            read.signature = signature(bool(job.fields), read.data, doc, job.signature_ignore)
+            signs_fields = bool(job.fields or job.article)  # article: its fields too
+            read.signature = signature(signs_fields, read.data, doc, job.signature_ignore)
         return read
 
     def _read_json(

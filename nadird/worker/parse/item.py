@@ -17,8 +17,10 @@ from lxml.html import HtmlElement
 from nadird.common.errors import ErrorKind, FetchError
 from nadird.items.processors import Context
 from nadird.items.schema import FieldRule, apply_rules
+from nadird.job.article import ArticleSpec
 from nadird.job.spec import Job
-from nadird.worker.parse.fields import extract_fields
+from nadird.worker.parse.article.fields import article_fields
+from nadird.worker.parse.fields import extract_fields, present
 from nadird.worker.parse.jsonsources import PageJson, is_json_type, load_json, looks_like_json
 
 
@@ -64,8 +66,22 @@ def extract_item(
     """(what the selectors found, the item the schema made of it).
 
     `text` is what regexes run on (an HTML body as `decode_html` reads it,
-    `json_text` of a JSON one); `page` the JSON of a JSON response."""
+    `json_text` of a JSON one); `page` the JSON of a JSON response.
+    A job with `article:` gets the article fields of an HTML page too."""
     selected: dict[str, Any] = dict(extract_fields(doc, text, job.fields, page))
+    if isinstance(job.article, ArticleSpec) and page is None:
+        found = article_fields(doc, len(text), ctx.page_url, job.article)
+        selected = with_article(selected, found)
     if not rules:
         return selected, dict(selected)
     return selected, apply_rules(dict(selected), rules, ctx)
+
+
+def with_article(selected: dict[str, Any], article: dict[str, Any]) -> dict[str, Any]:
+    """The article fields under the job's own: a field the job declares keeps
+    its value, and takes the article's only where it found none."""
+    merged = dict(article)
+    for name, value in selected.items():
+        if present(value) or name not in merged:
+            merged[name] = value
+    return merged

@@ -1,0 +1,146 @@
+"""The generic fields of an article page, within a CPU-time budget.
+
+The engine (engine.py) finds the main content and most metadata; dates,
+language and the page's kind are read here from what the page states
+(dates.py, language.py, kind.py). A page that is not an article keeps its
+metadata but no text: a hub's teasers or a product's blurb are not an
+article's text.
+
+A page that breaks the extraction never breaks the item: the fields stay
+empty and `_article` in the item says why (REASONS), which the worker
+also logs and `nadird reextract` counts. The budget interrupts the
+extraction where a signal can (budget.py), and is checked between the steps
+everywhere; pages long enough to make one step slow are refused before it by
+`max_html_chars`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+import lxml.html
+
+from nadird.common.logs import get_logger
+from nadird.job.article import ARTICLE_FIELDS, ArticleSpec
+from nadird.worker.parse.article.budget import Deadline, OverBudget, run_within
+from nadird.worker.parse.article.dates import page_dates
+from nadird.worker.parse.article.engine import load_engine, markdown_of, run_engine
+from nadird.worker.parse.article.kind import ARTICLE, ARTICLE_TYPES, page_kind, type_names
+from nadird.worker.parse.article.language import load_model, page_language
+from nadird.worker.parse.article.plain import plain_text
+from nadird.worker.parse.jsonsources import jsonld_objects
+
+log = get_logger()
+
+# The item's marker of a page whose article fields could not be extracted.
+ARTICLE_ERROR = "_article"
+OVER_BUDGET = "over_budget"  # the extraction took longer than article.budget
+TOO_LARGE = "too_large"  # the HTML is longer than article.max_html_chars
+ENGINE_FAILED = "engine_failed"  # the engine raised on this page
+NO_DOCUMENT = "no_document"  # the body parsed to no HTML document
+REASONS = (OVER_BUDGET, TOO_LARGE, ENGINE_FAILED, NO_DOCUMENT)
+
+
+def empty_fields(reason: str | None = None) -> dict[str, Any]:
+    """Every article field empty; with `reason`, the marker saying why."""
+    empty: dict[str, Any] = dict.fromkeys(ARTICLE_FIELDS)
+    if reason is not None:
+        empty[ARTICLE_ERROR] = reason
+    return empty
+
+
+def _article_ld(doc: lxml.html.HtmlElement) -> tuple[list[dict[str, Any]], list[object]]:
+    """(the JSON-LD objects, the article's first; every object's @type)."""
+    objects = jsonld_objects(doc)
+    types = [obj.get("@type") for obj in objects]
+
+    def is_article(obj: dict[str, Any]) -> bool:
+        return bool(type_names([obj.get("@type")]) & ARTICLE_TYPES)
+
+    return sorted(objects, key=lambda obj: not is_article(obj)), types
+
+
+def _split(value: str | None, sep: str) -> list[str] | None:
+    parts = [p.strip() for p in (value or "").split(sep) if p.strip()]
+    return parts or None
+
+
+def _ld_text(ld: list[dict[str, Any]], key: str) -> str | None:
+    """The first JSON-LD object's `key` that is text (the article's object first)."""
+    for obj in ld:
+        value = obj.get(key)
+        if isinstance(value, str) and value.strip():
+            return " ".join(value.split())
+    return None
+
+
+def _page_title(doc: lxml.html.HtmlElement) -> str | None:
+    title = doc.find(".//title")
+    text = " ".join((title.text_content() if title is not None else "").split())
+    return text or None
+
+
+def _stated(site_name: str | None, url: str) -> str | None:
+    """The site's name when the page states one (the engine falls back to the host)."""
+    parts = urlsplit(url)
+    if not site_name or site_name.lower() in (parts.hostname, parts.netloc.lower()):
+        return None
+    return site_name
+
+
+def _extract(doc: lxml.html.HtmlElement, url: str, deadline: Deadline) -> dict[str, Any]:
+    found = run_engine(doc, url)
+    deadline.check()
+    ld, types = _article_ld(doc)
+    body = found.body if found is not None else None
+    kind = page_kind(doc, types, body)
+    title = found.title if found is not None else None
+    text = plain_text(body, title) if kind == ARTICLE else ""
+    published, modified = page_dates(doc, url, ld)
+    fields = empty_fields()
+    fields.update(kind=kind, published=published, modified=modified)
+    fields["language"] = page_language(doc, text or plain_text(body))
+    fields["title"] = _page_title(doc)  # the engine's, below, when it found content
+    if found is not None:
+        fields.update(
+            title=found.title or fields["title"],
+            authors=_split(found.author, ";"),
+            description=found.description or _ld_text(ld, "description"),
+            image=found.image or None,
+            site_name=_stated(found.sitename, url),
+            categories=found.categories or None,
+            tags=found.tags or None,
+        )
+        if kind == ARTICLE:
+            fields.update(text=text or None, markdown=markdown_of(found) or None)
+    deadline.check()
+    return fields
+
+
+def article_fields(
+    doc: lxml.html.HtmlElement | None, html_chars: int, url: str, spec: ArticleSpec
+) -> dict[str, Any]:
+    """The article fields of a page; empty ones with the reason when it breaks them."""
+    reason = _given_up(doc, html_chars, spec)
+    if reason is None and doc is not None:
+        load_engine()  # the first page must not pay the imports from its budget
+        load_model()
+        deadline = Deadline(spec.budget)
+        try:
+            return run_within(deadline, lambda: _extract(doc, url, deadline))
+        except OverBudget:
+            reason = OVER_BUDGET
+        except Exception as exc:  # the engine is not ours: whatever it raises, on this page
+            log.info("article_engine_failed", url=url, error=f"{type(exc).__name__}: {exc}")
+            reason = ENGINE_FAILED
+    log.info("article_given_up", url=url, reason=reason)
+    return empty_fields(reason)
+
+
+def _given_up(doc: lxml.html.HtmlElement | None, html_chars: int, spec: ArticleSpec) -> str | None:
+    if doc is None:
+        return NO_DOCUMENT
+    if html_chars > spec.max_html_chars:
+        return TOO_LARGE
+    return None

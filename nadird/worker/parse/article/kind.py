@@ -1,0 +1,106 @@
+"""Whether a page is an article, and if not what it is.
+
+What a page declares about itself (its JSON-LD @type, og:type) counts
+first, what its extracted content looks like second:
+
+* "login": a password field, and not an article's worth of text beside it
+  (a login or paywall page; an article with a login box in its header is
+  still an article);
+* "product": a schema.org Product, or og:type product;
+* "hub": a collection, list or search page by its type, or content that is
+  mostly links (teasers of other pages);
+* "article": an Article type or og:type article with some text, or enough
+  paragraphs of prose whatever it declares;
+* "other": anything else (a contact page, a gallery, an empty shell).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import lxml.html
+from lxml import etree
+
+from nadird.worker.parse.article.plain import words
+
+ARTICLE, HUB, PRODUCT, LOGIN, OTHER = "article", "hub", "product", "login", "other"
+
+ARTICLE_TYPES = frozenset(
+    {
+        "Article", "NewsArticle", "BlogPosting", "Report", "ScholarlyArticle", "TechArticle",
+        "OpinionNewsArticle", "ReportageNewsArticle", "AnalysisNewsArticle",
+        "BackgroundNewsArticle", "ReviewNewsArticle", "LiveBlogPosting", "SocialMediaPosting",
+        "Recipe", "HowTo",
+    }
+)  # fmt: skip
+_HUB_TYPES = frozenset({"CollectionPage", "ItemList", "SearchResultsPage", "Blog"})
+_PRODUCT_TYPES = frozenset({"Product", "ProductGroup", "IndividualProduct"})
+# A paragraph this long is prose, not a caption or a teaser line.
+PROSE_CHARS = 120
+# Chinese, Japanese and Korean say in one character what takes about three
+# in alphabets, so their characters count this much toward PROSE_CHARS.
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+CJK_WEIGHT = 3
+# Paragraphs of prose that make an article whatever the page declares.
+PROSE_PARAGRAPHS = 3
+# Text an article declared as one must have (a teaser behind a wall has less).
+DECLARED_MIN_CHARS = 250
+# Content whose text is more than this share link text lists other pages.
+HUB_LINK_SHARE = 0.4
+
+
+def type_names(types: Iterable[object]) -> set[str]:
+    """The schema.org names of JSON-LD @type values ("schema:Article" is "Article")."""
+    names: set[str] = set()
+    for declared in types:
+        for name in declared if isinstance(declared, list) else [declared]:
+            if isinstance(name, str):
+                names.add(name.rsplit("/", 1)[-1].rsplit(":", 1)[-1])
+    return names
+
+
+def _og_type(doc: lxml.html.HtmlElement) -> str:
+    for meta in doc.iter("meta"):
+        if (meta.get("property") or meta.get("name") or "").strip().lower() == "og:type":
+            return (meta.get("content") or "").strip().lower()
+    return ""
+
+
+def _has_password(doc: lxml.html.HtmlElement) -> bool:
+    return any((i.get("type") or "").strip().lower() == "password" for i in doc.iter("input"))
+
+
+def _length(text: str) -> int:
+    """The length of a text in alphabet characters (CJK ones weigh more)."""
+    return len(text) + (CJK_WEIGHT - 1) * len(_CJK.findall(text))
+
+
+def _prose(body: etree._Element | None) -> tuple[int, int, float]:
+    """(paragraphs of prose, characters, share of link text) of the content tree."""
+    if body is None:
+        return 0, 0, 0.0
+    paragraphs = sum(1 for p in body.iter("p") if _length(words(p)) >= PROSE_CHARS)
+    chars = len(words(body))
+    linked = sum(len(words(ref)) for ref in body.iter("ref"))
+    return paragraphs, chars, linked / chars if chars else 0.0
+
+
+def page_kind(
+    doc: lxml.html.HtmlElement, ld_types: Iterable[object], body: etree._Element | None
+) -> str:
+    """The kind of the page (see the module doc); `ld_types` are its JSON-LD
+    @type values, `body` the engine's content tree (None: it found none)."""
+    declared, og = type_names(ld_types), _og_type(doc)
+    paragraphs, chars, link_share = _prose(body)
+    prose = paragraphs >= PROSE_PARAGRAPHS and link_share < HUB_LINK_SHARE
+    if _has_password(doc) and not prose:
+        return LOGIN
+    if declared & _PRODUCT_TYPES or og == "product":
+        return PRODUCT
+    if declared & _HUB_TYPES or (chars and link_share >= HUB_LINK_SHARE):
+        return HUB
+    says_article = bool(declared & ARTICLE_TYPES) or og == "article"
+    if prose or (says_article and chars >= DECLARED_MIN_CHARS):
+        return ARTICLE
+    return OTHER

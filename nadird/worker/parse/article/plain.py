@@ -1,0 +1,70 @@
+"""The plain text of an extracted article: one paragraph per block, separated
+by a blank line, with no markup (the markdown field keeps that).
+
+The engine's own text output keeps markdown for links, images and lists, so
+the text is rebuilt from its content tree, whose blocks are `head`, `p`,
+`list` (of `item`), `quote`, `code` and `table` (of `row` of `cell`);
+images (`graphic`) are no text.
+"""
+
+from __future__ import annotations
+
+from lxml import etree
+
+_BLOCKS = frozenset({"head", "p", "quote", "code"})
+
+
+def text_of(element: etree._Element) -> str:
+    """All the text inside the element (not its tail)."""
+    return str(etree.tostring(element, method="text", encoding="unicode", with_tail=False))
+
+
+def words(element: etree._Element) -> str:
+    """The element's text with whitespace collapsed (a <lb/> is a space)."""
+    return " ".join(text_of(element).split())
+
+
+def _rows(table: etree._Element) -> str:
+    rows = (" | ".join(words(cell) for cell in row.iter("cell")) for row in table.iter("row"))
+    return "\n".join(row for row in rows if row.strip(" |"))
+
+
+def _list(element: etree._Element) -> str:
+    items = (words(item) for item in element.iter("item"))
+    return "\n".join(item for item in items if item)
+
+
+def _block_text(element: etree._Element) -> str:
+    tag = element.tag
+    if tag == "list":
+        return _list(element)
+    if tag == "table":
+        return _rows(element)
+    if tag in _BLOCKS or tag == "div":
+        return words(element)
+    return ""
+
+
+def plain_text(body: etree._Element | None, title: str | None = None) -> str:
+    """The text of the engine's content tree, blocks separated by a blank line;
+    without its first heading when that is the `title` (a field of its own)."""
+    blocks = _blocks(body)
+    if blocks and title is not None and blocks[0] == " ".join(title.split()):
+        blocks = blocks[1:]
+    return "\n\n".join(blocks)
+
+
+def _blocks(body: etree._Element | None) -> list[str]:
+    if body is None:
+        return []
+    blocks: list[str] = []
+    for element in body:
+        if not isinstance(element.tag, str):
+            continue  # a comment or processing instruction
+        if element.tag == "div" and len(element):
+            blocks.extend(_blocks(element))  # a nested section: its own blocks
+            continue
+        text = _block_text(element)
+        if text:
+            blocks.append(text)
+    return blocks

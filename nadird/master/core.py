@@ -21,19 +21,20 @@ from nadird.master.frontier.seen import SeenSet
 from nadird.master.job_control import JobControl
 from nadird.master.leasing.acceptance import REASONS, refusal
 from nadird.master.leasing.adoption import Adoption
-from nadird.master.leasing.dispatch import Dispatching, Outgoing
+from nadird.master.leasing.closing import LeaseCloser
+from nadird.master.leasing.dispatch import Dispatcher, Outgoing
 from nadird.master.leasing.lease_mark import LeaseMark, headroom_of, recovery_hold
 from nadird.master.leasing.leases import EndedLease, Lease, LeaseTable
 from nadird.master.leasing.login_sessions import SessionBook
 from nadird.master.leasing.nodes import Node, NodeRegistry
 from nadird.master.leasing.robots_notes import RobotsNotes
-from nadird.master.leasing.welcome import Welcoming
+from nadird.master.leasing.welcome import Welcomer
 from nadird.master.observe import trace
 from nadird.master.observe.metrics import MasterMetrics
 from nadird.master.results.blocking import BlockStreaks
 from nadird.master.results.by_job import JobTallies
 from nadird.master.results.claims import Claims
-from nadird.master.results.failing import Failing
+from nadird.master.results.failing import FailureRouter
 from nadird.master.results.fallback import Fallbacks
 from nadird.master.results.recent import PageLog
 from nadird.master.results.records import record_from_result
@@ -52,7 +53,6 @@ from nadird.protocol.messages import (
     Message,
     PageResult,
     Pong,
-    Refused,
     Reset,
     Results,
 )
@@ -61,7 +61,7 @@ from nadird.store.base import PageRecord
 log = get_logger()
 
 
-class MasterCore(Dispatching, Failing, Welcoming, JobControl):
+class MasterCore:
     def __init__(self, config: Config, db: FrontierDB, seen: SeenSet) -> None:
         self.config = config
         master = config.master
@@ -93,9 +93,6 @@ class MasterCore(Dispatching, Failing, Welcoming, JobControl):
         self._drop_log = PerKeyLimit()
         self.metrics = MasterMetrics()
         self.metrics.registry.register(self.revisits.lateness)
-        # robots.txt passed from worker to worker (None: not shared).
-        self.robots: RobotsNotes | None = None
-        self.sessions = SessionBook()  # login sessions (the server's is saved)
         # Whether a worker's connection (by its socket identity) is still
         # open; the server asks its socket. Without one: assume it is.
         self.connected: Callable[[bytes], bool] = lambda _identity: True
@@ -108,9 +105,47 @@ class MasterCore(Dispatching, Failing, Welcoming, JobControl):
         window = max(2.0, 4 * master.heartbeat_interval)  # a few chances to say hello
         self.held_all = self.adoption.start(master.adopt_leases, self.hold_until, now, window)
         self.lease_mark = LeaseMark(db, master.lease_ttl, headroom_of(master))
+        self._build_parts()
+
+    def _build_parts(self) -> None:
+        """The parts that decide one thing each, handed what they need."""
+        config, frontier, leases, stats = self.config, self.frontier, self.leases, self.stats
+        self.closer = LeaseCloser(leases, frontier, stats, self.metrics)
+        self.dispatcher = Dispatcher(
+            config, frontier, leases, self.nodes, self.admission, self.revisits, self.paused,
+            stats, self.lease_mark, SessionBook(), self.hold_until, self.held_all,
+        )  # fmt: skip
+        self.failures = FailureRouter(
+            config, frontier, self.admission, self.revisits, self.fallbacks,
+            self.blocks, self.tallies, stats, self.invalid,
+        )  # fmt: skip
+        self.welcomer = Welcomer(
+            config, self.nodes, leases, self.closer, self.adoption, self.lease_mark, frontier, stats
+        )
+        self.job_control = JobControl(
+            self.admission, frontier, self.revisits, self.dispatcher.sessions, self.paused
+        )
+
+    # The server swaps in its state directory's own: the parts must hold the same.
+    @property
+    def robots(self) -> RobotsNotes | None:
+        return self.dispatcher.robots
+
+    @robots.setter
+    def robots(self, notes: RobotsNotes | None) -> None:
+        self.dispatcher.robots = notes
+
+    @property
+    def sessions(self) -> SessionBook:
+        return self.dispatcher.sessions
+
+    @sessions.setter
+    def sessions(self, book: SessionBook) -> None:
+        self.dispatcher.sessions = self.job_control.sessions = book
 
     def apply_config(self, new: Config) -> None:
         self.config = new
+        self.dispatcher.config = self.failures.config = self.welcomer.config = new
         self.admission.jobs = self.revisits.jobs = dict(new.jobs)
         self.revisits.pace.configure(new)
         self.revisits.policies_changed()
@@ -135,6 +170,16 @@ class MasterCore(Dispatching, Failing, Welcoming, JobControl):
         """Anything queued or leased; always, while a job revisits."""
         return self.frontier.queued > 0 or len(self.leases) > 0 or self.revisits.active
 
+    # ------------------------------------------- the parts' public names
+    def dispatch(self, now: float) -> Outgoing:
+        return self.dispatcher.dispatch(now)
+
+    def next_dispatch_at(self) -> float | None:
+        return self.dispatcher.next_dispatch_at()
+
+    def record_clean_stop(self, now: float) -> None:
+        self.welcomer.record_clean_stop(now)
+
     # ----------------------------------------------------------- control
     def drop(self, reason: str, peer: str) -> None:
         """Count a dropped message; warn at most once a second per peer."""
@@ -145,7 +190,7 @@ class MasterCore(Dispatching, Failing, Welcoming, JobControl):
 
     def on_control(self, identity: bytes, msg: Message, now: float, user: str = "") -> Outgoing:
         if isinstance(msg, Hello):
-            return self._on_hello(identity, msg, now, user)
+            return self.welcomer.hello(identity, msg, now, user, self.connected)
         node = self.nodes.by_identity(identity, now)
         if node is None or getattr(msg, "node", None) != node.node:
             # Counted as dropped: it has no effect. A worker that merely
@@ -170,39 +215,6 @@ class MasterCore(Dispatching, Failing, Welcoming, JobControl):
             self.drop(f"unexpected {msg.KIND}", node.node)
         return []
 
-    def _on_hello(self, identity: bytes, msg: Hello, now: float, user: str) -> Outgoing:
-        current = self.nodes.get(msg.node)
-        # The same registration: the same socket, key and process (a restarted
-        # worker has another pid, even if its socket identity were the same).
-        same = current is not None and (
-            (current.identity, current.user, current.pid, current.host)
-            == (identity, user, msg.pid, msg.host)
-        )
-        if current is not None and same:
-            return self._hello_again(current, msg, now)
-        if (
-            current is not None
-            and current.identity != identity
-            and self._alive(current, now)
-            and not current.restarted_as(msg, user, self.connected(current.identity))
-        ):
-            # Another live process uses this name: two workers would share
-            # leases. The newcomer is refused until the name falls silent
-            # (at once if it is that worker restarted: see Node.restarted_as).
-            self.stats["refused_workers"] += 1
-            log.warning("worker_refused", worker=msg.node, pid=msg.pid, reason="duplicate node id")
-            reason = f"node id {msg.node!r} is in use by a live worker (pid {current.pid})"
-            return [(identity, Refused(reason=reason))]
-        node, previous = self.nodes.register(identity, msg, now, user)
-        if previous is not None:
-            # The same worker restarted: whatever its old process held is lost.
-            self._reclaim(self.leases.of_node(msg.node), now, "worker restarted")
-        log.info("worker_joined", worker=msg.node, capacity=msg.capacity, pid=msg.pid)
-        return [(identity, self._welcome(node, [], msg, now))]
-
-    def _alive(self, node: Node, now: float) -> bool:
-        return now - node.last_seen < 2 * self.config.master.heartbeat_interval
-
     def _on_bag_done(self, node: Node, msg: BagDone, now: float) -> None:
         lease = self.leases.current(msg.lease, msg.epoch)
         if lease is None or lease.node != node.node:
@@ -224,47 +236,22 @@ class MasterCore(Dispatching, Failing, Welcoming, JobControl):
             if row is None:
                 continue
             if fp in throttled:
-                self._throttled(row, lease.wait, lease)
+                self.failures.throttled(row, lease.wait, lease)
             else:
                 lease.returned.append(row)
         if gate.debug:
             trace.returned(lease, lease.returned, "handed back by the worker")
-        self._close_if_finished(lease, now)
-
-    def _close_if_finished(self, lease: Lease, now: float) -> None:
-        if not (lease.done and not lease.pending):
-            return
-        self.leases.remove(lease, now, self.frontier.unstored(lease.urls))
-        self.frontier.release(lease.domain, now + lease.wait, lease.returned)
-        self.stats["bags_done"] += 1
-        self.metrics.lease_seconds.observe(now - lease.granted_at)
-
-    def _reclaim(self, leases: Sequence[Lease], now: float, why: str) -> None:
-        for lease in leases:
-            self.leases.remove(lease, now, self.frontier.unstored(lease.urls))
-            back = lease.returned + list(lease.pending.values())
-            self.frontier.release(lease.domain, now + lease.wait, back)
-            if gate.debug:
-                trace.returned(lease, back, why)
-            self.stats["leases_reclaimed"] += 1
-            log.info(
-                "lease_reclaimed",
-                lease=lease.id,
-                domain=lease.domain,
-                worker=lease.node,
-                urls=len(back),
-                why=why,
-            )
+        self.closer.close_if_finished(lease, now)
 
     def forget_node(self, node: Node, why: str, now: float) -> None:
         self.nodes.remove(node, now)
-        self._reclaim(self.leases.of_node(node.node), now, why)
+        self.closer.reclaim(self.leases.of_node(node.node), now, why)
         log.info("worker_left", worker=node.node, why=why)
 
     def expire(self, now: float) -> None:
         expired = self.leases.expired(now)
         self.stats["leases_expired"] += len(expired)
-        self._reclaim(expired, now, "lease expired")
+        self.closer.reclaim(expired, now, "lease expired")
         self.leases.ended.trim(now, self.late_window())
         self.adoption.give_up(now)
         master = self.config.master
@@ -313,18 +300,18 @@ class MasterCore(Dispatching, Failing, Welcoming, JobControl):
                 continue  # answered in this lease already (sent again after a restart)
             self._observe(page, held.job)
             if is_transient(page):
-                self._failed(page, row, lease)
+                self.failures.failed(page, row, lease)
                 continue
             if page.links:
                 links.append(links_of(page))
                 sources.append((page.final_url or page.url, msg.node))
             self.claims.check(self.admission.jobs.get(held.job), page, time.time())
             if row is not None:
-                if self._invalid_handed_over(page, row, held.job):
+                if self.failures.invalid_handed_over(page, row, held.job):
                     continue
                 self.frontier.acked(page.fp)
             else:
-                self._count_invalid(page, held.job)
+                self.failures.count_invalid(page, held.job)
                 late.setdefault(domain_of(page.url), []).append((page.fp, page.row))
             self._record(page, row, held, records, unchanged)
             self.stats["pages_error" if page.error else "pages_ok"] += 1
@@ -342,7 +329,7 @@ class MasterCore(Dispatching, Failing, Welcoming, JobControl):
             self.admission.admit_many(held.job, links, sources)
             self.revisits.found(held.job, [fp for batch in links for fp in batch[1]])
         if lease is not None:
-            self._close_if_finished(lease, now)
+            self.closer.close_if_finished(lease, now)
         if debug:
             self.store_trace.results(records, msg.lease, lease.domain if lease else None)
         return records

@@ -9,11 +9,19 @@ from nadird.master.revisits.scheduler import Revisits
 
 
 class JobControl:
-    admission: Admission
-    frontier: Frontier
-    revisits: Revisits
-    sessions: SessionBook
-    paused: set[str]
+    def __init__(
+        self,
+        admission: Admission,
+        frontier: Frontier,
+        revisits: Revisits,
+        sessions: SessionBook,
+        paused: set[str],
+    ) -> None:
+        self.admission = admission
+        self.frontier = frontier
+        self.revisits = revisits
+        self.sessions = sessions  # replaced by the server's (MasterCore.sessions)
+        self.paused = paused  # shared with the Dispatcher, which skips their rows
 
     def pause(self, job: str) -> None:
         self.paused.add(job)

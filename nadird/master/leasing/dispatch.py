@@ -1,7 +1,7 @@
 """Dispatch: which worker gets a bag of which ready domain, and what the bag holds.
 
-A part of MasterCore (core.py), kept apart because it is the one place that
-turns queued rows into leases; the attributes below are MasterCore's.
+The one place that turns queued rows into leases; MasterCore (core.py) owns
+a Dispatcher and hands it the parts of the master it reads.
 """
 
 from __future__ import annotations
@@ -30,22 +30,39 @@ LOGIN_PAUSED_RETRY = 2.0
 Outgoing = list[tuple[bytes, Message]]
 
 
-class Dispatching:
-    config: Config
-    frontier: Frontier
-    leases: LeaseTable
-    nodes: NodeRegistry
-    admission: Admission
-    revisits: Revisits
-    robots: RobotsNotes | None
-    sessions: SessionBook
-    paused: set[str]
-    stats: Counter[str]
-    hold_until: float
-    # False once the previous run's leases are known one by one (adoption.py):
-    # then only their domains wait, not every domain.
-    held_all: bool
-    lease_mark: LeaseMark
+class Dispatcher:
+    def __init__(
+        self,
+        config: Config,
+        frontier: Frontier,
+        leases: LeaseTable,
+        nodes: NodeRegistry,
+        admission: Admission,
+        revisits: Revisits,
+        paused: set[str],
+        stats: Counter[str],
+        lease_mark: LeaseMark,
+        sessions: SessionBook,
+        hold_until: float,
+        held_all: bool,
+    ) -> None:
+        self.config = config  # replaced on a reload (MasterCore.apply_config)
+        self.frontier = frontier
+        self.leases = leases
+        self.nodes = nodes
+        self.admission = admission
+        self.revisits = revisits
+        self.paused = paused  # the jobs paused, shared with JobControl
+        self.stats = stats
+        self.lease_mark = lease_mark
+        # Until when the previous run's leases hold their domains, and
+        # whether every domain waits: False once those leases are known one
+        # by one (adoption.py), when only their domains wait.
+        self.hold_until = hold_until
+        self.held_all = held_all
+        # Both replaced by the server's own (MasterCore.robots, .sessions).
+        self.sessions = sessions  # login sessions (the server's is saved)
+        self.robots: RobotsNotes | None = None  # None: robots.txt not shared
 
     def dispatch(self, now: float) -> Outgoing:
         """Lease ready domains to workers with credit; one bag per credit.

@@ -1,8 +1,8 @@
 """Failed attempts: retried with back-off, then handed to the job's fallback
 job (on_failure, fallback.py) or dead-lettered; invalid items handed on.
 
-A part of MasterCore (core.py), kept apart as the one place that decides
-what happens to a URL a job failed; the attributes below are MasterCore's.
+The one place that decides what happens to a URL a job failed; MasterCore
+(core.py) owns a FailureRouter and hands it the parts of the master it needs.
 """
 
 from __future__ import annotations
@@ -25,18 +25,30 @@ from nadird.master.row import Row
 from nadird.protocol.messages import PageResult
 
 
-class Failing:
-    config: Config
-    frontier: Frontier
-    admission: Admission
-    revisits: Revisits
-    blocks: BlockStreaks
-    fallbacks: Fallbacks
-    tallies: JobTallies
-    stats: Counter[str]
-    invalid: Counter[tuple[str, str]]
+class FailureRouter:
+    def __init__(
+        self,
+        config: Config,
+        frontier: Frontier,
+        admission: Admission,
+        revisits: Revisits,
+        fallbacks: Fallbacks,
+        blocks: BlockStreaks,
+        tallies: JobTallies,
+        stats: Counter[str],
+        invalid: Counter[tuple[str, str]],
+    ) -> None:
+        self.config = config  # replaced on a reload (MasterCore.apply_config)
+        self.frontier = frontier
+        self.admission = admission
+        self.revisits = revisits
+        self.fallbacks = fallbacks
+        self.blocks = blocks
+        self.tallies = tallies
+        self.stats = stats
+        self.invalid = invalid  # invalid items by (job, field)
 
-    def _throttled(self, row: Row, wait: float, lease: Lease) -> None:
+    def throttled(self, row: Row, wait: float, lease: Lease) -> None:
         """A 429/503: an attempt like any transient failure, retried after the
         domain's rest (Retry-After), dead-lettered when the tries run out."""
         job = self.admission.jobs.get(row.job)
@@ -51,7 +63,7 @@ class Failing:
         if gate.debug:
             trace.retried(row, lease, attempts, wait, error)
 
-    def _failed(self, page: PageResult, row: Row | None, lease: Lease | None) -> None:
+    def failed(self, page: PageResult, row: Row | None, lease: Lease | None) -> None:
         """A transient failure: back off and retry, or dead-letter when out of tries."""
         if row is None or lease is None:
             return  # a late failure changes nothing: the URL is still queued
@@ -80,15 +92,15 @@ class Failing:
         self.tallies.dead_letters[row.job] += 1
         trace.dead_letter(row, lease, attempts, error)
 
-    def _count_invalid(self, page: PageResult, job: str) -> list[str]:
+    def count_invalid(self, page: PageResult, job: str) -> list[str]:
         invalid = invalid_fields(page.data)
         self.invalid.update((job, name) for name in invalid)
         return invalid
 
-    def _invalid_handed_over(self, page: PageResult, row: Row, job: str) -> bool:
+    def invalid_handed_over(self, page: PageResult, row: Row, job: str) -> bool:
         """Count an invalid item; True if its URL went to the job's fallback
         job instead of being stored."""
-        invalid = self._count_invalid(page, job)
+        invalid = self.count_invalid(page, job)
         if invalid and self.fallbacks.hand_over(row, "invalid item: " + ", ".join(invalid)):
             self.stats["fallbacks"] += 1
             return True

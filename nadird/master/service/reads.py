@@ -121,10 +121,10 @@ class MasterReads:
         self.core.revisits.watch = dict(watch)
 
     def pause_job(self, job: str) -> None:
-        self.core.pause(job)
+        self.core.job_control.pause(job)
 
     def delete_job(self, job: str) -> int:
-        return self.core.delete_job(job)
+        return self.core.job_control.delete_job(job)
 
     def domain_queues(self) -> Collection[DomainQueue]:
         frontier = self.core.frontier

@@ -247,7 +247,7 @@ class Master(MasterReads):
         }
 
     def resume_job(self, job: str) -> None:
-        self.core.resume(job)
+        self.core.job_control.resume(job)
         self._wake.set()
 
     def pages_per_second(self) -> float:

@@ -236,7 +236,7 @@ def test_the_master_reschedules_on_a_reload_and_parks_a_deleted_job(tmp_path: Pa
         queued = _rows(core.revisits, URLS[:1])[0]
         core.revisits.table.set_due([(queued.fp, 0.0)])
         assert core.revisits.scan() == 1  # one row queued when the job goes
-        core.delete_job("shop")  # no job revisits now: the tick still parks its rows
+        core.job_control.delete_job("shop")  # no job revisits now: the tick still parks its rows
         assert not _rows(core.revisits, URLS[:1])[0].queued  # its queue row went with the job
         assert not core.revisits.scanning and core.revisits.rescheduling
         core.revisit_tick()

@@ -7,6 +7,7 @@ the kernel answers ENOSPC (tests/support/smallfs.py); mounting needs root.
 from __future__ import annotations
 
 import errno
+import json
 import signal
 import time
 import urllib.error
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from structlog.testing import capture_logs
-from support.full_disk_helpers import Clock, failing, http_get
+from support.full_disk_helpers import Clock
 from support.smallfs import MountRefused, SmallFS
 
 from nadird.cli.client import call, endpoint
@@ -163,9 +164,23 @@ def test_robots_notes_wait_in_memory_while_their_file_cannot_be_written(
     assert len(RobotsNotes(path).for_origins(origins)) == 100
 
 
+def http_get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
 def gauge(metrics: str, name: str) -> float:
     family = next(f for f in text_string_to_metric_families(metrics) if f.name == name)
     return float(family.samples[0].value)
+
+
+def failing(base: str) -> dict[str, object]:
+    """What /healthz says cannot be written (nothing while it answers 200)."""
+    code, body = http_get(base + "/healthz")
+    return json.loads(body)["state"]["failing"] if code == 503 else {}
 
 
 def crawl_until(cluster: Cluster, web: SyntheticWeb, share: float, **master: Any) -> Proc:

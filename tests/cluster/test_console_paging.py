@@ -1,5 +1,5 @@
-"""Paging of the console's tables, and the domain page's time with 100,000
-domains (a real master in this process, its API on loopback)."""
+"""The domain page's time with 100,000 domains (a real master in this process,
+its API on loopback)."""
 
 from __future__ import annotations
 
@@ -8,38 +8,11 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 from support.console_helpers import config, http, login
 
 from nadird.common.urls import fingerprint
-from nadird.master.console.paging import Page, page_number, sorted_page
 from nadird.master.service.server import Master
 from nadird.store.open import open_store
-
-
-@given(
-    st.lists(st.integers(0, 50), max_size=400),
-    st.integers(1, 30),
-    st.sampled_from([1, 7, 50]),
-)
-def test_a_page_is_the_slice_of_the_sorted_table(values: list[int], number: int, size: int) -> None:
-    page = page_number({"page": str(number)}, len(values), size)
-    key = lambda v: (-v[1], v[0])  # noqa: E731
-    items = list(enumerate(values))
-    assert sorted_page(items, key, page) == sorted(items, key=key)[page.offset : page.offset + size]
-
-
-def test_page_numbers_stay_within_the_table() -> None:
-    assert page_number({"page": "3"}, 120) == Page(3, 50, 120)
-    assert page_number({"page": "4"}, 120).number == 3
-    assert page_number({"page": "0"}, 120).number == 1
-    assert page_number({"page": "-2"}, 120).number == 1
-    assert page_number({"page": "9" * 40}, 120).number == 1
-    assert page_number({}, 0) == Page(1, 50, 0)
-    assert Page(1, 50, 0).count == 1 and Page(1, 50, 0).next is None
-    assert Page(2, 50, 120).previous == 1 and Page(2, 50, 120).next == 3
-
 
 DOMAINS = 100_000
 

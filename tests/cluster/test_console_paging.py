@@ -1,5 +1,5 @@
-"""Paging of the console's tables, and the domain page's time with 100,000
-domains (a real master in this process, its API on loopback)."""
+"""The domain page's time with 100,000 domains (a real master in this process,
+its API on loopback)."""
 
 from __future__ import annotations
 
@@ -8,38 +8,11 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 from support.console_helpers import config, http, login
 
 from nadird.common.urls import fingerprint
-from nadird.master.console.paging import Page, page_number, sorted_page
 from nadird.master.service.server import Master
 from nadird.store.open import open_store
-
-
-@given(
-    st.lists(st.integers(0, 50), max_size=400),
-    st.integers(1, 30),
-    st.sampled_from([1, 7, 50]),
-)
-def test_a_page_is_the_slice_of_the_sorted_table(values: list[int], number: int, size: int) -> None:
-    page = page_number({"page": str(number)}, len(values), size)
-    key = lambda v: (-v[1], v[0])  # noqa: E731
-    items = list(enumerate(values))
-    assert sorted_page(items, key, page) == sorted(items, key=key)[page.offset : page.offset + size]
-
-
-def test_page_numbers_stay_within_the_table() -> None:
-    assert page_number({"page": "3"}, 120) == Page(3, 50, 120)
-    assert page_number({"page": "4"}, 120).number == 3
-    assert page_number({"page": "0"}, 120).number == 1
-    assert page_number({"page": "-2"}, 120).number == 1
-    assert page_number({"page": "9" * 40}, 120).number == 1
-    assert page_number({}, 0) == Page(1, 50, 0)
-    assert Page(1, 50, 0).count == 1 and Page(1, 50, 0).next is None
-    assert Page(2, 50, 120).previous == 1 and Page(2, 50, 120).next == 3
-
 
 DOMAINS = 100_000
 
@@ -77,28 +50,3 @@ async def test_the_domain_page_stays_fast_with_100000_domains(tmp_path: Path) ->
     print("domain page times (ms):", {k: round(v * 1000) for k, v in timings.items()})
     # A few tens of ms here; the bound leaves room for a loaded machine.
     assert max(timings.values()) < 1.5, timings
-
-
-def test_robots_notes_of_one_host_any_scheme_or_port(tmp_path: Path) -> None:
-    from nadird.master.leasing.robots_notes import RobotsNotes
-    from nadird.protocol.messages import RobotsNote
-
-    notes = RobotsNotes(tmp_path / "robots.db")
-    try:
-        notes.remember(
-            [
-                RobotsNote("http://a.test", True, "", 5.0),
-                RobotsNote("https://a.test:8443", False, "User-agent: *\nDisallow: /x", 0.0),
-                RobotsNote("http://a.test.evil", True, "", 0.0),  # in the range, not the host
-                RobotsNote("http://www.a.test", True, "", 0.0),
-                RobotsNote("http://b.test", True, "", 0.0),
-            ]
-        )
-        found = notes.for_host("a.test")
-    finally:
-        notes.close()
-    assert [(origin, allow) for origin, allow, _ in found] == [
-        ("http://a.test", True),
-        ("https://a.test:8443", False),
-    ]
-    assert 4.0 < found[0][2] < 60.0  # its age, from when it was fetched

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from structlog.testing import capture_logs
+from support.full_disk_helpers import Clock
 from support.smallfs import MountRefused, SmallFS
 
 from nadird.cli.client import call, endpoint
@@ -43,14 +44,6 @@ from nadird.testing.checks import (
 from nadird.testing.cluster import Cluster, Proc, wait_until
 from nadird.testing.graph import SiteGraph
 from nadird.testing.web import SyntheticWeb, run_in_thread
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.t = 100.0
-
-    def __call__(self) -> float:
-        return self.t
 
 
 def mounted(path: Path, size: int) -> Iterator[SmallFS]:
@@ -171,29 +164,6 @@ def test_robots_notes_wait_in_memory_while_their_file_cannot_be_written(
     assert len(RobotsNotes(path).for_origins(origins)) == 100
 
 
-def test_back_off_doubles_up_to_its_cap_and_a_give_up_is_fatal() -> None:
-    clock = Clock()
-    health = StateHealth("/state", retry_delay=1.0, retry_max_delay=3.0, give_up_after=10.0)
-    health._clock = clock
-    fatal: list[bool] = []
-    health.on_fatal = lambda: fatal.append(True)
-    waits = []
-    for _ in range(4):
-        health.failed("frontier.db", OSError(errno.ENOSPC, "No space left on device"))
-        waits.append(health.status()["failing"]["frontier.db"]["retry_in_s"])
-        assert not health.may_try("frontier.db")
-    assert waits == [1.0, 2.0, 3.0, 3.0]
-    clock.t += 3.0
-    assert health.may_try("frontier.db")
-    health.check_give_up()
-    assert health.fatal is None
-    clock.t += 7.0
-    health.check_give_up()
-    assert fatal == [True] and health.fatal is not None
-    assert "master.state_give_up_after" in health.fatal and "No space left" in health.fatal
-    assert not health.healthy
-
-
 def http_get(url: str) -> tuple[int, str]:
     try:
         with urllib.request.urlopen(url, timeout=10) as response:
@@ -205,6 +175,12 @@ def http_get(url: str) -> tuple[int, str]:
 def gauge(metrics: str, name: str) -> float:
     family = next(f for f in text_string_to_metric_families(metrics) if f.name == name)
     return float(family.samples[0].value)
+
+
+def failing(base: str) -> dict[str, object]:
+    """What /healthz says cannot be written (nothing while it answers 200)."""
+    code, body = http_get(base + "/healthz")
+    return json.loads(body)["state"]["failing"] if code == 503 else {}
 
 
 def crawl_until(cluster: Cluster, web: SyntheticWeb, share: float, **master: Any) -> Proc:
@@ -296,12 +272,6 @@ def test_stopped_while_the_disk_is_full_it_says_what_was_not_saved_and_a_restart
         master = cluster.start_again("master", cluster.workdir / "master.yaml")
         assert cluster.wait(master, 120) == 0
     assert_exact_store(cluster, graph)
-
-
-def failing(base: str) -> dict[str, object]:
-    """What /healthz says cannot be written (nothing while it answers 200)."""
-    code, body = http_get(base + "/healthz")
-    return json.loads(body)["state"]["failing"] if code == 503 else {}
 
 
 def auth(token: str) -> dict[str, str]:

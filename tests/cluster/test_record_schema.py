@@ -10,32 +10,15 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
-import pytest
 from support import DIR
 from support.mongo_helpers import sync_db
+from support.record_schema_helpers import OLD_URL, record
 
-from nadird.common.record import facts
-from nadird.store.base import PageRecord
 from nadird.store.sqlite.schema import SCHEMA_VERSION
 from nadird.store.sqlite.store import SqliteStore
 
 SUPPORT = DIR  # the scripts this test runs
-OLD_URL = "http://a.test/old"
-
-
-def record(n: int, url: str, **fields: Any) -> PageRecord:
-    return PageRecord(
-        fp=bytes([n]) * 16,
-        url=url,
-        final_url=url,
-        status=200,
-        fetched_at=float(n),
-        job="j",
-        depth=0,
-        **fields,
-    )
 
 
 async def test_a_field_declared_once_reaches_every_layer(mongo_uri: str, tmp_path: Path) -> None:
@@ -85,35 +68,3 @@ async def test_a_field_declared_once_reaches_every_layer(mongo_uri: str, tmp_pat
         item = db.items.find_one({"page_id": page["_id"]})
     assert page["note"] == "a note" and "tag" not in page
     assert item["tag"] == "a tag" and "note" not in item
-
-
-@pytest.mark.parametrize("version", range(1, SCHEMA_VERSION))
-async def test_an_older_store_gains_the_columns_declared_since(
-    tmp_path: Path, version: int
-) -> None:
-    path = tmp_path / "old.db"
-    store = SqliteStore(str(path))
-    await store.open()
-    await store.write([record(1, OLD_URL)])
-    await store.close()
-    later = [f.name for f, declared in facts(PageRecord) if declared.since > version]
-    with sqlite3.connect(path) as raw:  # what a store of that version looked like
-        for name in later:
-            raw.execute(f"ALTER TABLE pages DROP COLUMN {name}")
-        raw.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
-
-    store = SqliteStore(str(path))
-    await store.open()
-    new = record(2, "http://a.test/b", canonical=OLD_URL, rendered=True, headers={"etag": '"1"'})
-    await store.write([new])
-    back = [record async for record in store.iter_records()]
-    await store.close()
-
-    assert later  # the version is older than the store's
-    assert [(r.url, r.canonical, r.rendered, r.headers) for r in back] == [
-        (OLD_URL, None, False, {}),
-        (new.url, OLD_URL, True, {"etag": '"1"'}),
-    ]
-    with sqlite3.connect(path) as raw:
-        (found,) = raw.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    assert found == str(SCHEMA_VERSION)

@@ -2,44 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
-from support.mongo_helpers import make_store, record, sync_db
-
-from nadird.store.backend import Store
-from nadird.store.base import PageRecord
-from nadird.store.sqlite.store import SqliteStore
-
-
-def _version(price: int, at: float, signature: str) -> PageRecord:
-    base = record(1, job="shop", data={"title": "Kettle", "price": price})
-    return dataclasses.replace(base, fetched_at=at, signature=signature)
-
-
-async def _history(store: Store) -> list[dict[str, object]]:
-    await store.open()
-    try:
-        plain = dataclasses.replace(record(2, job="shop"), signature=None)  # not revisited
-        await store.write([_version(299, 100.0, "a"), plain])
-        await store.write([_version(299, 200.0, "a")])  # unchanged: no version
-        # A change, and the same page again (a refetch after a crash): one version.
-        await store.write([_version(259, 300.0, "b")])
-        await store.write([_version(259, 301.0, "b"), _version(249, 400.0, "c")])
-        return [c async for c in store.iter_changes()]  # type: ignore[attr-defined]
-    finally:
-        await store.close()
-
-
-def _check(changes: list[dict[str, object]]) -> None:
-    assert [(c["previous_time"], c["time"], c["changes"]) for c in changes] == [
-        (100.0, 300.0, {"price": {"old": 299, "new": 259}}),
-        (300.0, 400.0, {"price": {"old": 259, "new": 249}}),
-    ]
-
-
-async def test_sqlite_keeps_a_version_per_change(tmp_path: Path) -> None:
-    _check(await _history(SqliteStore(str(tmp_path / "s.db"))))
+from support.mongo_helpers import make_store, sync_db
+from support.page_versions_helpers import _check, _history
+from support.revisit_history_helpers import _latest_changes
 
 
 async def test_mongo_keeps_a_version_per_change(mongo_uri: str, tmp_path: Path) -> None:
@@ -51,33 +18,5 @@ async def test_mongo_keeps_a_version_per_change(mongo_uri: str, tmp_path: Path) 
     assert not {"url_time", "time"} & names  # replaced by those two
 
 
-async def test_sqlite_lists_its_latest_changes_newest_first(tmp_path: Path) -> None:
-    await _latest_changes(SqliteStore(str(tmp_path / "s.db")))
-
-
 async def test_mongo_lists_its_latest_changes_newest_first(mongo_uri: str, tmp_path: Path) -> None:
     await _latest_changes(make_store(mongo_uri, tmp_path))
-
-
-async def _latest_changes(store: Store) -> None:
-    def version(n: int, price: int, at: float) -> PageRecord:
-        base = record(n, job="shop", data={"price": price})
-        return dataclasses.replace(base, fetched_at=at, signature=f"{n}-{price}")
-
-    await store.open()
-    try:
-        await store.write([version(1, 10, 100.0), version(2, 5, 150.0)])  # first versions
-        await store.write([version(1, 11, 300.0), version(2, 6, 350.0)])
-        await store.write([version(1, 12, 400.0), version(3, 1, 450.0)])
-        every = [c async for c in store.iter_changes()]  # type: ignore[attr-defined]
-        recent = await store.recent_changes(10)  # type: ignore[attr-defined]
-        latest = await store.recent_changes(2)  # type: ignore[attr-defined]
-    finally:
-        await store.close()
-    assert recent == sorted(every, key=lambda c: -float(c["time"]))
-    assert [(c["time"], c["previous_time"]) for c in recent] == [
-        (400.0, 300.0),
-        (350.0, 150.0),
-        (300.0, 100.0),
-    ]
-    assert latest == recent[:2] and latest[0]["changes"] == {"price": {"old": 11, "new": 12}}

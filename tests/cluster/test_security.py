@@ -17,7 +17,7 @@ import pytest
 import zmq
 
 from nadird.protocol.codec import encode
-from nadird.protocol.curve import generate_keypair, is_private_endpoint
+from nadird.protocol.curve import generate_keypair
 from nadird.protocol.messages import BagDone, Bye, Credit, Heartbeat, PageResult, Results
 from nadird.testing.checks import (
     assert_exact_store,
@@ -139,23 +139,6 @@ def test_an_open_master_refuses_to_start_unless_insecure(cluster: Cluster) -> No
     started = cluster.start("master", "insecure", config)
     assert started.popen.wait(30) == 0
     assert any(e.get("event") == "insecure_mesh" for e in started.logs())
-
-
-@pytest.mark.parametrize(
-    ("endpoint", "private"),
-    [
-        ("ipc:///tmp/x", True),
-        ("tcp://127.0.0.1:5550", True),
-        ("tcp://[::1]:5550", True),
-        ("tcp://localhost:1", True),
-        ("tcp://*:5550", False),
-        ("tcp://0.0.0.0:5550", False),
-        ("tcp://10.1.2.3:5550", False),
-        ("tcp://eth0:5550", False),
-    ],
-)
-def test_endpoint_privacy(endpoint: str, private: bool) -> None:
-    assert is_private_endpoint(endpoint) is private
 
 
 def bad_frames(rng: random.Random, lease_ids: list[str], count: int) -> list[bytes]:

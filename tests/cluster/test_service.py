@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import os
 import signal
 import socket
 import statistics
@@ -14,7 +13,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from nadird.common import systemd
 from nadird.testing.checks import page_requests, site_job
 from nadird.testing.cluster import Cluster, wait_until
 from nadird.testing.graph import SiteGraph
@@ -24,16 +22,6 @@ from nadird.testing.web import AccessEntry, run_in_thread
 # look in the access log: arrival times are the kernel's, each right to one
 # clock tick, so up to two ticks (20 ms at HZ=100) off a gap.
 JITTER = 0.03
-
-
-def test_notify_is_a_no_op_without_a_socket(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("NOTIFY_SOCKET", raising=False)
-    assert systemd.notify("READY=1") is False
-    monkeypatch.setenv("WATCHDOG_USEC", "3000000")
-    monkeypatch.setenv("WATCHDOG_PID", str(os.getpid() + 1))
-    assert systemd.watchdog_interval() is None  # meant for another process
-    monkeypatch.setenv("WATCHDOG_PID", str(os.getpid()))
-    assert systemd.watchdog_interval() == 1.5
 
 
 def receive_states(sock: socket.socket, until: str, timeout: float) -> list[str]:

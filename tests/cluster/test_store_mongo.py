@@ -245,13 +245,6 @@ async def test_uri_without_database_is_a_clear_error(mongo_uri: str, tmp_path: P
         await store.open()
 
 
-async def test_unreachable_server_at_open_is_a_store_error(tmp_path: Path) -> None:
-    uri = f"mongodb://127.0.0.1:{free_port()}/nadird"
-    store = make_store(uri, tmp_path)
-    with pytest.raises(StoreError, match=r"cannot use MongoDB at mongodb://127\.0\.0\.1"):
-        await store.open()
-
-
 async def test_auth_failure_names_no_password(
     mongo_uri: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -40,6 +40,24 @@ def load_seen(config: Config, db: FrontierDB) -> SeenSet:
     return seen
 
 
+def snapshot_lost(config: Config) -> bool:
+    """Whether seen.bloom is missing from a state directory with a history (after
+    `nadird restore`, which does not copy it): the admission log holds only what
+    came after the last snapshot, so an empty seen set would fetch again every
+    URL admitted before it. The master then rebuilds the seen set at start."""
+    state = Path(config.master.state_dir)
+    if (state / SEEN_FILE).exists() or not (state / FRONTIER_FILE).exists():
+        return False
+    db = FrontierDB(state / FRONTIER_FILE)
+    try:
+        lost = db.last_seq() > 0
+    finally:
+        db.close()
+    if lost:
+        log.warning("seen_snapshot_missing", state_dir=str(state), action="rebuild")
+    return lost
+
+
 async def rebuild(config: Config, store: Store) -> SeenSet:
     state = Path(config.master.state_dir)
     seen = SeenSet(config.bloom.expected_urls, config.bloom.fp_rate)

@@ -19,13 +19,7 @@ from nadird.common.errors import ConfigError, StateError
 from nadird.config.replica import check_replica_url, replica_of
 from nadird.master.service.replica import litestream_binary
 from nadird.master.state.files import FRONTIER_FILE, SEEN_FILE
-from nadird.master.state.replica_files import (
-    LITESTREAM_CONFIG,
-    MANIFEST_FILE,
-    NOT_REPLICATED,
-    litestream_config,
-    read_manifest,
-)
+from nadird.master.state.replica_files import MANIFEST_FILE, NOT_REPLICATED, read_manifest
 
 SOURCE = "(command line)"
 RESTORE_TIMEOUT = 3600.0  # one database, from a slow remote replica
@@ -71,26 +65,6 @@ def _restore(binary: str, url: str, directory: Path, name: str, required: bool) 
     return (directory / name).exists()
 
 
-def _settle(binary: str, url: str, directory: Path, names: list[str]) -> None:
-    """One `litestream replicate -once` over the restored databases, before any
-    master opens them: Litestream 0.5 takes a database behind its replica (no
-    local Litestream state yet) as a restore and re-bases it on the replica,
-    which, done under a running master, once broke frontier.db's -shm file
-    (the master died of SIGBUS). Here nothing else has the files open."""
-    config = directory / LITESTREAM_CONFIG
-    config.write_text(litestream_config(directory, url, names, 1.0), encoding="utf-8")
-    done = subprocess.run(
-        [binary, "replicate", "-once", "-no-expand-env", "-config", str(config)],
-        capture_output=True,
-        text=True,
-        timeout=RESTORE_TIMEOUT,
-        stdin=subprocess.DEVNULL,
-    )
-    if done.returncode != 0:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-        raise StateError(f"litestream replicate -once in {directory} failed: {' / '.join(tail)}")
-
-
 def run(url: str, state_dir: str, force: bool, out: TextIO = sys.stdout) -> int:
     try:
         check_replica_url(url)
@@ -103,7 +77,6 @@ def run(url: str, state_dir: str, force: bool, out: TextIO = sys.stdout) -> int:
     _restore(binary, url, directory, MANIFEST_FILE, required=True)
     names = read_manifest(directory / MANIFEST_FILE)
     restored = [n for n in names if _restore(binary, url, directory, n, n == FRONTIER_FILE)]
-    _settle(binary, url, directory, [MANIFEST_FILE, *restored])
     (directory / SEEN_FILE).unlink(missing_ok=True)  # a --force leftover: the master rebuilds it
     report: dict[str, Any] = {
         "state_dir": str(directory),

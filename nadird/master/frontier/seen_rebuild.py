@@ -41,16 +41,18 @@ def load_seen(config: Config, db: FrontierDB) -> SeenSet:
 
 
 def snapshot_lost(config: Config) -> bool:
-    """Whether seen.bloom is missing from a state directory with a history (after
-    `nadird restore`, which does not copy it): the admission log holds only what
-    came after the last snapshot, so an empty seen set would fetch again every
-    URL admitted before it. The master then rebuilds the seen set at start."""
+    """Whether seen.bloom is missing while the admission log was trimmed after
+    one (`nadird restore` does not copy it; see master/state/replica_files.py):
+    the log holds only what came after that snapshot, so an empty seen set
+    would fetch again every URL admitted before it. The master then rebuilds
+    the seen set at start. (Missing before any snapshot, the log is whole and
+    replaying it is enough.)"""
     state = Path(config.master.state_dir)
     if (state / SEEN_FILE).exists() or not (state / FRONTIER_FILE).exists():
         return False
     db = FrontierDB(state / FRONTIER_FILE)
     try:
-        lost = db.last_seq() > 0
+        lost = db.log_trimmed()
     finally:
         db.close()
     if lost:

@@ -42,3 +42,22 @@ def test_litestream_config_gives_each_database_its_own_replica_path(tmp_path: Pa
     assert db["path"] == str((tmp_path / "frontier.db").resolve())
     assert db["replica"] == {"url": "s3://bucket/nadird/frontier.db", "sync-interval": "250ms"}
     assert db["monitor-interval"] == "250ms"
+
+
+def test_a_missing_snapshot_is_rebuilt_only_once_the_log_was_trimmed(tmp_path: Path) -> None:
+    from nadird.config import Config, MasterConfig
+    from nadird.master.frontier.seen_rebuild import snapshot_lost
+    from nadird.master.state.frontier_db import FrontierDB
+
+    config = Config(master=MasterConfig(state_dir=str(tmp_path)))
+    assert not snapshot_lost(config)  # a new state dir
+    db = FrontierDB(tmp_path / "frontier.db")
+    db._db.execute("INSERT INTO admitted (fp) VALUES (x'01'), (x'02')")
+    db.close()
+    assert not snapshot_lost(config)  # no snapshot yet: the whole log replays
+    db = FrontierDB(tmp_path / "frontier.db")
+    db.trim_admitted(1)
+    db.close()
+    assert snapshot_lost(config)  # restored without seen.bloom: rebuild
+    (tmp_path / "seen.bloom").write_bytes(b"")
+    assert not snapshot_lost(config)

@@ -66,11 +66,10 @@ def _with_parent(command: list[str]) -> list[str]:
 
     A master killed outright must not leave Litestream running on a state
     directory that a new master (or a restore) is about to use. Not a
-    preexec_fn calling prctl: Python code run in the forked child can close
-    the master's SQLite connections there (a garbage collection), and SQLite,
-    seeing no other process's locks, then wrecked frontier.db's -shm file
-    under the master (SIGBUS). Without setpriv, the service manager's
-    process group does it (systemd's KillMode=control-group).
+    preexec_fn calling prctl: Python code in the forked child of a process
+    with threads is unsafe, and the master has SQLite connections open there.
+    Without setpriv, the service manager's process group does it (systemd's
+    KillMode=control-group).
     """
     setpriv = shutil.which("setpriv")
     return [setpriv, "--pdeathsig", "TERM", "--", *command] if setpriv else command
@@ -120,13 +119,15 @@ class Replicator:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 await asyncio.to_thread(proc.wait)
-        log.info("replica_stopped", lag=round(self.lag.seconds(time.monotonic()), 3))
+        with self._lock:
+            lag = self.lag.seconds(time.monotonic())
+        log.info("replica_stopped", lag=round(lag, 3))
 
     def reading(self) -> ReplicaReading:
         running = self._proc is not None and self._proc.poll() is None
         with self._lock:
-            lag = self.lag.seconds(time.monotonic())
-        return ReplicaReading(lag, running, self.restarts, self.failures)
+            lag, failures = self.lag.seconds(time.monotonic()), self.failures
+        return ReplicaReading(lag, running, self.restarts, failures)
 
     def behind(self) -> dict[str, Any] | None:
         """For /healthz: the lag per database when it is over master.replica_max_lag."""
@@ -147,7 +148,7 @@ class Replicator:
             now = time.monotonic()
             with self._lock:
                 self.lag.unheard(self.names, now)
-            self.failures += 1
+                self.failures += 1
             delay = RESTART_DELAY if now - started >= STEADY_AFTER else delay
             log.error("replica_exited", status=code, restart_in=delay)
             await asyncio.sleep(delay)
@@ -205,6 +206,7 @@ class Replicator:
         if level == "debug":
             return  # Litestream's own chatter, several lines a second per database
         if level == "error":
-            self.failures += 1
+            with self._lock:  # also counted by the loop (exits)
+                self.failures += 1
         fields = {f"ls_{k}": v for k, v in event.items() if k not in ("time", "level", "msg")}
         getattr(log, level)("litestream", msg=event.get("msg"), **fields)

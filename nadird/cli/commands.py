@@ -298,6 +298,12 @@ def _keygen(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _restore(args: argparse.Namespace) -> int:
+    from nadird.cli import restore
+
+    return restore.run(args.replica, args.state_dir, args.force)
+
+
 def _daemon(args: argparse.Namespace) -> int:
     from nadird.cli.daemon import master_main, run_async, worker_main
 
@@ -333,6 +339,7 @@ COMMANDS = {
     "export": _export,
     "dead-letters": _dead_letters,
     "keygen": _keygen,
+    "restore": _restore,
     **dict.fromkeys(("status", "nodes", "submit", "pause", "resume", "delete-job"), _client),
 }
 

@@ -206,13 +206,14 @@ async def _watchdog() -> None:
 async def master_main(
     config: Config, config_path: str | None = None, rebuild_seen: bool = False
 ) -> int:
-    from nadird.master.frontier.seen_rebuild import rebuild
+    from nadird.master.frontier.seen_rebuild import rebuild, snapshot_lost
     from nadird.master.service.role import MasterRole
     from nadird.store.open import open_store
 
     store = open_store(config.store.uri, config.store)
     await store.open()
     try:
+        rebuild_seen = rebuild_seen or snapshot_lost(config)
         seen = await rebuild(config, store) if rebuild_seen else None
         return await serve(MasterRole(config, store, seen, config_path), config, config_path)
     finally:

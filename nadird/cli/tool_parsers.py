@@ -39,6 +39,7 @@ def add_tools(sub: argparse._SubParsersAction[CommandParser]) -> None:
     dead.add_argument("--domain", help="only the dead letters of this domain")
     _add_clients(sub)
     _add_keygen(sub)
+    _add_restore(sub)
     _add_export(sub)
 
 
@@ -68,6 +69,23 @@ def _add_keygen(sub: argparse._SubParsersAction[CommandParser]) -> None:
     keygen.add_argument("--out", required=True, help="directory for the key files")
     keygen.add_argument("--name", default="nadird", help="file name stem (e.g. master, worker-1)")
     keygen.set_defaults(takes_config=False)
+
+
+def _add_restore(sub: argparse._SubParsersAction[CommandParser]) -> None:
+    restore = add_command(
+        sub,
+        "restore",
+        "fetch a master's state directory back from its replica (master.replica)",
+        SHARED_NO_CONFIG,
+    )
+    restore.add_argument("--replica", required=True, metavar="URL", help="the master.replica URL")
+    restore.add_argument(
+        "--state-dir", required=True, metavar="DIR", help="where to restore (empty or new)"
+    )
+    restore.add_argument(
+        "--force", action="store_true", help="restore into a directory that holds files"
+    )
+    restore.set_defaults(takes_config=False)
 
 
 def _add_export(sub: argparse._SubParsersAction[CommandParser]) -> None:

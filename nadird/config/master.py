@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nadird.config.checks import not_negative, positive
+from nadird.config.replica import check_replica_url
 
 
 @dataclass(frozen=True)
@@ -44,8 +45,18 @@ class MasterConfig:
     revisit_allocate_interval: float = 60.0
     # Seconds between rounds of the jobs' history retention (a job's history:).
     history_trim_interval: float = 600.0
+    # Where Litestream replicates the state directory's SQLite files (a file://,
+    # s3://, gs://, abs:// or sftp:// URL; see docs/operations/replication.md).
+    replica: str | None = None
+    # /healthz says the replica is behind when it lags by more than this.
+    replica_max_lag: float = 60.0
+    # How often Litestream looks at the databases and ships their changes.
+    replica_sync_interval: float = 1.0
 
     def __post_init__(self) -> None:
+        positive(self, "replica_max_lag", "replica_sync_interval")
+        if self.replica is not None:
+            check_replica_url(self.replica)
         positive(self, "bag_size", "lease_ttl", "heartbeat_interval", "snapshot_interval")
         positive(self, "revisit_allocate_interval", "history_trim_interval")
         positive(self, "retry_base_delay", "retry_max_delay", "dead_letter_poll")

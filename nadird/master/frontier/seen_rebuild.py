@@ -40,6 +40,26 @@ def load_seen(config: Config, db: FrontierDB) -> SeenSet:
     return seen
 
 
+def snapshot_lost(config: Config) -> bool:
+    """Whether seen.bloom is missing while the admission log was trimmed after
+    one (`nadird restore` does not copy it; see master/state/replica_files.py):
+    the log holds only what came after that snapshot, so an empty seen set
+    would fetch again every URL admitted before it. The master then rebuilds
+    the seen set at start. (Missing before any snapshot, the log is whole and
+    replaying it is enough.)"""
+    state = Path(config.master.state_dir)
+    if (state / SEEN_FILE).exists() or not (state / FRONTIER_FILE).exists():
+        return False
+    db = FrontierDB(state / FRONTIER_FILE)
+    try:
+        lost = db.log_trimmed()
+    finally:
+        db.close()
+    if lost:
+        log.warning("seen_snapshot_missing", state_dir=str(state), action="rebuild")
+    return lost
+
+
 async def rebuild(config: Config, store: Store) -> SeenSet:
     state = Path(config.master.state_dir)
     seen = SeenSet(config.bloom.expected_urls, config.bloom.fp_rate)

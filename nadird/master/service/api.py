@@ -137,17 +137,21 @@ class ApiServer:
 
     # -------------------------------------------------------------- routes
     async def healthz(self, _request: web.Request) -> web.Response:
-        """200 while every master loop runs and the master can write its state;
-        503 (with what fails) otherwise."""
+        """200 while every master loop runs, the master can write its state and
+        its replica (master.replica) is within master.replica_max_lag; 503
+        (with what fails) otherwise."""
         health = self.master.health
         failure = self.master.loop_failure()  # a loop ended: the process is stopping
-        if health.healthy and failure is None:
+        behind = self.master.replica_behind()
+        if health.healthy and failure is None and behind is None:
             return _json({"ok": True})
         body: dict[str, Any] = {"ok": False}
         if failure is not None:
             body["error"] = failure
         if not health.healthy:
             body["state"] = health.status()
+        if behind is not None:
+            body["replica"] = behind
         return _json(body, 503)
 
     async def stats(self, _request: web.Request) -> web.Response:

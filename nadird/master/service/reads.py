@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from nadird.master.results.writer import ResultWriter
     from nadird.master.revisits.changes import FieldChange
     from nadird.master.service.loops import LoopGuard
+    from nadird.master.service.replica import Replicator
 
 
 class MasterReads:
@@ -36,9 +37,13 @@ class MasterReads:
     writer: ResultWriter
     loops: LoopGuard
     alerts: Alerts
+    replica: Replicator | None
 
     def loop_failure(self) -> str | None:
         return self.loops.failure
+
+    def replica_behind(self) -> dict[str, Any] | None:
+        return None if self.replica is None else self.replica.behind()
 
     def counts(self) -> Counts:
         core = self.core

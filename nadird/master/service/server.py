@@ -36,6 +36,7 @@ from nadird.master.service.handshakes import HandshakeWatch
 from nadird.master.service.loops import LoopGuard
 from nadird.master.service.peers import PeerProbe
 from nadird.master.service.reads import MasterReads
+from nadird.master.service.replica import Replicator
 from nadird.master.service.state_dir import StateDir
 from nadird.master.state.files import FRONTIER_FILE, ROBOTS_FILE, SEEN_FILE
 from nadird.master.view import status
@@ -100,6 +101,7 @@ class Master(MasterReads):
         self._behind = False
         self.stored = status.StoredTotal(store)
         self.core.metrics.watch(self._metrics_state)
+        self.replica = Replicator.for_master(config.master, self.core.metrics)  # or None
         # Reads secrets and checks Apprise URLs now: a wrong one stops the start (exit 2).
         try:
             self.alerts = Alerts(config.alerts, source, config.node, self.core.stats)
@@ -131,6 +133,8 @@ class Master(MasterReads):
             self.state.close()
             raise
         self.core.connected = PeerProbe(self._router.underlying).connected
+        if self.replica is not None:  # after the binds: one master per state dir
+            self.replica.start()
         self.control_endpoint = self._router.getsockopt_string(zmq.LAST_ENDPOINT)
         self.results_endpoint = self._pull.getsockopt_string(zmq.LAST_ENDPOINT)
         self.admit_seeds([(s.spec(), s.job) for s in self.config.seed_list()])
@@ -175,6 +179,8 @@ class Master(MasterReads):
             log.error("state_not_saved", reason=self.unsaved)
         self._close_sockets()
         self.state.close()
+        if self.replica is not None:  # after the last commit: its final sync ships it
+            await self.replica.stop()
         log.info("master_stopped", **self.status())
 
     @staticmethod

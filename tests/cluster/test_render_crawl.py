@@ -155,7 +155,9 @@ def test_render_bags_go_only_to_javascript_workers(cluster: Cluster) -> None:
     js = JsSite(items=6, never=True)
     with run_in_thread(graph) as web:
         js.install(web)
-        jobs = {**site_job(graph), "spa": spa_job(render=True, render_max_wait=2)}
+        # A max wait that cuts off the page that never settles, with room for
+        # the others to settle on a loaded machine.
+        jobs = {**site_job(graph), "spa": spa_job(render=True, render_max_wait=6)}
         seeds = [*graph.seeds(), {"url": js.seed(), "job": "spa"}]
         master = cluster.start("master", "master", cluster.master_config(jobs=jobs, seeds=seeds))
         cluster.start("worker", "w1", cluster.worker_config(1))  # html only

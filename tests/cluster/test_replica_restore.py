@@ -56,13 +56,19 @@ def replica_metrics(cluster: Cluster) -> dict[str, float]:
     }
 
 
+WORKERS = ("w1", "w2")  # start_crawl's
+
+
 def lose_the_machine(cluster: Cluster, state: Path) -> None:
-    """SIGKILL Litestream and the master at once, then delete the state directory."""
-    master = cluster.proc("master")
+    """SIGKILL Litestream, the master and its workers (a loopback cluster's
+    workers run on the master's machine) at once, then delete the state
+    directory."""
     litestream = last_event(cluster, "master", "replica_started")["pid"]
     os.kill(litestream, signal.SIGKILL)
-    master.kill(signal.SIGKILL)
-    master.popen.wait(10)
+    for name in ("master", *WORKERS):
+        cluster.proc(name).kill(signal.SIGKILL)
+    for name in ("master", *WORKERS):
+        cluster.proc(name).popen.wait(10)
     assert wait_until(lambda: not Path(f"/proc/{litestream}").exists(), 10)
     shutil.rmtree(state)
 
@@ -104,6 +110,10 @@ def test_a_restored_master_goes_on_where_the_lost_one_left_off(
         restarted_at = time.time()
 
         again = cluster.start_again("master", cluster.workdir / "master.yaml")
+        # The new machine's workers take the keys the restored master makes
+        # (local keys are not replicated: docs/operations/replication.md).
+        for name in WORKERS:
+            cluster.start_again(name, cluster.workdir / f"{name}.yaml", role="worker")
         assert cluster.wait(again, 180) == 0
         after = [e for e in page_requests(web) if e.t_start >= restarted_at]
 

@@ -17,6 +17,8 @@ import html
 import re
 from typing import Literal
 
+from nadird.common.visible import BIDI, as_escape
+
 # text: plain (a webhook's `text`, DingTalk); html: mail's HTML part, Telegram;
 # markdown: chat apps that render markdown (Mattermost, Discord...).
 Format = Literal["text", "html", "markdown"]
@@ -27,7 +29,7 @@ CUT = "..."
 
 # Bidi embeddings, overrides and isolates, the marks, and every C0/C1
 # control (a newline would break the one-line text): shown, never obeyed.
-_INVISIBLE = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\x00-\x1f\x7f-\x9f]")
+_INVISIBLE = re.compile(f"[{BIDI}\u200e\u200f\u061c\x00-\x1f\x7f-\x9f]")
 # A mention starts a word: `@all`, `@here`, `@someone` (not the @ of a@b.org).
 _AT_MENTION = re.compile(r"(?<![\w.@])@(?=\w)")
 # Slack's (and others') special mentions and channel links: <!here>, <@U1>, <#C1>.
@@ -38,15 +40,11 @@ _ANGLE_MENTION = re.compile(r"<(?=[!@#])")
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>!|~&])")
 
 
-def _visible(match: re.Match[str]) -> str:
-    return f"\\u{ord(match.group()):04x}"
-
-
 def neutral(value: str) -> str:
     """The value cut, its controls visible and its mentions inert (no markup escaped)."""
     if len(value) > MAX_CHARS:
         value = value[: MAX_CHARS - len(CUT)] + CUT
-    value = _INVISIBLE.sub(_visible, value)
+    value = _INVISIBLE.sub(as_escape, value)
     value = _AT_MENTION.sub("\uff20", value)
     return _ANGLE_MENTION.sub("\u2039", value)
 

@@ -4,18 +4,13 @@ and the hook every printed value goes through)."""
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Callable
 from typing import Any
 
 from markupsafe import Markup
 
-# Unicode's bidirectional embeddings, overrides and isolates (U+202A-202E,
-# U+2066-2069). Crawled text holding one would reorder what the console
-# prints after it (an old value shown as the new one), so they are shown as
-# escapes instead of being obeyed.
-BIDI_CONTROLS = re.compile(r"[\u202a-\u202e\u2066-\u2069]")
+from nadird.common.visible import visible_bidi
 
 
 def number(value: Any) -> str:
@@ -72,11 +67,6 @@ def value(data: Any, limit: int = 200) -> str:
     """A field's value as JSON, cut to `limit` characters."""
     text = json.dumps(data, ensure_ascii=False, default=str)
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def visible_bidi(text: str) -> str:
-    """`text` with each bidi control written as its escape (\\u202e)."""
-    return BIDI_CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def shown(data: Any) -> Any:

@@ -113,7 +113,9 @@ def test_two_accounts_share_the_pages_at_their_rates(cluster: Cluster) -> None:
     with run_in_thread() as web:
         area.install(web)
         login["url"] = f"http://{HOST}:{web.port}{PREFIX}/api/login"
-        start(cluster, web, login, bag_size=5)
+        # The master stays up for the /metrics and /api/stats reads after the
+        # pages: a crawl that finishes first would take its API with it.
+        start(cluster, web, login, bag_size=5, exit_when_done=False)
         url, token = api(cluster)
         env = {"PW_ALICE": "pw-alice", "PW_BOB": "pw-bob"}
         worker = cluster.worker_config(1)

@@ -1,4 +1,4 @@
-"""The web console's own section: its language and the sign-in limit."""
+"""The web console's own section: its language, the sign-in limit and its charts' samples."""
 
 from __future__ import annotations
 
@@ -22,6 +22,10 @@ class ConsoleConfig:
     # Addresses remembered at once; past this the least recently failed goes,
     # so that an attacker rotating addresses cannot grow the table.
     login_clients: int = 10_000
+    # Seconds between the samples of the Crawl page's charts and
+    # /api/stats/history (the master keeps 360 of them, and every 30th of
+    # them 288 times: an hour and a day at 10 s).
+    history_every: float = 10.0
 
     def __post_init__(self) -> None:
-        positive(self, "login_failures", "login_window", "login_clients")
+        positive(self, "login_failures", "login_window", "login_clients", "history_every")

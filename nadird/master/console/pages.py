@@ -9,7 +9,6 @@ from typing import Any
 from aiohttp import web
 
 from nadird.common.errors import StoreError
-from nadird.common.http_status import status_classes
 from nadird.master.console import format as fmt
 from nadird.master.console.app import PREFIX, ConsoleApp, PageError, redirect
 from nadird.master.console.browser_sessions import Session
@@ -124,12 +123,7 @@ class Pages:
         )
 
     async def errors(self, request: web.Request, session: Session) -> web.Response:
-        counts = self.master.counts()
-        answers = status_classes(counts.statuses)
-        failed = {
-            **counts.errors,
-            **{f"HTTP {k}": answers[k] for k in ("4xx", "5xx") if k in answers},
-        }
+        failed = status.failures(self.master)
         kinds = sorted(failed.items(), key=lambda kv: (-kv[1], kv[0]))
         recent = list(reversed(self.master.recent_errors()))
         return self._render(request, "errors.html", session, "/errors", kinds=kinds, recent=recent)

@@ -25,6 +25,7 @@ from nadird.common.logs import get_logger
 from nadird.config.api_token import load_token
 from nadird.master import console
 from nadird.master.console.browser_sessions import same
+from nadird.master.observe.history import WINDOWS
 from nadird.master.view import status
 from nadird.master.view.api_body import (
     BadBody,
@@ -77,6 +78,7 @@ class ApiServer:
         self.console = console.register(app, self.master, self.token)
         app.router.add_get("/healthz", self.healthz)
         app.router.add_get("/api/stats", self.stats)
+        app.router.add_get("/api/stats/history", self.stats_history)
         app.router.add_get("/api/nodes", self.nodes)
         app.router.add_get("/api/domains/{domain}", self.domain)
         app.router.add_post("/api/seeds", self.seeds)
@@ -156,6 +158,13 @@ class ApiServer:
 
     async def stats(self, _request: web.Request) -> web.Response:
         return _json(status.full(self.master))
+
+    async def stats_history(self, request: web.Request) -> web.Response:
+        """The last hour (or `?window=day`) of samples, as columns (observe/history.py)."""
+        window = request.query.get("window", "hour")
+        if window not in WINDOWS:
+            return _error(400, f"window must be one of {', '.join(WINDOWS)}, not {window!r}")
+        return _json(self.master.history.series(window))
 
     async def nodes(self, _request: web.Request) -> web.Response:
         return _json({"nodes": status.nodes(self.master)})

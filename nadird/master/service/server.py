@@ -28,6 +28,7 @@ from nadird.master.frontier.seen_rebuild import load_seen
 from nadird.master.leasing.dispatch import Outgoing
 from nadird.master.leasing.lease_mark import wall_of
 from nadird.master.leasing.login_sessions import SessionBook
+from nadird.master.observe.history import StatsHistory
 from nadird.master.results.retention import HistoryRetention
 from nadird.master.results.writer import ResultWriter
 from nadird.master.revisits.catch_up import catch_up
@@ -96,6 +97,8 @@ class Master(MasterReads):
         self._last_dead_poll = 0.0
         self._commit_timer: asyncio.TimerHandle | None = None
         self._rate: collections.deque[tuple[float, int]] = collections.deque(maxlen=12)
+        # The crawl's numbers over time, for the console's charts (observe/history.py).
+        self.history = StatsHistory(config.console.history_every)
         self.api: ApiServer | None = None
         self._pressed = False
         self._behind = False
@@ -404,6 +407,8 @@ class Master(MasterReads):
             await asyncio.sleep(tick)
             now = time.monotonic()
             self._rate.append((now, self.writer.written))
+            if self.history.due(now):
+                self.history.add(status.sample(self, time.time()))
             self.core.expire(now)
             self.core.revisit_tick()
             if now - self._last_dead_poll >= master.dead_letter_poll:

@@ -13,6 +13,7 @@ from nadird.common.errors import StoreError
 from nadird.common.http_status import status_classes
 from nadird.common.logs import get_logger
 from nadird.common.urls import registrable_domain
+from nadird.master.observe.history import Sample
 from nadird.store.backend import Store
 
 if TYPE_CHECKING:
@@ -76,6 +77,27 @@ def invalid_by_job(counts: Mapping[tuple[str, str], int]) -> dict[str, dict[str,
     for (job, name), count in sorted(counts.items()):
         by_job.setdefault(job, {})[name] = count
     return by_job
+
+
+def failures(master: MasterView) -> dict[str, int]:
+    """Failed fetches by kind and 4xx/5xx answers (as the console's Errors page counts)."""
+    counts = master.counts()
+    answers = status_classes(counts.statuses)
+    return {**counts.errors, **{f"HTTP {k}": answers[k] for k in ("4xx", "5xx") if k in answers}}
+
+
+def sample(master: MasterView, at: float) -> Sample:
+    """The numbers the console charts, now (wall clock `at`)."""
+    now = master.status()
+    return Sample(
+        at,
+        master.store_progress().written,
+        Sample.errors_of(failures(master)),
+        int(now["queued"]),
+        int(now["leases"]),
+        int(now.get("revisit_due", 0)),
+        int(now.get("revisit_overdue", 0)),
+    )
 
 
 def full(master: MasterView) -> dict[str, Any]:

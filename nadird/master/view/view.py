@@ -21,6 +21,7 @@ from nadird.master.observe.counts import (
     JobProgress,
     StoreProgress,
 )
+from nadird.master.observe.history import StatsHistory
 from nadird.master.results.recent import RecentError
 from nadird.master.state.dead_db import DeadURL
 
@@ -59,6 +60,10 @@ class MasterView(Protocol):
         """The short status: queue, leases, workers, counters, store progress."""
 
     def pages_per_second(self) -> float: ...
+
+    @property
+    def history(self) -> StatsHistory:
+        """The crawl's numbers over time (observe/history.py)."""
 
     def counts(self) -> Counts: ...
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from nadird.master.console.app import ConsoleApp, owns
+from nadird.master.console.history_pages import HistoryPages
 from nadird.master.console.pages import Pages
 
 if TYPE_CHECKING:
@@ -21,4 +22,5 @@ def register(app: web.Application, master: MasterView, token: str) -> ConsoleApp
     console = ConsoleApp(master, token)
     console.add_routes(app)
     Pages(console).add_routes(app)
+    HistoryPages(console).add_routes(app)
     return console

@@ -45,7 +45,13 @@ if TYPE_CHECKING:
 log = get_logger()
 PREFIX = "/ui"
 LANG_COOKIE_AGE = 365 * 86400  # a language chosen with the switch stays a year
-STATIC = {"console.js": "text/javascript", "console.css": "text/css"}
+STATIC = {  # uplot.*: uPlot 1.6.32 (MIT, static/uplot.LICENSE.txt), the charts' library
+    "console.js": "text/javascript",
+    "charts.js": "text/javascript",
+    "uplot.min.js": "text/javascript",
+    "console.css": "text/css",
+    "uplot.min.css": "text/css",
+}
 # Nothing from elsewhere: scripts, styles, images, forms and frames of this origin only.
 SECURITY_HEADERS = {
     "Content-Security-Policy": (

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from nadird.master.console import catalog_history
+
 EN: Final[dict[str, str]] = {
     "lang.name": "English",
     "nav.crawl": "Crawl",
@@ -321,4 +323,6 @@ ZH_CN: Final[dict[str, str]] = {
     "changes.empty": "还没有变更（重访任务的页面会与上一次抓取比较）。",
 }
 
+EN.update(catalog_history.EN)
+ZH_CN.update(catalog_history.ZH_CN)
 CATALOGS: Final[dict[str, dict[str, str]]] = {"en": EN, "zh-CN": ZH_CN}

@@ -14,6 +14,7 @@ from nadird.master.console.app import PREFIX, ConsoleApp, PageError, redirect
 from nadird.master.console.browser_sessions import Session
 from nadird.master.console.domains import SORTS, domain_page
 from nadird.master.console.paging import PER_PAGE, page_number
+from nadird.master.observe.history import WINDOWS
 from nadird.master.view import status
 from nadird.master.view.api_body import MAX_SEEDS_PER_REQUEST
 
@@ -85,7 +86,11 @@ class Pages:
     async def overview(self, request: web.Request, session: Session) -> web.Response:
         stats = status.full(self.master)
         numbers = overview_numbers(stats)
-        return self._render(request, "overview.html", session, "", n=numbers, stats=stats)
+        window = request.query.get("window", "hour")
+        return self._render(
+            request, "overview.html", session, "", n=numbers, stats=stats,
+            window=window if window in WINDOWS else "hour", every=self.master.history.every,
+        )  # fmt: skip
 
     async def jobs(self, request: web.Request, session: Session) -> web.Response:
         jobs = sorted(self.master.jobs().items())

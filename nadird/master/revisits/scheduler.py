@@ -27,7 +27,7 @@ import contextlib
 import math
 import sqlite3
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -96,6 +96,9 @@ class Revisits:
         self.changes = 0
         self.not_modified = 0
         self.queued = 0  # due URLs put back into the queue
+        # Checks of known URLs, and changes found, by domain (this run; the domain page).
+        self.domain_checks: Counter[str] = Counter()
+        self.domain_changes: Counter[str] = Counter()
         self._samples: deque[tuple[float, int]] = deque()
         self._due = (0, 0)  # (due, overdue) when last counted
         # Change alerts: job -> the fields its rules watch (set by the alerts
@@ -204,6 +207,8 @@ class Revisits:
             self.checks += 1
             self.changes += changed
             self.not_modified += unchanged
+            self.domain_checks[prev.domain] += 1
+            self.domain_changes[prev.domain] += changed
         return Entry(
             fp=page.fp,
             url=page.url,

@@ -5,7 +5,7 @@ the writer and the alerts. `Master` (server.py) builds on it."""
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from nadird.master.frontier.queues import DomainQueue
 from nadird.master.leasing.nodes import NodeLeases
@@ -16,9 +16,13 @@ from nadird.master.observe.counts import (
     JobProgress,
     StoreProgress,
 )
-from nadird.master.results.recent import RecentError
+from nadird.master.results.recent import RecentError, RecentFetch
 from nadird.master.state.dead_db import DeadURL
+from nadird.master.state.revisit_db import Entry
 from nadird.master.view.view import DomainReport
+from nadird.revisit.policy import RevisitPolicy
+from nadird.store.base import PageRecord
+from nadird.store.history import Version
 
 if TYPE_CHECKING:
     from nadird.master.alerts.engine import Event, OpenAlert
@@ -174,3 +178,29 @@ class MasterReads:
     async def recent_changes(self, limit: int) -> list[dict[str, Any]] | None:
         recent = getattr(self.writer.store, "recent_changes", None)
         return None if recent is None else list(await recent(limit))
+
+    def recent_fetches(self) -> list[RecentFetch]:
+        return list(self.core.page_log.fetches)
+
+    def revisit_entry(self, fp: bytes) -> Entry | None:
+        return self.core.revisits.table.get(fp)
+
+    def revisit_policy(self, job: str) -> RevisitPolicy | None:
+        spec = self.core.admission.jobs.get(job)
+        return None if spec is None else spec.revisit_policy()
+
+    def domain_revisits(self, domain: str) -> tuple[int, int]:
+        revisits = self.core.revisits
+        return revisits.domain_checks[domain], revisits.domain_changes[domain]
+
+    async def stored_page(self, fp: bytes) -> PageRecord | None:
+        read = getattr(self.writer.store, "stored_page", None)
+        return None if read is None else cast("PageRecord | None", await read(fp))
+
+    async def page_versions(
+        self, job: str, url: str, offset: int, limit: int
+    ) -> tuple[int, list[Version]] | None:
+        read = getattr(self.writer.store, "page_versions", None)
+        if read is None:
+            return None
+        return cast("tuple[int, list[Version]]", await read(job, url, offset, limit))

@@ -22,8 +22,12 @@ from nadird.master.observe.counts import (
     StoreProgress,
 )
 from nadird.master.observe.history import StatsHistory
-from nadird.master.results.recent import RecentError
+from nadird.master.results.recent import RecentError, RecentFetch
 from nadird.master.state.dead_db import DeadURL
+from nadird.master.state.revisit_db import Entry
+from nadird.revisit.policy import RevisitPolicy
+from nadird.store.base import PageRecord
+from nadird.store.history import Version
 
 if TYPE_CHECKING:
     from nadird.config import Config
@@ -125,6 +129,28 @@ class MasterView(Protocol):
     async def recent_changes(self, limit: int) -> list[dict[str, Any]] | None:
         """The latest changes of revisited pages, newest first; None when the
         store cannot list them cheaply. StoreError when it cannot be read."""
+
+    # The console's URL and domain pages.
+    def recent_fetches(self) -> list[RecentFetch]:
+        """The last fetches of any outcome, newest last."""
+
+    def revisit_entry(self, fp: bytes) -> Entry | None:
+        """A known URL's row of the revisit schedule (None: not revisited)."""
+
+    def revisit_policy(self, job: str) -> RevisitPolicy | None: ...
+
+    def domain_revisits(self, domain: str) -> tuple[int, int]:
+        """Checks of known URLs of the domain since start, and the changes they found."""
+
+    async def stored_page(self, fp: bytes) -> PageRecord | None:
+        """A page's stored record with its body; None if not stored (or the
+        store cannot read one back). StoreError when it cannot be read."""
+
+    async def page_versions(
+        self, job: str, url: str, offset: int, limit: int
+    ) -> tuple[int, list[Version]] | None:
+        """How many versions a page has, and `limit` from `offset`, newest
+        first, with the one before them; None when the store cannot list them."""
 
     # Actions.
     def retry_dead_letters(self, fps: Iterable[bytes]) -> int:

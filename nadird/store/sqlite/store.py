@@ -17,10 +17,16 @@ from nadird.common.errors import StoreError
 from nadird.store.base import PageRecord
 from nadird.store.db_thread import DbThread
 from nadird.store.history import SQLITE_SCHEMA as HISTORY_SCHEMA
-from nadird.store.history import Pairing, append_sqlite, history_columns, recent_sqlite
+from nadird.store.history import (
+    Pairing,
+    Version,
+    append_sqlite,
+    history_columns,
+    recent_sqlite,
+)
 from nadird.store.items import KeyedItem
 from nadird.store.retention import Keep, TrimStep
-from nadird.store.sqlite import pages
+from nadird.store.sqlite import page_history, pages
 from nadird.store.sqlite.changes import ChangeKey, ChangesChunk, changes_chunk
 from nadird.store.sqlite.items import items_chunk, upsert_items_sync
 from nadird.store.sqlite.schema import NAMES, from_row, migrate, to_row
@@ -202,6 +208,19 @@ class SqliteStore:
                     return
         finally:
             _discard(pending)
+
+    async def stored_page(self, fp: bytes) -> PageRecord | None:
+        """A page's record with its body (the console's URL page)."""
+        return await self._db.run(lambda: page_history.page_of(self._db.conn(), self.path, fp))
+
+    async def page_versions(
+        self, job: str, url: str, offset: int, limit: int
+    ) -> tuple[int, list[Version]]:
+        """A page's versions, newest first (sqlite/page_history.py)."""
+        conn = self._db.conn
+        return await self._db.run(
+            lambda: page_history.versions_page(conn(), self.path, job, url, offset, limit)
+        )
 
     async def recent_changes(self, limit: int) -> list[dict[str, Any]]:
         """The latest changes of revisited pages, newest first (history.recent_sqlite)."""

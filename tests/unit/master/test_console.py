@@ -223,7 +223,7 @@ async def test_domains_are_sorted_and_paged_on_the_server(running: Running) -> N
 
         async def names(query: str) -> list[str]:
             async with client.get(running.url + "/ui/domains" + query) as page:
-                return re.findall(r"<td>(d\d{3}\.test)</td>", await page.text())
+                return re.findall(r"<td><a [^>]+>(d\d{3}\.test)</a></td>", await page.text())
 
         by_queue = await names("?sort=queue")
         assert len(by_queue) == 50
@@ -375,4 +375,4 @@ async def test_done_domains_are_listed_after_a_restart(tmp_path: Path) -> None:
         await login(client, master.api.url)
         async with client.get(master.api.url + "/ui/domains") as page:
             html = await page.text()
-        assert "<td>done.test</td>" in html and "(1 in all)" in html
+        assert '<a href="/ui/domain?d=done.test">done.test</a>' in html and "(1 in all)" in html

@@ -1,5 +1,6 @@
 // nadird web console: shows the pages and sends the forms with this origin's
-// key, and refreshes the numbers of the crawl page from the JSON API.
+// key, and refreshes the numbers of the crawl page from the JSON API (and
+// its charts: charts.js).
 //
 // Why a script: the session cookie goes to every port of the host, so it is
 // not enough alone. The key is made here at sign-in and kept in localStorage,
@@ -34,6 +35,7 @@ function show(html, url, push) {
     else window.history.replaceState(null, "", url);
   }
   startRefresh();
+  drawCharts();
   document.body.dataset.shown = String(Date.now());
 }
 
@@ -108,7 +110,7 @@ async function refresh(box) {
     if (value !== undefined) cell.textContent = value;
   }
   document.body.dataset.refreshed = String(Date.now());
-  return true;
+  return historyCharts();
 }
 
 function startRefresh() {
@@ -137,6 +139,7 @@ function start() {
     load(window.location.href).catch(() => {});
   } else {
     startRefresh();
+    drawCharts();
   }
 }
 

@@ -1,0 +1,86 @@
+"""The console's pages of one URL and of one domain, and a stored page's
+raw text: linked from every table that names a URL or a domain."""
+
+from __future__ import annotations
+
+import codecs
+from email.message import Message
+
+from aiohttp import web
+
+from nadird.common.errors import StoreError
+from nadird.common.urls import fingerprint
+from nadird.master.console.app import PREFIX, ConsoleApp, PageError
+from nadird.master.console.browser_sessions import Session
+from nadird.master.console.domain_view import domain_view
+from nadird.master.console.url_page import CHART_VERSIONS, url_view
+from nadird.master.results.recent import RECENT_FETCHES
+
+MAX_URL = 8192  # characters of a `u=` parameter: longer is no URL the master keeps
+RAW_SHOWN = 2_000_000  # bytes of a stored body shown as text
+
+
+def _charset(content_type: str | None) -> str:
+    """The body's charset from its Content-Type, if Python knows it; else UTF-8."""
+    message = Message()
+    message["content-type"] = content_type or ""
+    charset = message.get_param("charset")
+    name = charset if isinstance(charset, str) else "utf-8"
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return "utf-8"
+
+
+class HistoryPages:
+    def __init__(self, console: ConsoleApp) -> None:
+        self.console = console
+        self.master = console.master
+
+    def add_routes(self, app: web.Application) -> None:
+        page = self.console.page
+        app.router.add_get(PREFIX + "/url", page(self.url))
+        app.router.add_get(PREFIX + "/url/raw", page(self.raw))
+        app.router.add_get(PREFIX + "/domain", page(self.domain))
+
+    def _url_param(self, request: web.Request) -> str:
+        url = request.query.get("u", "")
+        if not url or len(url) > MAX_URL:
+            raise PageError(400, "error.no_url")
+        return url
+
+    async def url(self, request: web.Request, session: Session) -> web.Response:
+        url = self._url_param(request)
+        try:
+            view = await url_view(self.master, url, request.query)
+        except StoreError as exc:
+            return self.console.render(
+                request, "url.html", session, view=None, problem=str(exc), url=url
+            )
+        return self.console.render(
+            request, "url.html", session, view=view, problem=None, url=url,
+            fetches_kept=RECENT_FETCHES, chart_versions=CHART_VERSIONS,
+        )  # fmt: skip
+
+    async def raw(self, request: web.Request, session: Session) -> web.Response:
+        """The stored body as text in a <pre>: escaped like any value, never a page."""
+        url = self._url_param(request)
+        try:
+            record = await self.master.stored_page(fingerprint(url))
+        except StoreError as exc:
+            raise PageError(503, "error.store") from exc
+        if record is None:
+            raise PageError(404, "error.not_stored")
+        body = record.body or b""
+        text = body[:RAW_SHOWN].decode(_charset(record.content_type), errors="replace")
+        return self.console.render(
+            request, "raw.html", session, url=url, record=record, text=text,
+            cut=len(body) > RAW_SHOWN, shown=RAW_SHOWN,
+        )  # fmt: skip
+
+    async def domain(self, request: web.Request, session: Session) -> web.Response:
+        name = request.query.get("d", "").strip().lower()
+        view = domain_view(self.master, name) if 0 < len(name) <= 253 else None
+        if view is None:
+            raise PageError(404, "error.unknown_domain")
+        return self.console.render(request, "domain.html", session, view=view)

@@ -1,0 +1,95 @@
+// nadird web console: the charts, drawn with uPlot (uplot.min.js, served
+// beside this script; nothing from elsewhere, no inline script).
+//
+// Two kinds of chart box (<div class="chart">), both made by the master's
+// templates:
+// - data-inline: its points as JSON in the attribute ({"time": [...],
+//   "columns": {"label": [...]}}), e.g. a page's prices over its versions;
+// - inside a box with data-history (the Crawl page): the columns named in
+//   data-columns ({"key": "label"}, or data-kinds for a column of columns)
+//   from /api/stats/history, read again with the page's numbers.
+// Each line has its own dash pattern and marker (filled or hollow) besides
+// its colour, and a label in the legend: no line is told by colour alone.
+// A drawn box says how many points it holds (data-points) for the tests.
+"use strict";
+
+const CHART_HEIGHT = 220;
+const MARKERS_UP_TO = 120;  // points drawn as markers up to this many, lines only beyond
+const LINE_STYLES = [
+  {stroke: "#1f5fa8", dash: null, hollow: false},
+  {stroke: "#b3471d", dash: [8, 4], hollow: true},
+  {stroke: "#2e7d32", dash: [2, 3], hollow: false},
+  {stroke: "#6a3d9a", dash: [12, 4, 2, 4], hollow: true},
+  {stroke: "#8a6d00", dash: [4, 4], hollow: false},
+  {stroke: "#3b3b3b", dash: [1, 5], hollow: true},
+];
+
+function lineOf(index, label, count) {
+  const style = LINE_STYLES[index % LINE_STYLES.length];
+  return {
+    label: label,
+    stroke: style.stroke,
+    width: 2,
+    dash: style.dash || undefined,
+    spanGaps: false,  // a null (no rate across a gap in sampling) is a gap
+    points: {
+      show: count <= MARKERS_UP_TO,
+      size: 7,
+      width: 2,
+      stroke: style.stroke,
+      fill: style.hollow ? "#ffffff" : style.stroke,
+    },
+  };
+}
+
+// columns: [[label, values], ...] sharing the times `xs` (epoch seconds).
+function plot(box, xs, columns) {
+  if (box.uplot) box.uplot.destroy();
+  box.dataset.points = String(xs.length);
+  box.dataset.lines = String(columns.length);
+  const empty = box.parentElement.querySelector(".chart-empty");
+  if (empty !== null) empty.hidden = xs.length > 0 && columns.length > 0;
+  if (xs.length === 0 || columns.length === 0) return;
+  const options = {
+    width: Math.max(320, box.clientWidth || 600),
+    height: CHART_HEIGHT,
+    tzDate: (ts) => uPlot.tzDate(new Date(ts * 1e3), "Etc/UTC"),  // the console's times are UTC
+    series: [{label: box.dataset.xlabel || "UTC"}]
+      .concat(columns.map(([label], i) => lineOf(i, label, xs.length))),
+    axes: [{}, {size: 70}],
+    legend: {live: true},
+  };
+  box.uplot = new uPlot(options, [xs].concat(columns.map(([, values]) => values)), box);
+}
+
+function inlineCharts() {
+  for (const box of document.querySelectorAll(".chart[data-inline]")) {
+    const data = JSON.parse(box.dataset.inline);
+    plot(box, data.time, Object.entries(data.columns));
+  }
+}
+
+function historyColumns(box, data) {
+  if (box.dataset.kinds !== undefined) return Object.entries(data[box.dataset.kinds] || {});
+  return Object.entries(JSON.parse(box.dataset.columns)).map(([key, label]) => [label, data[key]]);
+}
+
+// The Crawl page's charts, from /api/stats/history; false once the session ended.
+async function historyCharts() {
+  const section = document.querySelector("[data-history]");
+  if (section === null) return true;
+  const response = await fetch(section.dataset.history, keyed({}));
+  if (response.status === 401) return false;
+  if (!response.ok) return true;
+  const data = await response.json();
+  for (const box of section.querySelectorAll(".chart")) plot(box, data.time, historyColumns(box, data));
+  section.dataset.samples = String(data.samples);
+  document.body.dataset.charted = String(Date.now());
+  return true;
+}
+
+function drawCharts() {
+  if (typeof uPlot === "undefined") return;
+  inlineCharts();
+  historyCharts().catch(() => {});
+}

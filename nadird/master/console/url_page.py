@@ -1,0 +1,112 @@
+"""The console's page of one URL: its stored record, its revisit schedule
+and why, its recent fetches, and its versions (paged, newest first) with
+the words each changed and its numeric fields charted."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from nadird.common.urls import domain_of, fingerprint
+from nadird.master.console import format as fmt
+from nadird.master.console.diffs import VersionView, numeric_columns, version_views
+from nadird.master.console.paging import Page, page_number
+from nadird.master.results.recent import RecentFetch
+from nadird.revisit.policy import Adaptive, Cron, Fixed, RevisitPolicy
+from nadird.store.base import PageRecord
+
+if TYPE_CHECKING:
+    from nadird.master.state.revisit_db import Entry
+    from nadird.master.view.view import MasterView
+
+VERSIONS_PER_PAGE = 20
+# The chart shows the latest versions up to this many (each read and parsed
+# for it): a 10,000-version page still answers in a few milliseconds.
+CHART_VERSIONS = 1000
+FETCHES_SHOWN = 50
+Why = tuple[str, dict[str, Any]]  # a catalog key and its parameters
+
+
+@dataclass(frozen=True)
+class ScheduleView:
+    entry: Entry
+    why: list[Why]
+    rate_per_day: float | None  # estimated changes a day (None: no check yet)
+
+
+@dataclass
+class UrlView:
+    url: str
+    domain: str
+    record: PageRecord | None
+    schedule: ScheduleView | None
+    fetches: list[RecentFetch]
+    history: bool = True  # whether the store lists versions
+    page: Page = field(default_factory=lambda: Page(1, VERSIONS_PER_PAGE, 0))
+    versions: list[VersionView] = field(default_factory=list)
+    chart: dict[str, Any] | None = None
+
+
+def why_of(policy: RevisitPolicy | None, url: str) -> list[Why]:
+    """Why the URL is revisited when it is: its job's rule (or default) and schedule."""
+    if policy is None:
+        return [("why.none", {})]
+    matched = next((rule for rule in policy.rules if rule.pattern.search(url)), None)
+    why: list[Why] = [
+        ("why.rule", {"pattern": matched.pattern.pattern})
+        if matched is not None
+        else ("why.default", {})
+    ]
+    schedule = policy.schedule_for(url)
+    if isinstance(schedule, Fixed):
+        every, jitter = fmt.seconds(schedule.every), round(schedule.jitter * 100)
+        why.append(("why.fixed", {"every": every, "jitter": jitter}))
+    elif isinstance(schedule, Adaptive):
+        low, high = fmt.seconds(schedule.min), fmt.seconds(schedule.max)
+        why.append(("why.adaptive", {"min": low, "max": high}))
+    elif isinstance(schedule, Cron):
+        why.append(("why.cron", {"expr": schedule.expr, "zone": schedule.timezone}))
+    else:
+        why.append(("why.never", {}))
+    if policy.expire is not None:
+        why.append(("why.expire", {"expire": fmt.seconds(policy.expire)}))
+    return why
+
+
+def schedule_of(master: MasterView, entry: Entry | None, url: str) -> ScheduleView | None:
+    if entry is None:
+        return None
+    rate = entry.stats.rate()
+    per_day = None if rate is None else rate * 86400
+    return ScheduleView(entry, why_of(master.revisit_policy(entry.job), url), per_day)
+
+
+async def url_view(master: MasterView, url: str, query: Mapping[str, str]) -> UrlView:
+    """Everything the URL page shows. StoreError when the store cannot be read."""
+    fp = fingerprint(url)
+    record = await master.stored_page(fp)
+    entry = master.revisit_entry(fp)
+    fetches = [f for f in reversed(master.recent_fetches()) if f.url == url][:FETCHES_SHOWN]
+    view = UrlView(url, domain_of(url), record, schedule_of(master, entry, url), fetches)
+    job = record.job if record is not None else entry.job if entry is not None else None
+    if job is None:
+        return view
+    wanted = page_number(query, 10**9, VERSIONS_PER_PAGE)  # clamped below, once counted
+    listed = await master.page_versions(job, url, wanted.offset, VERSIONS_PER_PAGE)
+    if listed is None:
+        view.history = False
+        return view
+    total, versions = listed
+    view.page = page_number(query, total, VERSIONS_PER_PAGE)
+    if view.page.number != wanted.number:
+        _, versions = await master.page_versions(job, url, view.page.offset, VERSIONS_PER_PAGE) or (
+            total,
+            [],
+        )
+    last = view.page.next is None
+    view.versions = version_views(versions, VERSIONS_PER_PAGE, last)
+    latest = await master.page_versions(job, url, 0, CHART_VERSIONS - 1)
+    if latest is not None:
+        view.chart = numeric_columns(latest[1])
+    return view

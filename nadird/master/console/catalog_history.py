@@ -39,6 +39,7 @@ EN: Final[dict[str, str]] = {
     "url.final_url": "Final URL",
     "url.content_type": "Content type",
     "url.bytes": "Bytes stored",
+    "url.received": "Bytes received",
     "url.rendered": "Rendered in a browser",
     "url.raw": "The stored page as text",
     "url.yes": "yes",
@@ -102,7 +103,8 @@ EN: Final[dict[str, str]] = {
     "why.none": "Its job does not revisit.",
     "why.rule": "The job's revisit rule matching {pattern}:",
     "why.default": "The job's default revisit schedule:",
-    "why.fixed": "fixed, every {every} (±{jitter} %).",
+    "why.fixed": "fixed, every {every}.",
+    "why.fixed_jitter": "fixed, every {every} (±{jitter} %).",
     "why.adaptive": (
         "adaptive: from the page's estimated change rate and its domain's revisit budget,"
         " between {min} and {max}."
@@ -144,6 +146,7 @@ ZH_CN: Final[dict[str, str]] = {
     "url.final_url": "最终 URL",
     "url.content_type": "内容类型",
     "url.bytes": "存储的字节数",
+    "url.received": "接收的字节数",
     "url.rendered": "在浏览器中渲染",
     "url.raw": "以文本查看存储的页面",
     "url.yes": "是",
@@ -206,7 +209,8 @@ ZH_CN: Final[dict[str, str]] = {
     "why.none": "其任务不重访。",
     "why.rule": "任务中匹配 {pattern} 的重访规则：",
     "why.default": "任务的默认重访计划：",
-    "why.fixed": "固定，每 {every}（±{jitter} %）。",
+    "why.fixed": "固定，每 {every}。",
+    "why.fixed_jitter": "固定，每 {every}（±{jitter} %）。",
     "why.adaptive": "自适应：根据页面估计的变化频率和其域名的重访预算，在 {min} 到 {max} 之间。",
     "why.cron": "按 cron 表达式 {expr}（{zone}）的时间。",
     "why.never": "不按计划重访。",

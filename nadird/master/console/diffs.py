@@ -104,6 +104,12 @@ def number_of(value: Any) -> float | None:
     if isinstance(value, int | float):
         return float(value) if math.isfinite(value) else None
     if isinstance(value, str) and len(value) < 40:
+        try:  # the common case, a plain number ("12.50"), without the pattern
+            plain = float(value)
+        except ValueError:
+            plain = None
+        if plain is not None:
+            return plain if math.isfinite(plain) else None
         found = _NUMBER.fullmatch(value)
         if found is not None:
             return float(found.group(1).replace(",", ""))
@@ -118,9 +124,14 @@ def numeric_columns(versions: Sequence[Version]) -> dict[str, Any]:
     names = {name for v in ordered for name in v.data}
     columns: dict[str, list[float | None]] = {}
     for name in sorted(names):
-        values = [v.data.get(name) for v in ordered]
-        numbers = [number_of(value) for value in values]
-        present = [n for n, value in zip(numbers, values, strict=True) if value is not None]
-        if present and all(n is not None for n in present):
-            columns[name] = numbers
+        numbers: list[float | None] = []
+        for v in ordered:
+            value = v.data.get(name)
+            number = number_of(value)
+            if number is None and value is not None:
+                break  # a value that is no number: not a numeric field
+            numbers.append(number)
+        else:
+            if any(n is not None for n in numbers):
+                columns[name] = numbers
     return {"time": [round(v.fetched_at, 3) for v in ordered], "columns": columns}

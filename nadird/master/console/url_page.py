@@ -61,7 +61,10 @@ def why_of(policy: RevisitPolicy | None, url: str) -> list[Why]:
     schedule = policy.schedule_for(url)
     if isinstance(schedule, Fixed):
         every, jitter = fmt.seconds(schedule.every), round(schedule.jitter * 100)
-        why.append(("why.fixed", {"every": every, "jitter": jitter}))
+        if jitter:
+            why.append(("why.fixed_jitter", {"every": every, "jitter": jitter}))
+        else:
+            why.append(("why.fixed", {"every": every}))
     elif isinstance(schedule, Adaptive):
         low, high = fmt.seconds(schedule.min), fmt.seconds(schedule.max)
         why.append(("why.adaptive", {"min": low, "max": high}))

@@ -24,10 +24,17 @@ const LINE_STYLES = [
   {stroke: "#3b3b3b", dash: [1, 5], hollow: true},
 ];
 
+// A label (an error kind, a field's name) with its bidirectional controls
+// written as escapes, as the master writes every value (common/visible.py).
+function visible(label) {
+  return String(label).replace(/[\u202a-\u202e\u2066-\u2069]/g,
+    (c) => "\\u" + c.charCodeAt(0).toString(16));
+}
+
 function lineOf(index, label, count) {
   const style = LINE_STYLES[index % LINE_STYLES.length];
   return {
-    label: label,
+    label: visible(label),
     stroke: style.stroke,
     width: 2,
     dash: style.dash || undefined,

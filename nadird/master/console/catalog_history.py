@@ -30,6 +30,19 @@ EN: Final[dict[str, str]] = {
     "error.store": "The store cannot be read now.",
     "error.not_stored": "This page is not in the store.",
     "error.unknown_domain": "This master never queued that domain.",
+    "error.no_item": "Which item? The address needs ?job= and &key=.",
+    "error.unknown_item": "No such item in the store.",
+    "item.heading": "Item {key}",
+    "item.link": "Item {key} of job {job}",
+    "item.first_seen": "First seen",
+    "item.updated_at": "Updated (latest fetch)",
+    "item.url": "Fetched last at",
+    "item.urls": "Seen at these URLs",
+    "item.fields": "Fields",
+    "item.charts_hint": (
+        "One point per version of each URL the item was seen at (the latest {count} of"
+        " {urls} URLs at most)."
+    ),
     "url.heading": "Page",
     "url.domain": "Domain: {domain}",
     "url.problem": "The store cannot be read now: {problem}",
@@ -137,6 +150,18 @@ ZH_CN: Final[dict[str, str]] = {
     "error.store": "现在无法读取存储。",
     "error.not_stored": "存储中没有这个页面。",
     "error.unknown_domain": "此主节点从未排队过该域名。",
+    "error.no_item": "哪个条目？地址需要 ?job= 和 &key=。",
+    "error.unknown_item": "存储中没有这个条目。",
+    "item.heading": "条目 {key}",
+    "item.link": "任务 {job} 的条目 {key}",
+    "item.first_seen": "首次见到",
+    "item.updated_at": "更新时间（最近一次抓取）",
+    "item.url": "最近一次抓取的 URL",
+    "item.urls": "见到它的 URL",
+    "item.fields": "字段",
+    "item.charts_hint": (
+        "该条目出现过的每个 URL 的每个版本一个点（最多 {urls} 个 URL 中最近的 {count} 个）。"
+    ),
     "url.heading": "页面",
     "url.domain": "域名：{domain}",
     "url.problem": "现在无法读取存储：{problem}",

@@ -13,6 +13,7 @@ from nadird.common.urls import fingerprint
 from nadird.master.console.app import PREFIX, ConsoleApp, PageError
 from nadird.master.console.browser_sessions import Session
 from nadird.master.console.domain_view import domain_view
+from nadird.master.console.item_page import item_view
 from nadird.master.console.url_page import CHART_VERSIONS, url_view
 from nadird.master.results.recent import RECENT_FETCHES
 
@@ -42,6 +43,7 @@ class HistoryPages:
         app.router.add_get(PREFIX + "/url", page(self.url))
         app.router.add_get(PREFIX + "/url/raw", page(self.raw))
         app.router.add_get(PREFIX + "/domain", page(self.domain))
+        app.router.add_get(PREFIX + "/item", page(self.item))
 
     def _url_param(self, request: web.Request) -> str:
         url = request.query.get("u", "")
@@ -77,6 +79,20 @@ class HistoryPages:
             request, "raw.html", session, url=url, record=record, text=text,
             cut=len(body) > RAW_SHOWN, shown=RAW_SHOWN,
         )  # fmt: skip
+
+    async def item(self, request: web.Request, session: Session) -> web.Response:
+        job, key = request.query.get("job", ""), request.query.get("key", "")
+        if not job or not key or len(key) > MAX_URL:
+            raise PageError(400, "error.no_item")
+        try:
+            view = await item_view(self.master, job, key)
+        except StoreError as exc:
+            raise PageError(503, "error.store") from exc
+        if view is None:
+            raise PageError(404, "error.unknown_item")
+        return self.console.render(
+            request, "item.html", session, view=view, chart_versions=CHART_VERSIONS
+        )
 
     async def domain(self, request: web.Request, session: Session) -> web.Response:
         name = request.query.get("d", "").strip().lower()

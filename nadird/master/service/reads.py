@@ -23,6 +23,7 @@ from nadird.master.view.view import DomainReport
 from nadird.revisit.policy import RevisitPolicy
 from nadird.store.base import PageRecord
 from nadird.store.history import Version
+from nadird.store.items import KeyedItem
 
 if TYPE_CHECKING:
     from nadird.master.alerts.engine import Event, OpenAlert
@@ -204,3 +205,7 @@ class MasterReads:
         if read is None:
             return None
         return cast("tuple[int, list[Version]]", await read(job, url, offset, limit))
+
+    async def keyed_item(self, job: str, key: str) -> KeyedItem | None:
+        read = getattr(self.writer.store, "keyed_item", None)
+        return None if read is None else cast("KeyedItem | None", await read(job, key))

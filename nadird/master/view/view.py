@@ -28,6 +28,7 @@ from nadird.master.state.revisit_db import Entry
 from nadird.revisit.policy import RevisitPolicy
 from nadird.store.base import PageRecord
 from nadird.store.history import Version
+from nadird.store.items import KeyedItem
 
 if TYPE_CHECKING:
     from nadird.config import Config
@@ -151,6 +152,9 @@ class MasterView(Protocol):
     ) -> tuple[int, list[Version]] | None:
         """How many versions a page has, and `limit` from `offset`, newest
         first, with the one before them; None when the store cannot list them."""
+
+    async def keyed_item(self, job: str, key: str) -> KeyedItem | None:
+        """One keyed item; None if there is none (or the store cannot read one)."""
 
     # Actions.
     def retry_dead_letters(self, fps: Iterable[bytes]) -> int:

@@ -92,17 +92,25 @@ def items_chunk(
         sql += " AND job = ?"
         args.append(job)
     rows: Sequence[Any] = conn.execute(sql + " ORDER BY rowid LIMIT ?", (*args, limit)).fetchall()
-    items = [
-        KeyedItem(
-            job=job_name,
-            key=key,
-            url=url,
-            urls=json.loads(urls),
-            first_seen=first_seen,
-            updated_at=updated_at,
-            data=json.loads(data),
-            fallback_from=fallback_from,
-        )
-        for _, job_name, key, url, urls, first_seen, updated_at, data, fallback_from in rows
-    ]
-    return items, int(rows[-1][0]) if rows else after
+    return [_item(row[1:]) for row in rows], int(rows[-1][0]) if rows else after
+
+
+def item_of(conn: sqlite3.Connection, job: str, key: str) -> KeyedItem | None:
+    """One keyed item (its primary key), or None."""
+    row = conn.execute(f"SELECT {_COLUMNS} FROM {TABLE} WHERE job = ? AND key = ?", (job, key))
+    found = row.fetchone()
+    return None if found is None else _item(found)
+
+
+def _item(row: Sequence[Any]) -> KeyedItem:
+    job, key, url, urls, first_seen, updated_at, data, fallback_from = row
+    return KeyedItem(
+        job=job,
+        key=key,
+        url=url,
+        urls=json.loads(urls),
+        first_seen=first_seen,
+        updated_at=updated_at,
+        data=json.loads(data),
+        fallback_from=fallback_from,
+    )

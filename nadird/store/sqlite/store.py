@@ -28,7 +28,7 @@ from nadird.store.items import KeyedItem
 from nadird.store.retention import Keep, TrimStep
 from nadird.store.sqlite import page_history, pages
 from nadird.store.sqlite.changes import ChangeKey, ChangesChunk, changes_chunk
-from nadird.store.sqlite.items import items_chunk, upsert_items_sync
+from nadird.store.sqlite.items import item_of, items_chunk, upsert_items_sync
 from nadird.store.sqlite.schema import NAMES, from_row, migrate, to_row
 from nadird.store.sqlite.trim import trim_step
 from nadird.store.stored import CheckpointOf, PageUpdate, StoredPage, UpdateOutcome
@@ -221,6 +221,10 @@ class SqliteStore:
         return await self._db.run(
             lambda: page_history.versions_page(conn(), self.path, job, url, offset, limit)
         )
+
+    async def keyed_item(self, job: str, key: str) -> KeyedItem | None:
+        """One keyed item (the console's item page)."""
+        return await self._db.run(lambda: item_of(self._db.conn(), job, key))
 
     async def recent_changes(self, limit: int) -> list[dict[str, Any]]:
         """The latest changes of revisited pages, newest first (history.recent_sqlite)."""

@@ -128,3 +128,28 @@ def test_word_diff_and_numbers() -> None:
     assert [number_of(v) for v in ("1,299.00", "12.5 EUR", "€ 9", "12 34", True, 3)] == [
         1299.0, 12.5, 9.0, None, None, 3.0,
     ]  # fmt: skip
+
+
+async def test_a_keyed_items_page_charts_its_numbers_across_its_urls(master: Master) -> None:
+    store = master.writer.store
+    urls = ["http://shop.test/kettle-a", "http://mirror.test/kettle?ref=<x>"]
+    for n, (url, price) in enumerate([(urls[0], "10.00"), (urls[1], "11.00"), (urls[0], "12.00")]):
+        record = version(url, price, 100.0 + n, "Kettle")
+        record.item_key = "sku-<1>"
+        await store.write([record])
+    async with http() as client:
+        await login(client, master.api.url)  # type: ignore[union-attr]
+        status, html = await page(client, master, url_page(urls[0]))
+        assert status == 200
+        assert 'href="/ui/item?job=default&amp;key=sku-%3C1%3E"' in html
+        status, html = await page(client, master, "/ui/item?job=default&key=sku-%3C1%3E")
+        assert status == 200 and "Item sku-&lt;1&gt;" in html
+        found = re.search(r"data-inline='([^']+)'", html)
+        assert found is not None
+        chart = json.loads(unescape(found.group(1)))
+        assert chart["columns"]["price"] == [10.0, 11.0, 12.0]  # both URLs, in time order
+        assert html.count('<li><a class="url" href="/ui/url?u=') == 2
+        status, html = await page(client, master, "/ui/item?job=default&key=other")
+        assert status == 404 and "No such item" in html
+        status, html = await page(client, master, "/ui/item?job=default")
+        assert status == 400

@@ -94,8 +94,8 @@ async def read_versions(
                 before = {"job": doc["job"], "url": doc["url"], "fetched_at": {"$lt": start}}
                 found = await changes.find_one(before, sort=[("fetched_at", -1), ("_id", -1)])
                 if found is not None:
-                    yield _version(found)
-            yield _version(doc)
+                    yield version_of(found)
+            yield version_of(doc)
         if len(docs) < chunk:
             return
         last = docs[-1]
@@ -136,7 +136,8 @@ def _after(
     return {"$or": branches}
 
 
-def _version(doc: dict[str, Any]) -> Version:
+def version_of(doc: dict[str, Any]) -> Version:
+    """One `changes` document as a Version."""
     [version] = _versions([doc])
     return version
 

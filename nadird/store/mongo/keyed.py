@@ -113,16 +113,20 @@ async def read_keyed(keyed: Collection, job: str | None, store: str) -> AsyncIte
         except PyMongoError as exc:
             raise StoreError(f"{store}: read failed: {one_line(str(exc))}") from exc
         for doc in docs:
-            yield KeyedItem(
-                job=doc["job"],
-                key=doc["key"],
-                url=doc.get("url", ""),
-                first_seen=_timestamp(doc["first_seen"]),
-                updated_at=_timestamp(doc["updated_at"]),
-                data=doc.get("data") or {},
-                urls=list(doc.get("urls", [])),
-                fallback_from=doc.get("fallback_from"),
-            )
+            yield item_of_document(doc)
         if len(docs) < _CHUNK:
             return
         last = docs[-1]["_id"]
+
+
+def item_of_document(doc: dict[str, Any]) -> KeyedItem:
+    return KeyedItem(
+        job=doc["job"],
+        key=doc["key"],
+        url=doc.get("url", ""),
+        first_seen=_timestamp(doc["first_seen"]),
+        updated_at=_timestamp(doc["updated_at"]),
+        data=doc.get("data") or {},
+        urls=list(doc.get("urls", [])),
+        fallback_from=doc.get("fallback_from"),
+    )

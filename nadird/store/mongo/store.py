@@ -52,6 +52,7 @@ from nadird.store.mongo.docs import (
 )
 from nadird.store.mongo.history import CHANGES, append_mongo, read_changes, recent_mongo
 from nadird.store.mongo.keyed import KEYED, read_keyed, upsert_mongo
+from nadird.store.mongo.page_reads import PageHistoryReads
 from nadird.store.mongo.pages import PageUpdates
 from nadird.store.mongo.reads import owner_item, read_by_ids, read_chunk
 from nadird.store.mongo.schema import ensure_indexes
@@ -64,7 +65,7 @@ log = get_logger()
 Collection = AsyncCollection[Document]
 
 
-class MongoStore(PageUpdates, HistoryTrim):
+class MongoStore(PageUpdates, HistoryTrim, PageHistoryReads):
     """Store backed by the `pages` and `items` collections of one database."""
 
     # Records per replay round trip: the master's default batch size.

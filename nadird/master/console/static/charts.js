@@ -49,6 +49,13 @@ function lineOf(index, label, count) {
   };
 }
 
+// uPlot's date templates as the console writes times: 2026-12-02 15:04, a
+// 24-hour clock and ISO dates in either language, not 12/2/26 3:04pm.
+function isoTemplate(template) {
+  return template.replace("{M}/{D}", "{MM}-{DD}").replace("/{YY}", "")
+    .replace("{h}", "{HH}").replace("{aa}", "");
+}
+
 // columns: [[label, values], ...] sharing the times `xs` (epoch seconds).
 function plot(box, xs, columns) {
   if (box.uplot) box.uplot.destroy();
@@ -61,6 +68,7 @@ function plot(box, xs, columns) {
     width: Math.max(320, box.clientWidth || 600),
     height: CHART_HEIGHT,
     tzDate: (ts) => uPlot.tzDate(new Date(ts * 1e3), "Etc/UTC"),  // the console's times are UTC
+    fmtDate: (template) => uPlot.fmtDate(isoTemplate(template)),
     series: [{label: box.dataset.xlabel || "UTC"}]
       .concat(columns.map(([label], i) => lineOf(i, label, xs.length))),
     axes: [{}, {size: 70}],

@@ -14,7 +14,7 @@ from nadird.master.console.app import PREFIX, ConsoleApp, PageError
 from nadird.master.console.browser_sessions import Session
 from nadird.master.console.domain_view import domain_view
 from nadird.master.console.item_page import item_view
-from nadird.master.console.url_page import CHART_VERSIONS, url_view
+from nadird.master.console.url_page import CHART_VERSIONS, as_stored, url_view
 from nadird.master.results.recent import RECENT_FETCHES
 
 MAX_URL = 8192  # characters of a `u=` parameter: longer is no URL the master keeps
@@ -46,7 +46,7 @@ class HistoryPages:
         app.router.add_get(PREFIX + "/item", page(self.item))
 
     def _url_param(self, request: web.Request) -> str:
-        url = request.query.get("u", "")
+        url = request.query.get("u", "").strip()
         if not url or len(url) > MAX_URL:
             raise PageError(400, "error.no_url")
         return url
@@ -69,6 +69,8 @@ class HistoryPages:
         url = self._url_param(request)
         try:
             record = await self.master.stored_page(fingerprint(url))
+            if record is None and as_stored(url) != url:
+                record = await self.master.stored_page(fingerprint(as_stored(url)))
         except StoreError as exc:
             raise PageError(503, "error.store") from exc
         if record is None:

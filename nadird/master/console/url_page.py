@@ -8,13 +8,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from nadird.common.urls import domain_of, fingerprint
+from nadird.common.errors import InvalidURL
+from nadird.common.urls import canonicalize, domain_of, fingerprint
 from nadird.master.console import format as fmt
 from nadird.master.console.diffs import VersionView, numeric_columns, version_views
 from nadird.master.console.paging import Page, page_number
 from nadird.master.results.recent import RecentFetch
 from nadird.revisit.policy import Adaptive, Cron, Fixed, RevisitPolicy
 from nadird.store.base import PageRecord
+from nadird.store.history import Version
 
 if TYPE_CHECKING:
     from nadird.master.state.revisit_db import Entry
@@ -87,29 +89,52 @@ def schedule_of(master: MasterView, entry: Entry | None, url: str) -> ScheduleVi
 
 async def url_view(master: MasterView, url: str, query: Mapping[str, str]) -> UrlView:
     """Everything the URL page shows. StoreError when the store cannot be read."""
-    fp = fingerprint(url)
-    record = await master.stored_page(fp)
-    entry = master.revisit_entry(fp)
+    record, entry = await _known(master, url)
+    if record is None and entry is None and as_stored(url) != url:
+        url = as_stored(url)  # typed or pasted: the master keeps it canonical
+        record, entry = await _known(master, url)
     fetches = [f for f in reversed(master.recent_fetches()) if f.url == url][:FETCHES_SHOWN]
     view = UrlView(url, domain_of(url), record, schedule_of(master, entry, url), fetches)
     job = record.job if record is not None else entry.job if entry is not None else None
     if job is None:
         return view
-    wanted = page_number(query, 10**9, VERSIONS_PER_PAGE)  # clamped below, once counted
-    listed = await master.page_versions(job, url, wanted.offset, VERSIONS_PER_PAGE)
+    listed = await _versions_page(master, job, url, query)
     if listed is None:
         view.history = False
         return view
-    total, versions = listed
-    view.page = page_number(query, total, VERSIONS_PER_PAGE)
-    if view.page.number != wanted.number:
-        _, versions = await master.page_versions(job, url, view.page.offset, VERSIONS_PER_PAGE) or (
-            total,
-            [],
-        )
-    last = view.page.next is None
-    view.versions = version_views(versions, VERSIONS_PER_PAGE, last)
+    view.page, versions = listed
+    view.versions = version_views(versions, VERSIONS_PER_PAGE, view.page.next is None)
     latest = await master.page_versions(job, url, 0, CHART_VERSIONS - 1)
     if latest is not None:
         view.chart = numeric_columns(latest[1])
     return view
+
+
+async def _known(master: MasterView, url: str) -> tuple[PageRecord | None, Entry | None]:
+    fp = fingerprint(url)
+    return await master.stored_page(fp), master.revisit_entry(fp)
+
+
+def as_stored(url: str) -> str:
+    """A URL as the master keeps it (canonical), so that one typed or pasted
+    finds its page; one that is no http(s) URL as it is."""
+    try:
+        return canonicalize(url)
+    except InvalidURL:
+        return url
+
+
+async def _versions_page(
+    master: MasterView, job: str, url: str, query: Mapping[str, str]
+) -> tuple[Page, list[Version]] | None:
+    """The page of versions the query asks for (kept within the history)."""
+    wanted = page_number(query, 10**9, VERSIONS_PER_PAGE)  # clamped below, once counted
+    listed = await master.page_versions(job, url, wanted.offset, VERSIONS_PER_PAGE)
+    if listed is None:
+        return None
+    total, versions = listed
+    page = page_number(query, total, VERSIONS_PER_PAGE)
+    if page.number != wanted.number:  # past the end: the last page
+        listed = await master.page_versions(job, url, page.offset, VERSIONS_PER_PAGE)
+        versions = [] if listed is None else listed[1]
+    return page, versions

@@ -111,6 +111,10 @@ async def test_a_missing_url_or_an_unknown_one_gets_a_clear_answer(master: Maste
         await login(client, master.api.url)  # type: ignore[union-attr]
         status, html = await page(client, master, "/ui/url")
         assert status == 400 and "?u=" in html
+        # A URL as typed finds the page the master keeps canonical.
+        await master.writer.store.write([version("http://shop.test/a?a=2&b=1", "5", 1.0, "t")])
+        status, html = await page(client, master, url_page("HTTP://Shop.TEST:80/a?b=1&a=2"))
+        assert status == 200 and "Not in the store" not in html and ">5</span>" in html
         status, html = await page(client, master, url_page("http://nowhere.test/"))
         assert status == 200 and "Not in the store" in html and "Not revisited" in html
         status, html = await page(client, master, "/ui/url/raw?u=http%3A%2F%2Fnowhere.test%2F")

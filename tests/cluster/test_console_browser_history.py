@@ -167,4 +167,9 @@ def url_page(page: Any, url: str, product_url: str, prices: list[str]) -> None:
     page.click(f"a[href='/ui/domain?d={host}']")
     page.wait_for_selector(f"h1:has-text('{host}')")
     assert product_url in page.inner_text("table.fetches")
+    rates = page.eval_on_selector_all(
+        "#rates td", "cells => cells.map(c => Number(c.textContent.replace(/[,%\\s]/g, '')))"
+    )
+    new_pages, checks, changes = rates[:3]
+    assert new_pages == 7 and checks > 0 and CHANGES <= changes <= checks  # 7 pages, revisited
     shot(page, "domain")

@@ -125,9 +125,17 @@ def sign_in(page: Any, url: str, token: str) -> None:
 
 
 def crawl_charts(page: Any, url: str, token: str) -> None:
-    """Every chart of the Crawl page holds one point per sample of the master's ring."""
+    """Every chart of the Crawl page holds one point per sample of the master's
+    ring, when drawn and again when the refresh gives it the new samples."""
     page.wait_for_selector("body[data-charted]", timeout=15_000)
+    first = int(page.get_attribute("#charts", "data-samples"))
+    assert page.get_attribute("#chart-pages_per_s", "data-points") == str(first)
+    drawn = page.get_attribute("body", "data-charted")
+    page.wait_for_function(
+        "(drawn) => document.body.dataset.charted !== drawn", arg=drawn, timeout=15_000
+    )
     samples = int(page.get_attribute("#charts", "data-samples"))
+    assert samples > first  # a sample every 0.5 s, a refresh every 3 s
     points = page.get_attribute("#chart-pages_per_s", "data-points")
     assert samples >= 2 and points == str(samples)
     assert page.get_attribute("#chart-queued", "data-points") == str(samples)

@@ -31,7 +31,7 @@ function visible(label) {
     (c) => "\\u" + c.charCodeAt(0).toString(16));
 }
 
-function lineOf(index, label, count) {
+function lineOf(index, label) {
   const style = LINE_STYLES[index % LINE_STYLES.length];
   return {
     label: visible(label),
@@ -40,7 +40,7 @@ function lineOf(index, label, count) {
     dash: style.dash || undefined,
     spanGaps: false,  // a null (no rate across a gap in sampling) is a gap
     points: {
-      show: count <= MARKERS_UP_TO,
+      show: (u) => u.data[0].length <= MARKERS_UP_TO,
       size: 7,
       width: 2,
       stroke: style.stroke,
@@ -57,12 +57,22 @@ function isoTemplate(template) {
 }
 
 // columns: [[label, values], ...] sharing the times `xs` (epoch seconds).
+// A chart already drawn with the same lines only takes the new points (no
+// flicker every refresh); other lines (a new error kind) draw it anew.
 function plot(box, xs, columns) {
-  if (box.uplot) box.uplot.destroy();
+  const labels = JSON.stringify(columns.map(([label]) => label));
   box.dataset.points = String(xs.length);
   box.dataset.lines = String(columns.length);
   const empty = box.parentElement.querySelector(".chart-empty");
   if (empty !== null) empty.hidden = xs.length > 0 && columns.length > 0;
+  const data = [xs].concat(columns.map(([, values]) => values));
+  if (box.uplot && box.dataset.labels === labels && xs.length > 0) {
+    box.uplot.setData(data);
+    return;
+  }
+  if (box.uplot) box.uplot.destroy();
+  box.uplot = null;
+  box.dataset.labels = labels;
   if (xs.length === 0 || columns.length === 0) return;
   const options = {
     width: Math.max(320, box.clientWidth || 600),
@@ -70,11 +80,11 @@ function plot(box, xs, columns) {
     tzDate: (ts) => uPlot.tzDate(new Date(ts * 1e3), "Etc/UTC"),  // the console's times are UTC
     fmtDate: (template) => uPlot.fmtDate(isoTemplate(template)),
     series: [{label: box.dataset.xlabel || "UTC"}]
-      .concat(columns.map(([label], i) => lineOf(i, label, xs.length))),
+      .concat(columns.map(([label], i) => lineOf(i, label))),
     axes: [{}, {size: 70}],
     legend: {live: true},
   };
-  box.uplot = new uPlot(options, [xs].concat(columns.map(([, values]) => values)), box);
+  box.uplot = new uPlot(options, data, box);
 }
 
 function inlineCharts() {

@@ -143,6 +143,15 @@ def crawl_charts(page: Any, url: str, token: str) -> None:
     assert api(url, token, "/api/stats/history")["samples"] >= samples  # more may have come
     assert page.query_selector("#chart-pages_per_s canvas") is not None  # uPlot drew it
     shot(page, "crawl-charts")
+    # A narrower window: the charts follow their boxes.
+    canvas = "#chart-pages_per_s canvas"
+    wide = page.eval_on_selector(canvas, "c => c.clientWidth")
+    page.set_viewport_size({"width": 640, "height": 900})
+    page.wait_for_function(
+        "(w) => document.querySelector('#chart-pages_per_s canvas').clientWidth < w", arg=wide
+    )
+    shot(page, "crawl-charts-narrow")
+    page.set_viewport_size({"width": 1280, "height": 900})
 
 
 def url_page(page: Any, url: str, product_url: str, prices: list[str]) -> None:

@@ -118,3 +118,16 @@ function drawCharts() {
   inlineCharts();
   historyCharts().catch(() => {});
 }
+
+// A window made narrower or wider: each chart takes its box's new width.
+function fitCharts() {
+  for (const box of document.querySelectorAll(".chart")) {
+    if (box.uplot) box.uplot.setSize({width: Math.max(320, box.clientWidth), height: CHART_HEIGHT});
+  }
+}
+
+window.addEventListener("resize", () => {
+  window.clearTimeout(fitCharts.timer);
+  fitCharts.timer = window.setTimeout(fitCharts, 150);
+});
+

@@ -184,9 +184,10 @@ def url_page(page: Any, url: str, product_url: str, prices: list[str]) -> None:
     page.click(f"a[href='/ui/domain?d={host}']")
     page.wait_for_selector(f"h1:has-text('{host}')")
     assert product_url in page.inner_text("table.fetches")
-    rates = page.eval_on_selector_all(
-        "#rates td", "cells => cells.map(c => Number(c.textContent.replace(/[,%\\s]/g, '')))"
+    since_start = page.eval_on_selector_all(
+        "#rates td:nth-of-type(1)",
+        "cells => cells.map(c => Number(c.textContent.replace(/[,%\\s]/g, '')))",
     )
-    new_pages, checks, changes = rates[:3]
+    new_pages, checks, changes = since_start[:3]
     assert new_pages == 7 and checks > 0 and CHANGES <= changes <= checks  # 7 pages, revisited
     shot(page, "domain")

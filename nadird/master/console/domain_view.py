@@ -4,6 +4,7 @@ often its revisited pages change and new pages are found."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -27,10 +28,14 @@ class DomainView:
     checks: int  # revisits of known URLs since start
     changes: int  # of which found the page changed
     new_pages: int  # pages answered since start that were no revisit
+    hours: float  # since the master started
 
     @property
     def change_share(self) -> float | None:
         return None if self.checks == 0 else self.changes / self.checks
+
+    def per_hour(self, count: int) -> float:
+        return count / self.hours if self.hours > 0 else 0.0
 
 
 def domain_view(master: MasterView, name: str) -> DomainView | None:
@@ -45,9 +50,10 @@ def domain_view(master: MasterView, name: str) -> DomainView | None:
     robots = [note for host in hosts for note in master.robots_of(host)]
     checks, changes = master.domain_revisits(domain)
     answered = int(queue["results_since_start"])
+    hours = max(0.0, time.time() - master.started_at) / 3600
     return DomainView(
         domain, queue, robots, fetches[:SHOWN], errors[:SHOWN], checks, changes,
-        max(0, answered - checks),
+        max(0, answered - checks), hours,
     )  # fmt: skip
 
 

@@ -99,6 +99,7 @@ class Master(MasterReads):
         self._rate: collections.deque[tuple[float, int]] = collections.deque(maxlen=12)
         # The crawl's numbers over time, for the console's charts (observe/history.py).
         self.history = StatsHistory(config.console.history_every)
+        self.started_at = time.time()  # wall clock: the "since start" of the console's rates
         self.api: ApiServer | None = None
         self._pressed = False
         self._behind = False

@@ -70,6 +70,10 @@ class MasterView(Protocol):
     def history(self) -> StatsHistory:
         """The crawl's numbers over time (observe/history.py)."""
 
+    @property
+    def started_at(self) -> float:
+        """When this master started (wall clock)."""
+
     def counts(self) -> Counts: ...
 
     def store_progress(self) -> StoreProgress: ...

@@ -113,6 +113,15 @@ async function historyCharts() {
   return true;
 }
 
+// Before another page takes this one's place: uPlot keeps every live chart
+// (for its window listeners) until it is destroyed.
+function dropCharts() {
+  for (const box of document.querySelectorAll(".chart")) {
+    if (box.uplot) box.uplot.destroy();
+    box.uplot = null;
+  }
+}
+
 function drawCharts() {
   if (typeof uPlot === "undefined") return;
   inlineCharts();

@@ -29,6 +29,7 @@ function show(html, url, push) {
   const next = new DOMParser().parseFromString(html, "text/html");
   document.title = next.title;
   document.documentElement.lang = next.documentElement.lang;
+  if (typeof dropCharts === "function") dropCharts();
   document.body.replaceWith(document.adoptNode(next.body));
   if (url !== window.location.href) {
     if (push) window.history.pushState(null, "", url);

@@ -152,7 +152,7 @@ async def test_a_keyed_items_page_charts_its_numbers_across_its_urls(master: Mas
         assert found is not None
         chart = json.loads(unescape(found.group(1)))
         assert chart["columns"]["price"] == [10.0, 11.0, 12.0]  # both URLs, in time order
-        assert html.count('<li><a class="url" href="/ui/url?u=') == 2
+        assert html.count('<li><a href="/ui/url?u=') == 2
         status, html = await page(client, master, "/ui/item?job=default&key=other")
         assert status == 404 and "No such item" in html
         status, html = await page(client, master, "/ui/item?job=default")

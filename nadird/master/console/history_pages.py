@@ -3,10 +3,8 @@ raw text: linked from every table that names a URL or a domain."""
 
 from __future__ import annotations
 
-import codecs
-from email.message import Message
-
 from aiohttp import web
+from w3lib.encoding import html_to_unicode
 
 from nadird.common.errors import StoreError
 from nadird.common.urls import fingerprint
@@ -19,18 +17,6 @@ from nadird.master.results.recent import RECENT_FETCHES
 
 MAX_URL = 8192  # characters of a `u=` parameter: longer is no URL the master keeps
 RAW_SHOWN = 2_000_000  # bytes of a stored body shown as text
-
-
-def _charset(content_type: str | None) -> str:
-    """The body's charset from its Content-Type, if Python knows it; else UTF-8."""
-    message = Message()
-    message["content-type"] = content_type or ""
-    charset = message.get_param("charset")
-    name = charset if isinstance(charset, str) else "utf-8"
-    try:
-        return codecs.lookup(name).name
-    except LookupError:
-        return "utf-8"
 
 
 class HistoryPages:
@@ -76,7 +62,9 @@ class HistoryPages:
         if record is None:
             raise PageError(404, "error.not_stored")
         body = record.body or b""
-        text = body[:RAW_SHOWN].decode(_charset(record.content_type), errors="replace")
+        # As a browser would read it: a byte order mark, the Content-Type's
+        # charset, a <meta> near the top, else UTF-8 (w3lib).
+        _, text = html_to_unicode(record.content_type, body[:RAW_SHOWN])
         return self.console.render(
             request, "raw.html", session, url=url, record=record, text=text,
             cut=len(body) > RAW_SHOWN, shown=RAW_SHOWN,

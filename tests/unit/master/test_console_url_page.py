@@ -157,3 +157,14 @@ async def test_a_keyed_items_page_charts_its_numbers_across_its_urls(master: Mas
         assert status == 404 and "No such item" in html
         status, html = await page(client, master, "/ui/item?job=default")
         assert status == 400
+
+
+async def test_the_raw_page_reads_a_charset_declared_in_a_meta(master: Master) -> None:
+    url = "http://gbk.test/page"
+    record = version(url, "1", 1.0, "t", '<meta charset="gbk"><p>价格 &lt;</p>'.encode("gbk"))
+    record.content_type = "text/html"  # no charset in the header: the <meta> says it
+    await master.writer.store.write([record])
+    async with http() as client:
+        await login(client, master.api.url)  # type: ignore[union-attr]
+        status, html = await page(client, master, f"/ui/url/raw?u={quote(url, safe='')}")
+    assert status == 200 and "&lt;p&gt;价格 &amp;lt;&lt;/p&gt;" in html

@@ -87,8 +87,8 @@ def series_of(samples: list[Sample], step: float, window: str) -> dict[str, Any]
     by_kind: dict[str, list[float | None]] = {kind: [] for kind in kinds}
     before: Sample | None = None
     for sample in samples:
-        span = None if before is None else sample.at - before.at
-        if before is None or span is None or not 0 < span <= GAP_STEPS * step:
+        span = 0.0 if before is None else sample.at - before.at
+        if before is None or not 0 < span <= GAP_STEPS * step:  # the first, or after a gap
             rates.append(None)
             for column in by_kind.values():
                 column.append(None)

@@ -55,6 +55,8 @@ class MasterReads:
             core.invalid,
             core.fallbacks.handed,
             core.admission.check.rejected,
+            core.tallies.articles.fallbacks,
+            core.tallies.articles.given_up,
         )
 
     def store_progress(self) -> StoreProgress:

@@ -271,6 +271,9 @@ class Job:
     # true: title, text, markdown, dates... of every HTML page, with no rule
     # written (job/article.py); a field the job declares wins over the generic one.
     article: bool | ArticleSpec = False
+    # An article whose text is a near-duplicate of one seen before in the job:
+    # stored as it is (keep), with `duplicate_of` (mark), or with no item (drop).
+    near_duplicates: Literal["keep", "mark", "drop"] = "mark"
 
     def __post_init__(self) -> None:
         check_headers(self.headers, "headers")
@@ -290,6 +293,8 @@ class Job:
                 object.__setattr__(self, "requires", [*self.requires, needed])
         self._check_key()
         object.__setattr__(self, "article", article_spec(self.article) or False)
+        if self.near_duplicates == "drop" and not self.article:
+            raise ValueError("near_duplicates: drop needs article: (the text it compares)")
         if self.render_when_invalid and self.render != "auto":
             raise ValueError("render_when_invalid needs render: auto")
         if self.render is False:

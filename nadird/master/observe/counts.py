@@ -25,6 +25,8 @@ class Counts:
     # pages whose article extraction was given up, by (job, reason).
     fallback_extractions: Counter[tuple[str, str]] = field(default_factory=Counter)
     article_given_up: Counter[tuple[str, str]] = field(default_factory=Counter)
+    # Near-duplicate articles, by (job, marked or dropped).
+    near_duplicates: Counter[tuple[str, str]] = field(default_factory=Counter)
 
 
 @dataclass(frozen=True)

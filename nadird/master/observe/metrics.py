@@ -178,6 +178,12 @@ class _StateCollector(Collector):
             ["job", "reason"], state.get("article_given_up", {}).items(),
         )  # fmt: skip
         yield _by_label(
+            "nadird_near_duplicates",
+            "Articles whose text is a near-duplicate of one seen before in the job, by job and"
+            " action (marked: duplicate_of set; dropped: stored without its item)",
+            ["job", "action"], state.get("near_duplicates", {}).items(),
+        )  # fmt: skip
+        yield _by_label(
             "nadird_http_status", "Fetched pages by final HTTP status class", ["class"],
             status_classes(state["statuses"]).items(),
         )  # fmt: skip

@@ -57,6 +57,7 @@ class MasterReads:
             core.admission.check.rejected,
             core.tallies.articles.fallbacks,
             core.tallies.articles.given_up,
+            core.near_dups.counted,
         )
 
     def store_progress(self) -> StoreProgress:

@@ -93,6 +93,7 @@ def full(master: MasterView) -> dict[str, Any]:
         "fallbacks": invalid_by_job(counts.fallbacks),
         "fallback_extractions": invalid_by_job(counts.fallback_extractions),
         "article_given_up": invalid_by_job(counts.article_given_up),
+        "near_duplicates": invalid_by_job(counts.near_duplicates),
         "jobs": {
             name: {"admitted": job.admitted, "paused": job.paused} for name, job in jobs.items()
         },
@@ -178,6 +179,7 @@ def for_metrics(master: MasterView) -> dict[str, Any]:
         "invalid": dict(counts.invalid),
         "fallback_extractions": dict(counts.fallback_extractions),
         "article_given_up": dict(counts.article_given_up),
+        "near_duplicates": dict(counts.near_duplicates),
         "workers_by_status": workers,
         "domains": master.domain_sizes(),
         "spool_records": master.store_progress().spool_records,

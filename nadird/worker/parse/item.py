@@ -15,6 +15,7 @@ from typing import Any
 from lxml.html import HtmlElement
 
 from nadird.common.errors import ErrorKind, FetchError
+from nadird.common.simhash import text_simhash
 from nadird.items.processors import Context
 from nadird.items.schema import FieldRule, apply_rules
 from nadird.job.article import ArticleSpec
@@ -90,3 +91,12 @@ def with_article(selected: dict[str, Any], article: dict[str, Any]) -> dict[str,
         if present(value) or name not in merged:
             merged[name] = value
     return merged
+
+
+def item_simhash(job: Job, data: dict[str, Any]) -> int | None:
+    """The near-duplicate fingerprint of an article item's text; None when
+    the job does not look for near-duplicates or the item has no text."""
+    text = data.get("text")
+    if not job.article or job.near_duplicates == "keep" or not isinstance(text, str):
+        return None
+    return text_simhash(text)

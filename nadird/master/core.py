@@ -372,7 +372,7 @@ class MasterCore:
             self.statuses[page.status] += 1
         if page.body:
             self.stats["bytes"] += len(page.body)
-        self.tallies.articles.observe(page.data, job)
+        self.tallies.articles.observe(page, job, self.admission.jobs)
         kind = page.error_kind
         if kind is not None:
             self.errors[kind.value] += 1

@@ -1,7 +1,8 @@
 """Near-duplicate articles end to end: a crawl over a story syndicated
 across sites marks every copy with the first URL seen with its text (store
 and export), `near_duplicates: drop` stores the copies without their items,
-and `keep` leaves them alone."""
+`keep` leaves them alone, and `nadird reextract` fingerprints pages stored
+without fingerprints."""
 
 from __future__ import annotations
 
@@ -11,16 +12,20 @@ from typing import Any
 
 import pytest
 from support.articles.wire import COPIES, OTHER, WIRE, wire_route
+from support.reextract_helpers import reextract, summary_of
 from test_crawl_command import crawl, records, summary
 
+from nadird.common.simhash import NEAR_BITS, distance
 from nadird.testing.graph import SiteGraph
 from nadird.testing.web import run_in_thread
 
 pytestmark = pytest.mark.slow
 
 
-def crawl_wire(tmp_path: Path, job: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], Path]:
-    """(the summary, the stored records by path, the JSON lines export)."""
+def crawl_wire(
+    tmp_path: Path, job: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any], Path, Path]:
+    """(the summary, the stored records by path, the JSON lines export, the store)."""
     config = tmp_path / "wire.yaml"
     config.write_text(json.dumps({"jobs": {"default": {"max_depth": 1, **job}}}))
     out = tmp_path / "out.jsonl"
@@ -28,8 +33,11 @@ def crawl_wire(tmp_path: Path, job: dict[str, Any]) -> tuple[dict[str, Any], dic
         web.add_route(WIRE, wire_route)
         seed = f"http://wire.test:{web.port}{WIRE}"
         proc, store = crawl(tmp_path, web, "-c", str(config), "--out", str(out), seeds=[seed])
-    stored = {r.url.split(str(web.port), 1)[1]: r for r in records(store)}
-    return summary(proc), stored, out
+    return summary(proc), by_path(store), out, store
+
+
+def by_path(store: Path) -> dict[str, Any]:
+    return {path_of(r.url): r for r in records(store)}
 
 
 def path_of(url: str | None) -> str | None:
@@ -54,7 +62,7 @@ def check_one_original_per_story(found: dict[str, str | None]) -> None:
 
 
 def test_copies_are_marked_with_the_first_url_in_store_and_export(tmp_path: Path) -> None:
-    result, stored, out = crawl_wire(tmp_path, {"article": True})
+    result, stored, out, _ = crawl_wire(tmp_path, {"article": True})
     found = groups(stored)
     check_one_original_per_story(found)
     copies = sum(1 for path in COPIES if found[path] is not None)
@@ -68,7 +76,7 @@ def test_copies_are_marked_with_the_first_url_in_store_and_export(tmp_path: Path
 
 
 def test_drop_stores_the_copies_without_their_items(tmp_path: Path) -> None:
-    result, stored, _ = crawl_wire(tmp_path, {"article": True, "near_duplicates": "drop"})
+    result, stored, _, _ = crawl_wire(tmp_path, {"article": True, "near_duplicates": "drop"})
     found = groups(stored)
     check_one_original_per_story(found)
     assert result["near_duplicates"] == {"default": {"dropped": 3}}
@@ -77,7 +85,24 @@ def test_drop_stores_the_copies_without_their_items(tmp_path: Path) -> None:
 
 
 def test_keep_leaves_the_copies_alone(tmp_path: Path) -> None:
-    result, stored, _ = crawl_wire(tmp_path, {"article": True, "near_duplicates": "keep"})
+    result, stored, _, _ = crawl_wire(tmp_path, {"article": True, "near_duplicates": "keep"})
     assert all(stored[path].duplicate_of is None for path in COPIES)
     assert all(stored[path].data["kind"] == "article" for path in COPIES)
     assert "near_duplicates" not in result
+
+
+def test_reextract_fills_the_fingerprints_of_pages_stored_without_them(tmp_path: Path) -> None:
+    _, before, _, store = crawl_wire(tmp_path, {})
+    assert all(before[path].simhash is None for path in COPIES)
+    config = tmp_path / "article.yaml"
+    jobs = {"default": {"article": True, "max_depth": 1}}
+    config.write_text(json.dumps({"store": {"uri": f"sqlite:///{store}"}, "jobs": jobs}))
+    done = summary_of(reextract(tmp_path, config))
+    assert done["changed"] == len(COPIES) + 1  # the copies and the home page
+    after = by_path(store)
+    first = after[WIRE + "ledger/tunnel"].simhash
+    assert first is not None
+    for path in COPIES:
+        found = after[path].simhash
+        assert found is not None and after[path].data["kind"] == "article"
+        assert (distance(first, found) <= NEAR_BITS) == (path != OTHER), path

@@ -2,7 +2,8 @@
 
 A worker marks in the item (job/article.py) the fields that took their
 generic step's value (`_fallback`) and why the article extraction was given
-up (`_article`); counted here per (job, field) and (job, reason), for
+up (`_article`, or a body that parsed to no document at all); counted
+here per (job, field) and (job, reason), for
 /metrics (`nadird_fallback_extractions`, `nadird_article_given_up`) and
 /api/stats. A counter bump per page that has them, no I/O.
 """
@@ -11,9 +12,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
 
+from nadird.common.errors import ErrorKind
 from nadird.job.article import ARTICLE_ERROR, FALLBACK
+from nadird.job.spec import Job
+from nadird.protocol.messages import PageResult
+
+# An article job's page whose body parsed to no document (binary served as
+# HTML): the worker gives it up before any extraction, as a parse error.
+UNPARSABLE = "unparsable"
 
 
 class ArticleTallies:
@@ -21,8 +28,11 @@ class ArticleTallies:
         self.fallbacks: Counter[tuple[str, str]] = Counter()  # (job, field) -> pages
         self.given_up: Counter[tuple[str, str]] = Counter()  # (job, reason) -> pages
 
-    def observe(self, data: Mapping[str, Any], job: str) -> None:
+    def observe(self, page: PageResult, job: str, jobs: Mapping[str, Job]) -> None:
+        data = page.data
         if not data:
+            if page.error_kind is ErrorKind.PARSE and getattr(jobs.get(job), "article", False):
+                self.given_up[job, UNPARSABLE] += 1
             return
         reason = data.get(ARTICLE_ERROR)
         if isinstance(reason, str):

@@ -14,7 +14,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from support.articles import ARTICLE_TEXT, PAGES, html_of
 
-from nadird.common.errors import ConfigError
+from nadird.common.errors import ConfigError, ErrorKind, FetchError
 from nadird.config import load_config
 from nadird.items.processors import Context
 from nadird.items.schema import compile_rules
@@ -22,6 +22,7 @@ from nadird.job.article import ARTICLE_ERROR, FALLBACK
 from nadird.job.spec import Job, Selector
 from nadird.master.observe.metrics import MasterMetrics
 from nadird.master.results.articles import ArticleTallies
+from nadird.protocol.messages import PageResult
 from nadird.worker.parse import item as item_module
 from nadird.worker.parse.item import extract_item
 from nadird.worker.parse.parser import parse_text
@@ -126,12 +127,24 @@ def test_the_command_line_exits_2_on_a_wrong_article_field(tmp_path: Path) -> No
     assert str(path) in done.stderr
 
 
+def page(data: dict[str, Any], error: FetchError | None = None) -> PageResult:
+    return PageResult(
+        url=URL, fp=b"f" * 16, final_url=URL, status=200, fetched_at=0.0, depth=0, data=data,
+        error=None if error is None else error.message,
+        error_kind=None if error is None else error.kind,
+    )  # fmt: skip
+
+
 def test_the_master_counts_fallbacks_and_given_up_pages_per_job() -> None:
     tallies = ArticleTallies()
-    tallies.observe({"body": "x", FALLBACK: ["body", "when"]}, "news")
-    tallies.observe({"body": "y", FALLBACK: ["body"]}, "news")
-    tallies.observe({ARTICLE_ERROR: "over_budget"}, "blogs")
-    tallies.observe({}, "news")
+    jobs = {"news": JOB, "blogs": Job(article=True)}
+    tallies.observe(page({"body": "x", FALLBACK: ["body", "when"]}), "news", jobs)
+    tallies.observe(page({"body": "y", FALLBACK: ["body"]}), "news", jobs)
+    tallies.observe(page({ARTICLE_ERROR: "over_budget"}), "blogs", jobs)
+    tallies.observe(page({}), "news", jobs)  # a page with no item
+    binary = page({}, FetchError(ErrorKind.PARSE, "document could not be parsed"))
+    tallies.observe(binary, "blogs", jobs)  # an article job's page: given up
+    tallies.observe(binary, "news", jobs)  # no article job: nothing to give up
     metrics = MasterMetrics()
     metrics.watch(
         lambda: {
@@ -148,6 +161,9 @@ def test_the_master_counts_fallbacks_and_given_up_pages_per_job() -> None:
         if s.name.endswith("_total")
     }
     assert fell_back == {("news", "body"): 2, ("news", "when"): 1}
-    given_up = families["nadird_article_given_up"].samples[0]
-    assert given_up.labels == {"job": "blogs", "reason": "over_budget"}
-    assert given_up.value == 1
+    given_up = {
+        (s.labels["job"], s.labels["reason"]): s.value
+        for s in families["nadird_article_given_up"].samples
+        if s.name.endswith("_total")
+    }
+    assert given_up == {("blogs", "over_budget"): 1, ("blogs", "unparsable"): 1}

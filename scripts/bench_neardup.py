@@ -16,8 +16,10 @@ Index (`--articles`, default 1M and 10M): a fresh frontier.db per size,
 filled in bulk with N random fingerprints and 60-character URLs as the
 master's index holds them (state/neardup_db.py); then --lookups lookups
 through NearDupTable.first_of (new texts, which are indexed, and copies
-a few bits from a stored one) timed one by one, and the file's bytes per
-article. The process's RSS is reported too: the index lives on disk.
+a few bits from a stored one) timed one by one, committed every
+COMMIT_EVERY as the master commits, and the file's bytes per article. The
+process's RSS is reported too: the index lives on disk (the RSS includes
+the benchmark's own array of the N fingerprints, 8 bytes each).
 
     python scripts/bench_neardup.py --texts --articles 1000000,10000000
 """
@@ -46,6 +48,7 @@ from nadird.common.simhash import NEAR_BITS, bands, distance, text_simhash
 from nadird.master.state.frontier_db import FrontierDB
 from nadird.master.state.neardup_db import _JOB_SHIFT
 
+COMMIT_EVERY = 200  # lookups between commits (the master: a commit every 0.2 s)
 DOCS = (
     "/usr/share/doc/python3.11/html/library/*.html",
     "/usr/share/doc/postgresql-doc-15/html/*.html",
@@ -198,6 +201,8 @@ def index(count: int, lookups: int, workdir: Path) -> dict[str, Any]:
         first = table.first_of("bench", fingerprint, f"https://new.test/{i}", NEAR_BITS)
         timings[kind].append(time.perf_counter() - t0)
         matched += kind == "copy" and first is not None
+        if i % COMMIT_EVERY == COMMIT_EVERY - 1:
+            db.commit()  # as the master commits its frontier, every 0.2 s
     db.commit()
     db.close()
     return {

@@ -196,6 +196,6 @@ class PageContent:
         default=None, metadata=fact(Cell.INTEGER, export=False, since=9, sparse=True)
     )
     # The first URL of the job seen with a near-identical article text.
-    duplicate_of: str | None = field(default=None, metadata=fact(Cell.TEXT, since=9))
+    near_duplicate_of: str | None = field(default=None, metadata=fact(Cell.TEXT, since=9))
     # The extracted fields; kept last (see the module docstring).
     data: dict[str, Any] = field(default_factory=dict, metadata=fact(Cell.JSON, mongo=Mongo.ITEM))

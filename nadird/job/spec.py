@@ -272,7 +272,7 @@ class Job:
     # written (job/article.py); a field the job declares wins over the generic one.
     article: bool | ArticleSpec = False
     # An article whose text is a near-duplicate of one seen before in the job:
-    # stored as it is (keep), with `duplicate_of` (mark), or with no item (drop).
+    # stored as it is (keep), with `near_duplicate_of` (mark), or with no item (drop).
     near_duplicates: Literal["keep", "mark", "drop"] = "mark"
 
     def __post_init__(self) -> None:

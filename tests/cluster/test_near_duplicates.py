@@ -46,7 +46,7 @@ def path_of(url: str | None) -> str | None:
 
 def groups(stored: dict[str, Any]) -> dict[str, str | None]:
     """Each copy's path -> the path its record says it duplicates."""
-    return {path: path_of(stored[path].duplicate_of) for path in COPIES}
+    return {path: path_of(stored[path].near_duplicate_of) for path in COPIES}
 
 
 def check_one_original_per_story(found: dict[str, str | None]) -> None:
@@ -72,7 +72,7 @@ def test_copies_are_marked_with_the_first_url_in_store_and_export(tmp_path: Path
         assert stored[path].data["kind"] == "article"
     exported = {path_of(row["url"]): row for row in map(json.loads, out.read_text().splitlines())}
     for path in COPIES:
-        assert path_of(exported[path]["duplicate_of"]) == found[path]
+        assert path_of(exported[path]["near_duplicate_of"]) == found[path]
 
 
 def test_drop_stores_the_copies_without_their_items(tmp_path: Path) -> None:
@@ -86,7 +86,7 @@ def test_drop_stores_the_copies_without_their_items(tmp_path: Path) -> None:
 
 def test_keep_leaves_the_copies_alone(tmp_path: Path) -> None:
     result, stored, _, _ = crawl_wire(tmp_path, {"article": True, "near_duplicates": "keep"})
-    assert all(stored[path].duplicate_of is None for path in COPIES)
+    assert all(stored[path].near_duplicate_of is None for path in COPIES)
     assert all(stored[path].data["kind"] == "article" for path in COPIES)
     assert "near_duplicates" not in result
 

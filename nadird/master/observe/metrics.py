@@ -180,7 +180,7 @@ class _StateCollector(Collector):
         yield _by_label(
             "nadird_near_duplicates",
             "Articles whose text is a near-duplicate of one seen before in the job, by job and"
-            " action (marked: duplicate_of set; dropped: stored without its item)",
+            " action (marked: near_duplicate_of set; dropped: stored without its item)",
             ["job", "action"], state.get("near_duplicates", {}).items(),
         )  # fmt: skip
         yield _by_label(

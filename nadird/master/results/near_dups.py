@@ -2,9 +2,9 @@
 
 A worker sends each article's fingerprint (common/simhash.py) with its
 page; before the records go to the store, each is looked up in the job's
-index (state/neardup_db.py). A near-duplicate gets `duplicate_of`, the URL
-of the first page of the job seen with that text; with `near_duplicates:
-drop` its item is dropped too (the page is still stored, without data, so
+index (state/neardup_db.py). A near-duplicate gets `near_duplicate_of`,
+the URL of the first page of the job seen with that text; with
+`near_duplicates: drop` its item is dropped too (the page is still stored, without data, so
 its URL is settled and its fetch on record). Counted per (job, action).
 """
 
@@ -43,7 +43,7 @@ class NearDuplicates:
         first = self._table.first_of(record.job, fingerprint, url, NEAR_BITS)
         if first is None or first == url:  # the first of its text (fetched again)
             return
-        record.duplicate_of = first
+        record.near_duplicate_of = first
         if mode == "drop":
             record.data = {}
         self.counted[record.job, DROPPED if mode == "drop" else MARKED] += 1

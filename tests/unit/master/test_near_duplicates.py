@@ -79,14 +79,15 @@ def test_the_master_marks_copies_per_job_and_remembers_across_a_restart(
             record("https://e.test/1", None),  # no text to compare
         ]
     )
-    assert [r.duplicate_of for r in checked] == [None, "https://a.test/1", None, None, None, None]
+    first = "https://a.test/1"
+    assert [r.near_duplicate_of for r in checked] == [None, first, None, None, None, None]
     assert bool(checked[1].data) == (mode == "mark")
     action = "marked" if mode == "mark" else "dropped"
     assert dups.counted == {("news", action): 1}
     assert db.close()
     again = FrontierDB(tmp_path / "frontier.db")
     later = NearDuplicates(again.near_dups, jobs.get).check([record("https://f.test/1", near)])
-    assert later[0].duplicate_of == "https://a.test/1"
+    assert later[0].near_duplicate_of == "https://a.test/1"
     assert again.near_dups.texts() == 3  # the first of each text, per job
     again.close()
 

@@ -123,7 +123,7 @@ def test_every_record_field_survives_the_spool() -> None:
         method="POST",
         meta={"query": "kettle"},
         simhash=-(2**63),
-        duplicate_of="http://a.test/first",
+        near_duplicate_of="http://a.test/first",
     )
     for f in dataclasses.fields(PageRecord):  # none left at its default
         assert getattr(full, f.name) != getattr(

@@ -80,6 +80,8 @@ class Selector:
     script: str | None = None
     attr: str | None = None
     multiple: bool = False
+    # The generic step: an article field (title, text, published...), taken
+    # when every selector before it found nothing; alone, and last.
     article: str | None = None
 
     def __post_init__(self) -> None:

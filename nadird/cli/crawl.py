@@ -239,6 +239,18 @@ async def run_crawl(opts: CrawlOptions, base: Config, console: Console | None = 
     return finish.exit_status()
 
 
+def _article_facts(master: Master) -> dict[str, Any]:
+    """What article jobs counted (generic steps taken, extractions given up,
+    near-duplicates); nothing for a crawl without them."""
+    articles, core = master.core.tallies.articles, master.core
+    counts = {
+        "fallback_extractions": invalid_by_job(articles.fallbacks),
+        "article_given_up": invalid_by_job(articles.given_up),
+        "near_duplicates": invalid_by_job(core.near_dups.counted),
+    }
+    return {key: value for key, value in counts.items() if value}
+
+
 def _summary(
     finish: Finish,
     master: Master,
@@ -254,6 +266,7 @@ def _summary(
         "retries": master.core.stats["retries"],
         "invalid_items": invalid_by_job(master.core.invalid),
         "fallbacks": invalid_by_job(master.core.fallbacks.handed),
+        **_article_facts(master),
     }
     extra = {
         "seconds": round(seconds, 3),

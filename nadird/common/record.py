@@ -190,5 +190,12 @@ class PageContent:
     meta: dict[str, Any] = field(
         default_factory=dict, metadata=fact(Cell.JSON, since=8, sparse=True)
     )
+    # An article's near-duplicate fingerprint (common/simhash.py): the
+    # worker's, for the master's index; kept for `nadird reextract`.
+    simhash: int | None = field(
+        default=None, metadata=fact(Cell.INTEGER, export=False, since=9, sparse=True)
+    )
+    # The first URL of the job seen with a near-identical article text.
+    near_duplicate_of: str | None = field(default=None, metadata=fact(Cell.TEXT, since=9))
     # The extracted fields; kept last (see the module docstring).
     data: dict[str, Any] = field(default_factory=dict, metadata=fact(Cell.JSON, mongo=Mongo.ITEM))

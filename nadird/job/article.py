@@ -27,6 +27,12 @@ ARTICLE_FIELDS = (
     "language",
 )
 
+# What an item says of its article fields, for the master to count: why the
+# extraction was given up (worker/parse/article/fields.py REASONS), and which
+# of the job's fields took their generic step's value (`{article: NAME}`).
+ARTICLE_ERROR = "_article"
+FALLBACK = "_fallback"
+
 
 @dataclass(frozen=True)
 class ArticleSpec:

@@ -16,6 +16,7 @@ from cssselect import SelectorError
 from lxml import etree
 from lxml.cssselect import CSSSelector
 
+from nadird.job.article import ARTICLE_FIELDS
 from nadird.job.jmes import is_json_selector, validate_json_selector
 from nadird.job.spec import Selector
 
@@ -75,6 +76,9 @@ def validate_fields(fields: dict[str, list[Selector]]) -> None:
     for name, selectors in fields.items():
         for i, sel in enumerate(selectors):
             where = f"fields.{name}[{i}]"
+            if sel.article is not None:
+                _check_generic_step(sel.article, i == len(selectors) - 1, where)
+                continue
             if is_json_selector(sel):
                 validate_json_selector(sel, where)
                 continue
@@ -84,6 +88,16 @@ def validate_fields(fields: dict[str, list[Selector]]) -> None:
             if sel.attr is not None and kind == "regex":
                 raise ValueError(f"{where}: attr applies to xpath and css, not regex")
             _trial_run(sel, where)
+
+
+def _check_generic_step(article: str, last: bool, where: str) -> None:
+    """`{article: NAME}` names a generic field and ends the list: a selector
+    after it would never run."""
+    if article not in ARTICLE_FIELDS:
+        names = ", ".join(ARTICLE_FIELDS)
+        raise ValueError(f"{where}.article: expected one of {names}, got {article!r}")
+    if not last:
+        raise ValueError(f"{where}: the article step must be the last of the field's selectors")
 
 
 def _trial_run(sel: Selector, where: str) -> None:

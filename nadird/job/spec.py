@@ -10,7 +10,6 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from nadird.common.errors import ConfigError
 from nadird.common.typecheck import build
 from nadird.items.keys import UrlKey, compile_key
 from nadird.items.schema import FIELD_TYPES, compile_rules
@@ -19,7 +18,7 @@ from nadird.job.fallback import OnFailure
 from nadird.job.history import HistoryKeep
 from nadird.job.login import LoginSpec
 from nadird.job.request import check_cookies, check_headers
-from nadird.revisit.parse import parse_revisit
+from nadird.revisit.parse import revisit_policy_of
 from nadird.revisit.policy import RevisitPolicy
 
 Scope = Literal["same-domain", "allowed-domains", "any"]
@@ -69,6 +68,8 @@ class Selector:
     window.__INITIAL_STATE__, or a script element's id) the object an inline
     script holds (worker/parse/jsonsources.py). JSON values keep their type.
     `multiple` returns every match as a list instead of the first one.
+    `article` names a generic article field (job/article.py): a step of its
+    own, last in a field's list, taken when every selector before found nothing.
     """
 
     xpath: str | None = None
@@ -79,8 +80,14 @@ class Selector:
     script: str | None = None
     attr: str | None = None
     multiple: bool = False
+    # The generic step: an article field (title, text, published...), taken
+    # when every selector before it found nothing; alone, and last.
+    article: str | None = None
 
     def __post_init__(self) -> None:
+        if self.article is not None:
+            _check_generic_step(self)
+            return
         html = [k for k in ("xpath", "css", "regex") if getattr(self, k) is not None]
         sources = [k for k in ("jsonld", "script") if getattr(self, k) is not None]
         if (html and (sources or self.jmes is not None)) or len(html) > 1:
@@ -89,6 +96,12 @@ class Selector:
             raise ValueError("jsonld and script exclude each other: one JSON source per selector")
         if not html and not sources and self.jmes is None:
             raise ValueError("one of xpath, css, regex, jmes, jsonld or script must be set")
+
+
+def _check_generic_step(sel: Selector) -> None:
+    others = [k for k, v in asdict(sel).items() if k != "article" and v not in (None, False)]
+    if others:
+        raise ValueError(f"article: a step of its own, got {others[0]} beside it")
 
 
 @dataclass(frozen=True)
@@ -260,6 +273,9 @@ class Job:
     # true: title, text, markdown, dates... of every HTML page, with no rule
     # written (job/article.py); a field the job declares wins over the generic one.
     article: bool | ArticleSpec = False
+    # An article whose text is a near-duplicate of one seen before in the job:
+    # stored as it is (keep), with `near_duplicate_of` (mark), or with no item (drop).
+    near_duplicates: Literal["keep", "mark", "drop"] = "mark"
 
     def __post_init__(self) -> None:
         check_headers(self.headers, "headers")
@@ -279,6 +295,8 @@ class Job:
                 object.__setattr__(self, "requires", [*self.requires, needed])
         self._check_key()
         object.__setattr__(self, "article", article_spec(self.article) or False)
+        if self.near_duplicates == "drop" and not self.article:
+            raise ValueError("near_duplicates: drop needs article: (the text it compares)")
         if self.render_when_invalid and self.render != "auto":
             raise ValueError("render_when_invalid needs render: auto")
         if self.render is False:
@@ -375,24 +393,3 @@ class Job:
             history=None if history is None else HistoryKeep(**history),
             **rest,
         )
-
-
-def revisit_policy_of(
-    revisit: dict[str, Any] | None, expire: str | float | None, key: str, source: str
-) -> RevisitPolicy | None:
-    """The policy of a job's `revisit:` and `expire:` keys (`key` is the
-    revisit key's full name, e.g. jobs.shop.revisit)."""
-    if revisit is None and expire is None:
-        return None
-    data = dict(revisit or {})
-    if expire is not None:
-        if "expire" in data:
-            raise ConfigError(source, f"{key}.expire", "given twice (also as the job's expire:)")
-        data["expire"] = expire
-    if revisit is None:
-        key = key.rsplit(".", 1)[0] + ".expire" if "." in key else "expire"
-        try:
-            return parse_revisit(data, "", source)
-        except ConfigError as exc:
-            raise ConfigError(source, key, exc.expected) from None
-    return parse_revisit(data, key, source)

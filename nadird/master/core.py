@@ -36,6 +36,7 @@ from nadird.master.results.by_job import JobTallies
 from nadird.master.results.claims import Claims
 from nadird.master.results.failing import FailureRouter
 from nadird.master.results.fallback import Fallbacks
+from nadird.master.results.near_dups import NearDuplicates
 from nadird.master.results.recent import PageLog
 from nadird.master.results.records import record_from_result
 from nadird.master.results.retries import is_transient
@@ -76,6 +77,7 @@ class MasterCore:
             db.revisits, self.frontier, self.admission.jobs, wall=revisit_wall()
         )
         self.fallbacks = Fallbacks(self.frontier, self.admission)
+        self.near_dups = NearDuplicates(db.near_dups, lambda name: self.admission.jobs.get(name))
         self.revisits.pace.configure(config)
         self.stats: Counter[str] = Counter()
         self.claims = Claims(self.stats)  # what of a worker's word the master checks
@@ -153,7 +155,6 @@ class MasterCore:
         self.frontier.caps = Caps(master.max_queued_per_domain, master.max_queued)
         self.sessions.resume()  # a reload may have fixed the credentials
 
-    # ------------------------------------------------------------ status
     def status(self) -> dict[str, Any]:
         return {
             "queued": self.frontier.queued,
@@ -332,7 +333,7 @@ class MasterCore:
             self.closer.close_if_finished(lease, now)
         if debug:
             self.store_trace.results(records, msg.lease, lease.domain if lease else None)
-        return records
+        return self.near_dups.check(records)
 
     def _answered(self, job: str, domain: str, pages: int) -> None:
         self.domain_results[domain] += pages
@@ -371,6 +372,7 @@ class MasterCore:
             self.statuses[page.status] += 1
         if page.body:
             self.stats["bytes"] += len(page.body)
+        self.tallies.articles.observe(page, job, self.admission.jobs)
         kind = page.error_kind
         if kind is not None:
             self.errors[kind.value] += 1

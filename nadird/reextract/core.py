@@ -22,7 +22,7 @@ from nadird.items.processors import Context
 from nadird.items.schema import VALID, FieldRule, compile_rules
 from nadird.job.spec import Job
 from nadird.store.base import PageRecord
-from nadird.worker.parse.item import ParsedJson, extract_item, json_body, json_text
+from nadird.worker.parse.item import ParsedJson, extract_item, item_simhash, json_body, json_text
 from nadird.worker.parse.jsonsources import PageJson, is_json_type, looks_like_json
 from nadird.worker.parse.parser import content_checksum, decode_html, parse_text
 from nadird.worker.parse.signature import signature
@@ -69,6 +69,7 @@ class Redone:
     data: dict[str, Any]
     signature: str | None
     item_key: str | None = None
+    simhash: int | None = None  # an article's near-duplicate fingerprint
 
 
 def media_type(content_type: str | None) -> tuple[str | None, str | None]:
@@ -138,7 +139,7 @@ def _from_html(record: PageRecord, charset: str | None, rules: Rules, ctx: Conte
     key = _key(record, data, rules)
     signs_fields = bool(job.fields or job.article)
     sig = signature(signs_fields, data, doc, job.signature_ignore) if job.revisits else None
-    return Redone(data, sig, key)
+    return Redone(data, sig, key, item_simhash(job, data))
 
 
 def _from_json(record: PageRecord, found: ParsedJson, rules: Rules, ctx: Context) -> Redone:

@@ -47,12 +47,16 @@ class Tally:
         reason = verdict.data.get(ARTICLE_ERROR)
         if isinstance(reason, str):
             self.article_given_up[reason] = self.article_given_up.get(reason, 0) + 1
-        now = (verdict.data, verdict.signature, verdict.item_key)
-        if now == (record.data, record.signature, record.item_key):
+        now = (verdict.data, verdict.signature, verdict.item_key, verdict.simhash)
+        if now == (record.data, record.signature, record.item_key, record.simhash):
             self.unchanged += 1
             return None
         new = dataclasses.replace(
-            record, data=verdict.data, signature=verdict.signature, item_key=verdict.item_key
+            record,
+            data=verdict.data,
+            signature=verdict.signature,
+            item_key=verdict.item_key,
+            simhash=verdict.simhash,
         )
         return PageUpdate(page, new)
 

@@ -151,3 +151,24 @@ def parse_revisit(data: Any, key: str = "revisit", source: str = "(config)") -> 
     if not rules and default is None and expire is None:
         raise ConfigError(source, key, "expected every, adaptive, cron, rules or expire")
     return RevisitPolicy(rules=rules, default=default, expire=expire)
+
+
+def revisit_policy_of(
+    revisit: dict[str, Any] | None, expire: str | float | None, key: str, source: str
+) -> RevisitPolicy | None:
+    """The policy of a job's `revisit:` and `expire:` keys (`key` is the
+    revisit key's full name, e.g. jobs.shop.revisit)."""
+    if revisit is None and expire is None:
+        return None
+    data = dict(revisit or {})
+    if expire is not None:
+        if "expire" in data:
+            raise ConfigError(source, f"{key}.expire", "given twice (also as the job's expire:)")
+        data["expire"] = expire
+    if revisit is None:
+        key = key.rsplit(".", 1)[0] + ".expire" if "." in key else "expire"
+        try:
+            return parse_revisit(data, "", source)
+        except ConfigError as exc:
+            raise ConfigError(source, key, exc.expected) from None
+    return parse_revisit(data, key, source)

@@ -44,7 +44,7 @@ from nadird.worker.page_task import (
     not_modified,
 )
 from nadird.worker.parse.directives import Directives, canonical_link, robots_directives
-from nadird.worker.parse.item import JsonBody, extract_item, json_body, json_text
+from nadird.worker.parse.item import JsonBody, extract_item, item_simhash, json_body, json_text
 from nadird.worker.parse.jsonsources import PageJson
 from nadird.worker.parse.parser import content_checksum, decode_html, parse_html
 from nadird.worker.parse.signature import signature
@@ -214,6 +214,7 @@ class PageProcessor:
             size=size,
             signature=read.signature,
             item_key=item_key,
+            simhash=item_simhash(self._job, read.data),
             etag=outcome.headers.get("etag", "")[:MAX_HEADER_CHARS],
             last_modified=outcome.headers.get("last-modified", "")[:MAX_HEADER_CHARS],
             **task.asked(),

@@ -21,6 +21,12 @@ class Counts:
     fallbacks: Counter[tuple[str, str]] = field(default_factory=Counter)
     # Links of workers the master did not take as sent, by link_check.REASONS key.
     rejected_links: Counter[str] = field(default_factory=Counter)
+    # Article items: fields that took their generic step, by (job, field);
+    # pages whose article extraction was given up, by (job, reason).
+    fallback_extractions: Counter[tuple[str, str]] = field(default_factory=Counter)
+    article_given_up: Counter[tuple[str, str]] = field(default_factory=Counter)
+    # Near-duplicate articles, by (job, marked or dropped).
+    near_duplicates: Counter[tuple[str, str]] = field(default_factory=Counter)
 
 
 @dataclass(frozen=True)

@@ -166,6 +166,24 @@ class _StateCollector(Collector):
             ["job", "field"], state.get("invalid", {}).items(),
         )  # fmt: skip
         yield _by_label(
+            "nadird_fallback_extractions",
+            "Item fields that took their generic article step (every selector before found"
+            " nothing), by job and field",
+            ["job", "field"], state.get("fallback_extractions", {}).items(),
+        )  # fmt: skip
+        yield _by_label(
+            "nadird_article_given_up",
+            "Pages whose article extraction was given up (over_budget, too_large, engine_failed,"
+            " no_document), by job and reason",
+            ["job", "reason"], state.get("article_given_up", {}).items(),
+        )  # fmt: skip
+        yield _by_label(
+            "nadird_near_duplicates",
+            "Articles whose text is a near-duplicate of one seen before in the job, by job and"
+            " action (marked: near_duplicate_of set; dropped: stored without its item)",
+            ["job", "action"], state.get("near_duplicates", {}).items(),
+        )  # fmt: skip
+        yield _by_label(
             "nadird_http_status", "Fetched pages by final HTTP status class", ["class"],
             status_classes(state["statuses"]).items(),
         )  # fmt: skip

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from nadird.master.results.articles import ArticleTallies
 from nadird.store.base import PageRecord
 
 
@@ -18,6 +19,7 @@ class JobTallies:
         self.dead_letters: Counter[str] = Counter()  # URLs dead-lettered since start
         self._pages: dict[str, Counter[str]] = {}  # job -> domain -> pages answered
         self._errors: dict[str, Counter[str]] = {}  # job -> domain -> failed fetches
+        self.articles = ArticleTallies()  # article items' generic steps and given-up pages
 
     def answered(self, job: str, domain: str, pages: int) -> None:
         self._pages.setdefault(job, Counter())[domain] += pages

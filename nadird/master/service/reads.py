@@ -60,6 +60,9 @@ class MasterReads:
             core.invalid,
             core.fallbacks.handed,
             core.admission.check.rejected,
+            core.tallies.articles.fallbacks,
+            core.tallies.articles.given_up,
+            core.near_dups.counted,
         )
 
     def store_progress(self) -> StoreProgress:

@@ -35,6 +35,7 @@ from nadird.common.errors import StateError
 from nadird.master.observe.health import StateHealth
 from nadird.master.row import Row
 from nadird.master.state.dead_db import DeadLetterRows, DeadURL
+from nadird.master.state.neardup_db import NearDupTable
 from nadird.master.state.redo import RedoTransaction
 from nadird.master.state.revisit_db import RevisitTable
 from nadird.master.state.schema import prepare
@@ -87,6 +88,8 @@ class FrontierDB(DeadLetterRows):
         self._tx = RedoTransaction(self._db, self.path.name, health)
         # The revisit schedule shares the file and the transaction (revisit_db.py).
         self.revisits = RevisitTable(self._db, self._tx)
+        # So does the near-duplicate index of article texts (neardup_db.py).
+        self.near_dups = NearDupTable(self._db, self._tx)
 
     # ------------------------------------------------------ transactions
     def commit(self, retry_now: bool = False) -> bool:

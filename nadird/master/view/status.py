@@ -113,6 +113,9 @@ def full(master: MasterView) -> dict[str, Any]:
         "paused_jobs": sorted(name for name, job in jobs.items() if job.paused),
         "invalid_items": invalid_by_job(counts.invalid),
         "fallbacks": invalid_by_job(counts.fallbacks),
+        "fallback_extractions": invalid_by_job(counts.fallback_extractions),
+        "article_given_up": invalid_by_job(counts.article_given_up),
+        "near_duplicates": invalid_by_job(counts.near_duplicates),
         "jobs": {
             name: {"admitted": job.admitted, "paused": job.paused} for name, job in jobs.items()
         },
@@ -196,6 +199,9 @@ def for_metrics(master: MasterView) -> dict[str, Any]:
         "rejected_links": dict(counts.rejected_links),
         "statuses": dict(counts.statuses),
         "invalid": dict(counts.invalid),
+        "fallback_extractions": dict(counts.fallback_extractions),
+        "article_given_up": dict(counts.article_given_up),
+        "near_duplicates": dict(counts.near_duplicates),
         "workers_by_status": workers,
         "domains": master.domain_sizes(),
         "spool_records": master.store_progress().spool_records,

@@ -1,8 +1,8 @@
 """MongoDB side of re-extraction: pages by _id, item updates in bulk.
 
 Safe beside a running master: each update is a `$set` of the item's `data`
-(and `updated_at`) and of the page's `signature` and `item_key`, filtered on the fetch
-time it was made from, so a page the master stored again meanwhile keeps
+(and `updated_at`) and of the page's `signature`, `item_key` and `simhash`,
+filtered on the fetch time it was made from, so a page the master stored again meanwhile keeps
 its newer data; nothing else of either document is touched. The chunk's
 history versions are appended after its updates, as the store writer does
 (mongo/history.py), then their keyed items (mongo/keyed.py), and the
@@ -141,7 +141,13 @@ async def update_data(
         ops = [
             UpdateOne(
                 {"_id": u.record.fp, "fetched_at": u.page.guard},
-                {"$set": {"signature": u.record.signature, "item_key": u.record.item_key}},
+                {
+                    "$set": {
+                        "signature": u.record.signature,
+                        "item_key": u.record.item_key,
+                        "simhash": u.record.simhash,
+                    }
+                },
             )
             for u in landed
         ]

@@ -19,6 +19,7 @@ from lxml import etree
 from nadird.job.jmes import is_json_selector
 from nadird.job.selectors import compile_selector, evaluate
 from nadird.job.spec import Selector
+from nadird.worker.parse.generic import GenericStep
 from nadird.worker.parse.jsonfields import json_values
 from nadird.worker.parse.jsonsources import PageJson
 
@@ -91,9 +92,13 @@ def _extract_field(
     name: str,
     selectors: list[Selector],
     page: PageJson,
+    generic: GenericStep | None,
 ) -> FieldValue:
-    """The first selector with a non-empty result wins; later ones are fallbacks."""
+    """The first selector with a non-empty result wins; later ones are
+    fallbacks, the generic step (`{article: NAME}`, always last) the final one."""
     for i, sel in enumerate(selectors):
+        if sel.article is not None:
+            return None if generic is None else generic.value(name, sel.article, present)
         where = f"fields.{name}[{i}]"
         found = (v for v in _values(sel, doc, raw_text, where, page) if present(v))
         if sel.multiple:
@@ -112,12 +117,17 @@ def extract_fields(
     raw_text: str,
     fields: dict[str, list[Selector]],
     page: PageJson | None = None,
+    generic: GenericStep | None = None,
 ) -> dict[str, FieldValue]:
     """Each field's value: a string (a JSON value for JMESPath selectors), a
     list (multiple=True) or None if nothing matched.
 
     Regex selectors run on `raw_text` and still work when `doc` is None;
-    `page` holds the JSON of a JSON response (JSON-LD and scripts come from `doc`).
+    `page` holds the JSON of a JSON response (JSON-LD and scripts come from `doc`);
+    `generic` the page's article fields for the generic steps (none: they find nothing).
     """
     page = page if page is not None else PageJson(doc)
-    return {name: _extract_field(doc, raw_text, name, sels, page) for name, sels in fields.items()}
+    return {
+        name: _extract_field(doc, raw_text, name, sels, page, generic)
+        for name, sels in fields.items()
+    }

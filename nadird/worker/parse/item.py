@@ -15,12 +15,14 @@ from typing import Any
 from lxml.html import HtmlElement
 
 from nadird.common.errors import ErrorKind, FetchError
+from nadird.common.simhash import text_simhash
 from nadird.items.processors import Context
 from nadird.items.schema import FieldRule, apply_rules
 from nadird.job.article import ArticleSpec
 from nadird.job.spec import Job
 from nadird.worker.parse.article.fields import article_fields
 from nadird.worker.parse.fields import extract_fields, present
+from nadird.worker.parse.generic import GenericStep
 from nadird.worker.parse.jsonsources import PageJson, is_json_type, load_json, looks_like_json
 
 
@@ -67,11 +69,15 @@ def extract_item(
 
     `text` is what regexes run on (an HTML body as `decode_html` reads it,
     `json_text` of a JSON one); `page` the JSON of a JSON response.
-    A job with `article:` gets the article fields of an HTML page too."""
-    selected: dict[str, Any] = dict(extract_fields(doc, text, job.fields, page))
-    if isinstance(job.article, ArticleSpec) and page is None:
-        found = article_fields(doc, len(text), ctx.page_url, job.article)
-        selected = with_article(selected, found)
+    A job with `article:` gets the article fields of an HTML page too, and
+    so does a field ending with the generic step when it reaches it."""
+    spec = job.article if isinstance(job.article, ArticleSpec) else ArticleSpec()
+    generic = GenericStep(lambda: article_fields(doc, len(text), ctx.page_url, spec))
+    html = generic if page is None else None
+    selected: dict[str, Any] = dict(extract_fields(doc, text, job.fields, page, html))
+    if isinstance(job.article, ArticleSpec) and html is not None:
+        selected = with_article(selected, html.fields())
+    selected.update(generic.marks())
     if not rules:
         return selected, dict(selected)
     return selected, apply_rules(dict(selected), rules, ctx)
@@ -85,3 +91,12 @@ def with_article(selected: dict[str, Any], article: dict[str, Any]) -> dict[str,
         if present(value) or name not in merged:
             merged[name] = value
     return merged
+
+
+def item_simhash(job: Job, data: dict[str, Any]) -> int | None:
+    """The near-duplicate fingerprint of an article item's text; None when
+    the job does not look for near-duplicates or the item has no text."""
+    text = data.get("text")
+    if not job.article or job.near_duplicates == "keep" or not isinstance(text, str):
+        return None
+    return text_simhash(text)

@@ -122,6 +122,8 @@ def test_every_record_field_survives_the_spool() -> None:
         fallback_from="detailed",
         method="POST",
         meta={"query": "kettle"},
+        simhash=-(2**63),
+        near_duplicate_of="http://a.test/first",
     )
     for f in dataclasses.fields(PageRecord):  # none left at its default
         assert getattr(full, f.name) != getattr(

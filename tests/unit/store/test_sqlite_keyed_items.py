@@ -89,7 +89,7 @@ def test_a_schema_6_store_gets_keyed_items_when_opened(tmp_path: Path) -> None:
         (version,) = raw.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         keyed = raw.execute("SELECT job, key, urls FROM keyed_items").fetchall()
         columns = {row[1] for row in raw.execute("PRAGMA table_info(pages)")}
-    assert version == str(SCHEMA_VERSION) == "8"
+    assert version == str(SCHEMA_VERSION) == "9"
     assert keyed == [("shop", "A1", '["http://s.test/1"]')]
     assert {"item_key", "fallback_from", "method", "meta"} <= columns
 

@@ -382,7 +382,7 @@ async def test_export_jsonl_exact(small_store: SqliteStore) -> None:
         '"content_type":"text/html","checksum":"c1","error":null,'
         '"redirects":["http://example.com/page/1"],"canonical":null,"rendered":false,'
         '"headers":{},"item_key":null,"fallback_from":null,"method":"GET","meta":{},'
-        '"data":{"title":"Zürich, \\"quoted\\"","tags":["x","y"]}}'
+        '"near_duplicate_of":null,"data":{"title":"Zürich, \\"quoted\\"","tags":["x","y"]}}'
     )
     for line in lines:
         parsed = json.loads(line)
@@ -407,14 +407,14 @@ async def test_export_csv_exact(small_store: SqliteStore) -> None:
     assert out.getvalue() == (
         "url,final_url,status,fetched_at,job,depth,content_type,checksum,error,"
         "redirects,canonical,rendered,headers,item_key,fallback_from,method,meta,"
-        "author,tags,title,data.url\n"
+        "near_duplicate_of,author,tags,title,data.url\n"
         "https://example.com/page/1,https://example.com/page/1,200,2023-11-14T22:13:21.250Z,"
-        'news,1,text/html,c1,,"[""http://example.com/page/1""]",,false,{},,,GET,{},,'
+        'news,1,text/html,c1,,"[""http://example.com/page/1""]",,false,{},,,GET,{},,,'
         '"[""x"",""y""]","Zürich, ""quoted""",\n'
         "https://example.com/page/2,https://example.com/page/2,200,2023-11-14T22:13:22.250Z,"
-        "other,2,,,,[],,false,{},,,GET,{},Ann,,,https://elsewhere.example/\n"
+        "other,2,,,,[],,false,{},,,GET,{},,Ann,,,https://elsewhere.example/\n"
         "https://example.com/page/3,https://example.com/page/3,404,2023-11-14T22:13:23.250Z,"
-        'news,3,text/html,,"http 404\nNot Found",[],,false,{},,,GET,{},,,,\n'
+        'news,3,text/html,,"http 404\nNot Found",[],,false,{},,,GET,{},,,,,\n'
     )
     parsed = list(csv.DictReader(io.StringIO(out.getvalue())))
     assert parsed[0]["title"] == 'Zürich, "quoted"'
@@ -426,7 +426,7 @@ async def test_export_csv_by_job_uses_that_jobs_fields(small_store: SqliteStore)
 
     assert await export_records(small_store, out, "csv", job="news") == 2
     line = out.getvalue().splitlines()[0]
-    assert line.endswith(",headers,item_key,fallback_from,method,meta,tags,title")
+    assert line.endswith(",headers,item_key,fallback_from,method,meta,near_duplicate_of,tags,title")
 
 
 async def test_export_empty_store(store: SqliteStore) -> None:
@@ -437,7 +437,7 @@ async def test_export_empty_store(store: SqliteStore) -> None:
     assert jsonl.getvalue() == ""
     assert table.getvalue() == (
         "url,final_url,status,fetched_at,job,depth,content_type,checksum,error,"
-        "redirects,canonical,rendered,headers,item_key,fallback_from,method,meta\n"
+        "redirects,canonical,rendered,headers,item_key,fallback_from,method,meta,near_duplicate_of\n"
     )
 
 

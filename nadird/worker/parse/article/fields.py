@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 import lxml.html
 
 from nadird.common.logs import get_logger
+from nadird.job.article import ARTICLE_ERROR as ARTICLE_ERROR  # the item's marker
 from nadird.job.article import ARTICLE_FIELDS, ArticleSpec
 from nadird.worker.parse.article.budget import Deadline, OverBudget, run_within
 from nadird.worker.parse.article.dates import page_dates
@@ -33,8 +34,6 @@ from nadird.worker.parse.jsonsources import jsonld_objects
 
 log = get_logger()
 
-# The item's marker of a page whose article fields could not be extracted.
-ARTICLE_ERROR = "_article"
 OVER_BUDGET = "over_budget"  # the extraction took longer than article.budget
 TOO_LARGE = "too_large"  # the HTML is longer than article.max_html_chars
 ENGINE_FAILED = "engine_failed"  # the engine raised on this page

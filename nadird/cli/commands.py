@@ -113,6 +113,7 @@ def _crawl_options(args: argparse.Namespace) -> CrawlOptions:
         log_level=args.log_level,
         revisit=args.revisit,
         run_for=getattr(args, "for"),
+        warc=args.warc,
     )
 
 

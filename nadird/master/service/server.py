@@ -22,6 +22,7 @@ from nadird.common.waits import wait_set
 from nadird.config import Config
 from nadird.job.request import RequestSpec
 from nadird.master.alerts.service import Alerts
+from nadird.master.archive.service import Archive
 from nadird.master.core import MasterCore
 from nadird.master.frontier.seen import SeenSet
 from nadird.master.frontier.seen_rebuild import load_seen
@@ -82,6 +83,8 @@ class Master(MasterReads):
             self._on_durable,
             self.health,
         )
+        # The web archive (warc:), written from the exchanges workers send.
+        self.archive = Archive(config, config.warc, self.health) if config.warc else None
         # The jobs' history retention, a round every master.history_trim_interval.
         self.retention = HistoryRetention(store, lambda: self.config, self.core.stats)
         self.done = asyncio.Event()
@@ -169,6 +172,8 @@ class Master(MasterReads):
         await self._broadcast(Shutdown(reason="master stopping", done=self.done.is_set()))
         self.core.record_clean_stop(time.monotonic())
         await self.writer.close()
+        if self.archive is not None:
+            self.archive.close()
         await self.stored.stop()
         await self.alerts.stop()
         if self._commit_timer is not None:
@@ -207,6 +212,8 @@ class Master(MasterReads):
         self.core.apply_config(new)
         self.state.configure(new)
         self.writer.configure(new.store.flush_size, new.store.flush_interval)
+        if self.archive is not None:
+            self.archive.rotate()  # a reload starts a new WARC file (logrotate's SIGHUP)
         added = [(s.spec(), s.job) for s in new.seed_list() if s.key() not in old_seeds]
         if added:
             log.info("seeds_added", count=self.admit_seeds(added))
@@ -354,6 +361,10 @@ class Master(MasterReads):
             self._drop(f"{msg.KIND} on the results socket", "results")
             return
         self._wake.set()  # a handler failure is the loop guard's to count
+        # Archived before stored; see Archive.take for what is not.
+        if self.archive is not None and not self.archive.take(msg, user, self.core.leases):
+            self._drop("archive not writable (warc.required)", msg.node)
+            return
         self.writer.add(self.core.on_results(msg, time.monotonic(), user))
 
     def _on_durable(self, records: Any) -> None:

@@ -302,7 +302,7 @@ class WorkerAgent:
                 job.proxies, jars,
             )  # fmt: skip
         processor = PageProcessor(
-            self.fetcher, job, fetch, links, hop_check, render, sticky, sessions, jar
+            self.fetcher, job, fetch, links, hop_check, render, sticky, sessions, jar, bag.archive
         )
         reported = ReportedLinks()
         attempts = dict(zip(bag.fps, bag.attempts, strict=True)) if bag.attempts else {}

@@ -1,0 +1,189 @@
+"""WARC files that never break: written under a temporary name, renamed when closed.
+
+A file is `<prefix>-<UTC time>-<serial>-<pid>.warc.gz`, one gzip member per
+record (readers seek to any record), opened with a `warcinfo` record. While
+it is written it is named `....warc.gz.open`; closing it (its size reached
+`max_size`, a rotation, the master stopping) syncs it to disk and renames it,
+so a `.warc.gz` file is always whole. A `.open` file left by a crash is
+repaired at the next start (recover()): cut after its last whole record and
+renamed, or, with no whole record at all, left as it is and reported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from warcio.warcwriter import WARCWriter
+
+from nadird.common.logs import get_logger
+
+log = get_logger()
+SUFFIX = ".warc.gz"
+OPEN_SUFFIX = SUFFIX + ".open"
+READ_CHUNK = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Recovered:
+    """What recover() did with a file a crash left open."""
+
+    path: Path  # where it is now
+    records: int  # whole records kept
+    cut: int  # bytes of an unfinished record cut off
+    renamed: bool
+
+
+class WarcFiles:
+    """The archive's current file and its rotation."""
+
+    def __init__(self, directory: Path, prefix: str, max_size: int, info: dict[str, str]) -> None:
+        self.directory = directory
+        self.prefix = prefix
+        self.max_size = max_size
+        self.info = info
+        self.closed: list[Path] = []  # files finished by this process
+        self._file: IO[bytes] | None = None
+        self._writer: Any = None
+        self._temp: Path | None = None
+        self._serial = 0
+
+    @property
+    def current(self) -> Path | None:
+        return self._temp
+
+    def write(self, records: Sequence[Any], warcinfo: Any) -> int:
+        """Append `records` (all, or on an OSError none: the file is cut back);
+        returns the bytes written. `warcinfo` makes the record a new file starts with."""
+        if not records:
+            return 0
+        if self._file is None:
+            self._open(warcinfo)
+        assert self._file is not None
+        start = self._file.tell()
+        try:
+            for record in records:
+                self._writer.write_record(record)
+            self._file.flush()
+        except OSError:
+            self._cut_back(start)
+            raise
+        written = self._file.tell() - start
+        if self._file.tell() >= self.max_size:
+            self.close()
+        return written
+
+    def file_name(self) -> str:
+        """The name the next file gets (warcinfo names it in its WARC-Filename)."""
+        stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime())
+        return f"{self.prefix}-{stamp}-{self._serial + 1:05d}-{os.getpid()}{SUFFIX}"
+
+    def _open(self, warcinfo: Any) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        name = self.file_name()
+        self._serial += 1
+        self._temp = self.directory / (name + ".open")
+        self._file = open(self._temp, "xb")  # noqa: SIM115 (closed in close())
+        self._writer = WARCWriter(self._file, gzip=True)
+        try:
+            self._writer.write_record(warcinfo(name, self.info))
+            self._file.flush()
+        except OSError:
+            self._abandon()
+            raise
+
+    def _cut_back(self, start: int) -> None:
+        """Drop a batch half written (a full disk): the file ends on a whole record."""
+        assert self._file is not None
+        try:
+            self._file.seek(start)
+            self._file.truncate()
+        except OSError:
+            log.exception("warc_cut_failed", file=str(self._temp))
+            self._abandon()
+
+    def _abandon(self) -> None:
+        """Stop writing this file; the next start's recover() completes it."""
+        if self._file is not None:
+            with contextlib.suppress(OSError):
+                self._file.close()
+        self._file = self._writer = None
+        self._temp = None
+
+    def close(self) -> Path | None:
+        """Finish the current file (synced, renamed); its final path, or None."""
+        if self._file is None or self._temp is None:
+            return None
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        self._file.close()
+        final = self._temp.with_name(self._temp.name.removesuffix(".open"))
+        self._temp.rename(final)
+        _sync_dir(self.directory)
+        self._file = self._writer = None
+        self._temp = None
+        self.closed.append(final)
+        log.info("warc_closed", file=str(final), bytes=final.stat().st_size)
+        return final
+
+
+def recover(directory: Path) -> list[Recovered]:
+    """Complete every `.open` file a crash left in `directory`."""
+    found = []
+    for temp in sorted(directory.glob("*" + OPEN_SUFFIX)) if directory.is_dir() else []:
+        records, end = _whole_records(temp)
+        size = temp.stat().st_size
+        if records == 0:
+            log.warning("warc_left_open", file=str(temp), reason="no whole record in it")
+            found.append(Recovered(temp, 0, 0, False))
+            continue
+        with open(temp, "r+b") as handle:
+            handle.truncate(end)
+            os.fsync(handle.fileno())
+        final = temp.with_name(temp.name.removesuffix(".open"))
+        temp.rename(final)
+        log.warning("warc_recovered", file=str(final), records=records, cut_bytes=size - end)
+        found.append(Recovered(final, records, size - end, True))
+    if found:
+        _sync_dir(directory)
+    return found
+
+
+def _whole_records(path: Path) -> tuple[int, int]:
+    """(whole gzip members, the offset after the last one) of a file cut
+    anywhere: one member is one record, and a member is whole when zlib
+    reaches its end (its CRC and length checked)."""
+    count = end = offset = 0
+    member = zlib.decompressobj(wbits=31)
+    with open(path, "rb") as handle:
+        while chunk := handle.read(READ_CHUNK):
+            while chunk:
+                try:
+                    member.decompress(chunk)
+                except zlib.error:
+                    return count, end  # garbage after the last whole member
+                if not member.eof:
+                    break
+                rest = member.unused_data
+                offset += len(chunk) - len(rest)
+                end, count = offset, count + 1
+                member, chunk = zlib.decompressobj(wbits=31), rest
+            else:
+                continue
+            offset += len(chunk)
+    return count, end
+
+
+def _sync_dir(directory: Path) -> None:
+    """The rename itself reaches the disk."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

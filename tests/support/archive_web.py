@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import threading
+from collections import Counter
 from dataclasses import dataclass, field
 
 from aiohttp import web
@@ -34,6 +35,7 @@ def page_html(name: str, links: tuple[str, ...] = ()) -> bytes:
 class ArchiveWeb:
     sent: dict[str, bytes] = field(default_factory=dict)  # path -> wire body of the last 200
     not_modified: int = 0  # 304s answered
+    hits: Counter[str] = field(default_factory=Counter)  # requests, by path
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def install(self, server: SyntheticWeb) -> ArchiveWeb:
@@ -46,6 +48,8 @@ class ArchiveWeb:
 
     async def dispatch(self, request: web.Request, host: str) -> web.StreamResponse:
         name = request.path.removeprefix(PREFIX) or "index"
+        with self._lock:
+            self.hits[request.path] += 1
         html = page_html(name, PAGES if name == "index" else ())
         if name == "redirect":
             raise web.HTTPFound(PREFIX + "plain")

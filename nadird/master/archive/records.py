@@ -29,6 +29,8 @@ WARC_VERSION = "WARC/1.1"
 PROFILE = "http://netpreserve.org/warc/1.1/revisit/"
 NOT_MODIFIED = PROFILE + "server-not-modified"
 IDENTICAL = PROFILE + "identical-payload-digest"
+# The URI prefix of the records that are not the exchange (see _extra).
+EXTRA_URI = "urn:nadird:"
 _HTTP = StatusAndHeadersParser(["HTTP/1.0", "HTTP/1.1", "HTTP/2", "HTTP/2.0", "HTTP/0.9"])
 _REQUEST = StatusAndHeadersParser([], verify=False)
 Record = Any  # warcio's ArcWarcRecord (untyped)
@@ -168,7 +170,9 @@ class PageRecords:
         headers = {"WARC-Date": warc_date(last.started)}
         headers["WARC-Concurrent-To" if kind == "metadata" else "WARC-Refers-To"] = response_id
         return self._builder.create_warc_record(
-            last.url,
+            # Not the page's own URI: replay tools index every record by its
+            # URI and would serve this one in place of the response.
+            f"{EXTRA_URI}{kind}:{last.url}",
             kind,
             payload=BytesIO(block),
             length=len(block),

@@ -60,8 +60,12 @@ class Archive:
         """Archive the accepted `pages` of `msg`; False when they could not be."""
         records: list[Any] = []
         archived: dict[str, Stored] = {}
+
+        def lookup(uri: str) -> Stored | None:  # a copy earlier in this batch counts
+            return archived.get(uri) or self._copies.get(uri)
+
         for page in pages:
-            built, copies = self._builder.page(page, msg.job, msg.node, self._copies.get)
+            built, copies = self._builder.page(page, msg.job, msg.node, lookup)
             records += built
             archived.update(copies)
         if not records:

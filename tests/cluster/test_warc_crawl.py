@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import urllib.error
-import urllib.request
 import signal
+import socket
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.archive_web import PREFIX, ArchiveWeb
 from warcio.archiveiterator import ArchiveIterator
 
 from nadird.master.archive.records import IDENTICAL, NOT_MODIFIED
 from nadird.testing.cluster import wait_until
 from nadird.testing.web import run_in_thread
-from support.archive_web import PREFIX, ArchiveWeb
 
 pytestmark = pytest.mark.slow
 

@@ -159,24 +159,23 @@ def _whole_records(path: Path) -> tuple[int, int]:
     """(whole gzip members, the offset after the last one) of a file cut
     anywhere: one member is one record, and a member is whole when zlib
     reaches its end (its CRC and length checked)."""
-    count = end = offset = 0
+    count = end = 0
+    at = 0  # where `pending` begins in the file
+    pending = b""
     member = zlib.decompressobj(wbits=31)
     with open(path, "rb") as handle:
-        while chunk := handle.read(READ_CHUNK):
-            while chunk:
-                try:
-                    member.decompress(chunk)
-                except zlib.error:
-                    return count, end  # garbage after the last whole member
-                if not member.eof:
-                    break
-                rest = member.unused_data
-                offset += len(chunk) - len(rest)
-                end, count = offset, count + 1
-                member, chunk = zlib.decompressobj(wbits=31), rest
-            else:
+        while pending or (pending := handle.read(READ_CHUNK)):
+            try:
+                member.decompress(pending)
+            except zlib.error:
+                break  # not gzip past the last whole member
+            if not member.eof:
+                at, pending = at + len(pending), b""
                 continue
-            offset += len(chunk)
+            rest = member.unused_data
+            at += len(pending) - len(rest)
+            end, count = at, count + 1
+            pending, member = rest, zlib.decompressobj(wbits=31)
     return count, end
 
 

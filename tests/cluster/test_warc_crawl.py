@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import urllib.error
 import urllib.request
+import zipfile
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -228,13 +230,16 @@ def test_pywb_replays_every_page_byte_for_byte(crawled: Crawled, tmp_path: Path)
         pytest.skip(
             "pywb not installed: python -m venv .venv-pywb && .venv-pywb/bin/pip install pywb"
         )
-    files = [str(p) for p in sorted(crawled.warc_dir.iterdir())]
     subprocess.run(
         [pywb / "wb-manager", "init", "arch"], cwd=tmp_path, check=True, capture_output=True
     )
-    subprocess.run(
-        [pywb / "wb-manager", "add", "arch", *files], cwd=tmp_path, check=True, capture_output=True
-    )
+    # The collection holds the files and the index `nadird warc index` wrote.
+    collection = tmp_path / "collections" / "arch"
+    for path in crawled.warc_dir.glob("*.warc.gz"):
+        shutil.copy(path, collection / "archive" / path.name)
+    index = collection / "indexes" / "index.cdxj"
+    done = nadird("warc", "index", str(crawled.warc_dir), str(index))
+    assert done.returncode == 0, done.stderr
     port = free_port()
     server = subprocess.Popen(
         [pywb / "wayback", "-b", "127.0.0.1", "-p", str(port)],
@@ -274,3 +279,40 @@ def _answers(url: str) -> bool:
     except OSError:
         return False
     return True
+
+
+def nadird(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "nadird", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_warc_pack_writes_a_wacz_that_lists_the_pages_crawled(
+    crawled: Crawled, tmp_path: Path
+) -> None:
+    out = tmp_path / "crawl.wacz"
+    done = nadird("warc", "pack", str(crawled.warc_dir), str(out))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout) == {"wacz": str(out), "pages": 8}
+    with zipfile.ZipFile(out) as package:
+        names = set(package.namelist())
+        lines = package.read("pages/pages.jsonl").decode().splitlines()
+    warcs = {f"archive/{p.name}" for p in crawled.warc_dir.glob("*.warc.gz")}
+    assert warcs <= names
+    assert {"indexes/index.cdx.gz", "datapackage.json", "datapackage-digest.json"} <= names
+    assert json.loads(lines[0])["format"] == "json-pages-1.0"
+    listed = {json.loads(line)["url"] for line in lines[1:]}
+    # Each page once, under its final URL: the redirect is /a/plain's.
+    assert listed == {crawled.origin + path for path in crawled.site.sent}
+    from wacz.main import main as wacz_main
+
+    assert wacz_main(["validate", "-f", str(out)]) == 0
+
+
+def test_warc_pack_refuses_what_it_cannot_pack(tmp_path: Path) -> None:
+    done = nadird("warc", "pack", str(tmp_path), str(tmp_path / "x.wacz"))
+    assert done.returncode == 1 and "no .warc.gz file" in done.stderr
+    done = nadird("warc", "pack", str(tmp_path), str(tmp_path / "x.zip"))
+    assert done.returncode == 2 and "OUT: a .wacz file" in done.stderr
+    done = nadird("warc", "pack", str(tmp_path / "none"), str(tmp_path / "x.wacz"))
+    assert done.returncode == 1 and "not a directory" in done.stderr

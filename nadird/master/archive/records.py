@@ -150,6 +150,7 @@ class PageRecords:
             "node": node,
             "url": page.url,
             "final_url": page.final_url,
+            "status": page.status,
             "depth": page.depth,
             "redirects": page.redirects,
             "rendered": page.rendered,

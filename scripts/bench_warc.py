@@ -30,6 +30,7 @@ import shutil
 import sys
 import tempfile
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +150,23 @@ def master_side(site: Site, work: Path, pages: int, batch: int) -> dict[str, Any
     }
 
 
+def gzip_levels(site: Site, pages: int) -> dict[str, Any]:
+    """CPU and size of one gzip member per page at each level, for bodies
+    sent plain (as these nginx runs send them) and gzip-encoded."""
+    html = [page for _, page in sample_pages(site, pages)]
+    out: dict[str, Any] = {}
+    for sent, bodies in (("plain", html), ("gzip", [gzip.compress(h, 6) for h in html])):
+        for level in (1, 6, 9):
+            cpu0 = time.process_time()
+            size = sum(len(zlib.compress(body, level)) for body in bodies)
+            cpu = time.process_time() - cpu0
+            out[f"{sent}_level_{level}"] = {
+                "cpu_us_per_page": round(cpu / len(bodies) * 1e6),
+                "bytes_per_page": size // len(bodies),
+            }
+    return out
+
+
 def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
     plain = [r for r in runs if not r["warc"]]
     archived = [r for r in runs if r["warc"]]
@@ -179,8 +197,12 @@ def main() -> int:
     parser.add_argument("--per-domain", type=int, default=2, help="requests in flight per host")
     parser.add_argument("--workdir", default=None, help="where the runs go (default: /tmp)")
     parser.add_argument("--master-pages", type=int, default=2000, help="pages for Archive.add")
+    parser.add_argument("--levels", action="store_true", help="only the gzip levels' costs")
     args = parser.parse_args()
     site = site_of(args)
+    if args.levels:
+        print(json.dumps(gzip_levels(site, args.master_pages)))
+        return 0
     header = {
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "cores": os.cpu_count(),

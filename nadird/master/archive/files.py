@@ -12,6 +12,7 @@ renamed, or, with no whole record at all, left as it is and reported.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import time
 import zlib
@@ -28,6 +29,10 @@ log = get_logger()
 SUFFIX = ".warc.gz"
 OPEN_SUFFIX = SUFFIX + ".open"
 READ_CHUNK = 1024 * 1024
+# gzip level of each record. warcio's own writer uses 9: on the Debian doc
+# pages it cost 1.8x the CPU of 6 for 1.1 % smaller files; 1 cost a third of
+# 6 for 25 % larger ones (scripts/bench_warc.py --levels, docs/BENCHMARKS.md).
+GZIP_LEVEL = 6
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +55,10 @@ class WarcFiles:
         self.info = info
         self.closed: list[Path] = []  # files finished by this process
         self._file: IO[bytes] | None = None
-        self._writer: Any = None
+        # Records are serialized by warcio, uncompressed, into this buffer,
+        # then written as one gzip member each (see GZIP_LEVEL).
+        self._buffer = io.BytesIO()
+        self._writer = WARCWriter(self._buffer, gzip=False)
         self._temp: Path | None = None
         self._serial = 0
 
@@ -69,7 +77,7 @@ class WarcFiles:
         start = self._file.tell()
         try:
             for record in records:
-                self._writer.write_record(record)
+                self._file.write(self._member(record))
             self._file.flush()
         except OSError:
             self._cut_back(start)
@@ -78,6 +86,14 @@ class WarcFiles:
         if self._file.tell() >= self.max_size:
             self.close()
         return written
+
+    def _member(self, record: Any) -> bytes:
+        """One record as one gzip member."""
+        self._buffer.seek(0)
+        self._buffer.truncate()
+        self._writer.write_record(record)
+        packer = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, zlib.MAX_WBITS + 16)
+        return packer.compress(self._buffer.getvalue()) + packer.flush()
 
     def file_name(self) -> str:
         """The name the next file gets (warcinfo names it in its WARC-Filename)."""
@@ -90,9 +106,8 @@ class WarcFiles:
         self._serial += 1
         self._temp = self.directory / (name + ".open")
         self._file = open(self._temp, "xb")  # noqa: SIM115 (closed in close())
-        self._writer = WARCWriter(self._file, gzip=True)
         try:
-            self._writer.write_record(warcinfo(name, self.info))
+            self._file.write(self._member(warcinfo(name, self.info)))
             self._file.flush()
         except OSError:
             self._abandon()
@@ -113,7 +128,7 @@ class WarcFiles:
         if self._file is not None:
             with contextlib.suppress(OSError):
                 self._file.close()
-        self._file = self._writer = None
+        self._file = None
         self._temp = None
 
     def close(self) -> Path | None:
@@ -126,7 +141,7 @@ class WarcFiles:
         final = self._temp.with_name(self._temp.name.removesuffix(".open"))
         self._temp.rename(final)
         _sync_dir(self.directory)
-        self._file = self._writer = None
+        self._file = None
         self._temp = None
         self.closed.append(final)
         log.info("warc_closed", file=str(final), bytes=final.stat().st_size)

@@ -316,3 +316,42 @@ def test_warc_pack_refuses_what_it_cannot_pack(tmp_path: Path) -> None:
     assert done.returncode == 2 and "OUT: a .wacz file" in done.stderr
     done = nadird("warc", "pack", str(tmp_path / "none"), str(tmp_path / "x.wacz"))
     assert done.returncode == 1 and "not a directory" in done.stderr
+
+
+def test_after_kill_9_the_next_start_completes_the_file_left_open(tmp_path: Path) -> None:
+    warc_dir = tmp_path / "warc"
+    with run_in_thread() as web:
+        site = ArchiveWeb().install(web)
+        args = [
+            sys.executable, "-m", "nadird", "crawl", f"http://127.0.0.1:{web.port}{PREFIX}",
+            "--allow-private", "--delay", "0", "--workers", "1", "--warc", str(warc_dir),
+            "--store", f"sqlite:///{tmp_path / 'crawl.db'}",
+        ]  # fmt: skip
+        first = subprocess.Popen(
+            [*args, "--revisit", "1s"],
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # its own group: the kill takes the workers too
+        )
+        try:
+            left = wait_until(lambda: site.hits[PREFIX + "same"] >= 2, 90)
+        finally:
+            os.killpg(first.pid, signal.SIGKILL)
+            first.wait(30)
+        assert left
+        [open_file] = warc_dir.glob("*.warc.gz.open")
+        half_a_record = b"\x1f\x8b\x08\x00half a record"  # as if cut mid-write
+        with open(open_file, "ab") as handle:
+            handle.write(half_a_record)
+        second = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert second.returncode == 0, second.stderr[-3000:]
+    events = [json.loads(line) for line in second.stderr.splitlines() if line.startswith("{")]
+    [recovered] = [e for e in events if e["event"] == "warc_recovered"]
+    assert recovered["file"] == str(open_file).removesuffix(".open") and recovered[
+        "cut_bytes"
+    ] == len(half_a_record)
+    assert not list(warc_dir.glob("*.open"))
+    kept = [r for r in read_records(warc_dir) if r["file"] == Path(recovered["file"]).name]
+    assert len(kept) == recovered["records"] and kept[0]["type"] == "warcinfo"
+    assert {r["headers"]["WARC-Target-URI"] for r in kept if r["type"] == "response"}

@@ -76,9 +76,7 @@ class WarcFiles:
         assert self._file is not None
         start = self._file.tell()
         try:
-            for record in records:
-                self._file.write(self._member(record))
-            self._file.flush()
+            self._write_all(b"".join(self._member(record) for record in records))
         except OSError:
             self._cut_back(start)
             raise
@@ -86,6 +84,14 @@ class WarcFiles:
         if self._file.tell() >= self.max_size:
             self.close()
         return written
+
+    def _write_all(self, data: bytes) -> None:
+        """Unbuffered (a failed write fails here, not at a later flush or
+        seek), and a short write goes on until all is written or one fails."""
+        assert self._file is not None
+        view = memoryview(data)
+        while view:
+            view = view[self._file.write(view) or 0 :]
 
     def _member(self, record: Any) -> bytes:
         """One record as one gzip member."""
@@ -105,12 +111,11 @@ class WarcFiles:
         name = self.file_name()
         self._serial += 1
         self._temp = self.directory / (name + ".open")
-        self._file = open(self._temp, "xb")  # noqa: SIM115 (closed in close())
+        self._file = open(self._temp, "xb", buffering=0)  # noqa: SIM115 (closed in close())
         try:
-            self._file.write(self._member(warcinfo(name, self.info)))
-            self._file.flush()
+            self._write_all(self._member(warcinfo(name, self.info)))
         except OSError:
-            self._abandon()
+            self._abandon()  # it holds no whole record: removed
             raise
 
     def _cut_back(self, start: int) -> None:
@@ -124,18 +129,30 @@ class WarcFiles:
             self._abandon()
 
     def _abandon(self) -> None:
-        """Stop writing this file; the next start's recover() completes it."""
+        """Stop writing this file: completed as recover() would, removed when
+        it holds no whole record, or (that failing too) left for the next
+        start's recover()."""
         if self._file is not None:
             with contextlib.suppress(OSError):
                 self._file.close()
-        self._file = None
-        self._temp = None
+        temp, self._file, self._temp = self._temp, None, None
+        if temp is None:
+            return
+        try:
+            done = _complete(temp)
+        except OSError:
+            log.exception("warc_left_open", file=str(temp), reason="could not complete it")
+            return
+        if done.renamed:
+            self.closed.append(done.path)
+        else:  # this process's own file, without one whole record: nothing to keep
+            with contextlib.suppress(OSError):
+                temp.unlink()
 
     def close(self) -> Path | None:
         """Finish the current file (synced, renamed); its final path, or None."""
         if self._file is None or self._temp is None:
             return None
-        self._file.flush()
         os.fsync(self._file.fileno())
         self._file.close()
         final = self._temp.with_name(self._temp.name.removesuffix(".open"))
@@ -152,22 +169,31 @@ def recover(directory: Path) -> list[Recovered]:
     """Complete every `.open` file a crash left in `directory`."""
     found = []
     for temp in sorted(directory.glob("*" + OPEN_SUFFIX)) if directory.is_dir() else []:
-        records, end = _whole_records(temp)
-        size = temp.stat().st_size
-        if records == 0:
+        done = _complete(temp)
+        if done.renamed:
+            log.warning(
+                "warc_recovered", file=str(done.path), records=done.records, cut_bytes=done.cut
+            )
+        else:
             log.warning("warc_left_open", file=str(temp), reason="no whole record in it")
-            found.append(Recovered(temp, 0, 0, False))
-            continue
-        with open(temp, "r+b") as handle:
-            handle.truncate(end)
-            os.fsync(handle.fileno())
-        final = temp.with_name(temp.name.removesuffix(".open"))
-        temp.rename(final)
-        log.warning("warc_recovered", file=str(final), records=records, cut_bytes=size - end)
-        found.append(Recovered(final, records, size - end, True))
-    if found:
-        _sync_dir(directory)
+        found.append(done)
     return found
+
+
+def _complete(temp: Path) -> Recovered:
+    """Cut a `.open` file after its last whole record and rename it; one
+    without any whole record is left as it is."""
+    records, end = _whole_records(temp)
+    size = temp.stat().st_size
+    if records == 0:
+        return Recovered(temp, 0, 0, False)
+    with open(temp, "r+b") as handle:
+        handle.truncate(end)
+        os.fsync(handle.fileno())
+    final = temp.with_name(temp.name.removesuffix(".open"))
+    temp.rename(final)
+    _sync_dir(temp.parent)
+    return Recovered(final, records, size - end, True)
 
 
 def _whole_records(path: Path) -> tuple[int, int]:

@@ -10,11 +10,13 @@ their records; the next message tries again.
 
 from __future__ import annotations
 
+import os
 import socket
 from pathlib import Path
 from typing import Any
 
 from nadird import __version__
+from nadird.common.errors import ConfigError
 from nadird.common.logs import get_logger
 from nadird.config import Config, WarcConfig
 from nadird.master.archive.copies import Copies
@@ -30,8 +32,10 @@ WARC = "warc"  # its name in StateHealth
 
 
 class Archive:
-    def __init__(self, config: Config, warc: WarcConfig, health: StateHealth) -> None:
-        self.directory = Path(warc.dir)
+    def __init__(
+        self, config: Config, warc: WarcConfig, health: StateHealth, source: str = "(config)"
+    ) -> None:
+        self.directory = _writable(Path(warc.dir), source)
         self.recovered: list[Recovered] = recover(self.directory)
         self._health = health
         self._builder = PageRecords()
@@ -95,6 +99,18 @@ class Archive:
     def close(self) -> None:
         self.rotate()
         self._copies.close()
+
+
+def _writable(directory: Path, source: str) -> Path:
+    """The archive's directory, made if missing; a ConfigError (exit status 2)
+    when it cannot be written, rather than a crawl that archives nothing."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(source, "warc.dir", f"a directory it can write ({exc})") from None
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise ConfigError(source, "warc.dir", f"a directory it can write ({directory})")
+    return directory
 
 
 def _info(config: Config, warc: WarcConfig) -> dict[str, str]:

@@ -83,8 +83,6 @@ class Master(MasterReads):
             self._on_durable,
             self.health,
         )
-        # The web archive (warc:), written from the exchanges workers send.
-        self.archive = Archive(config, config.warc, self.health) if config.warc else None
         # The jobs' history retention, a round every master.history_trim_interval.
         self.retention = HistoryRetention(store, lambda: self.config, self.core.stats)
         self.done = asyncio.Event()
@@ -108,6 +106,10 @@ class Master(MasterReads):
         # Reads secrets and checks Apprise URLs now: a wrong one stops the start (exit 2).
         try:
             self.alerts = Alerts(config.alerts, source, config.node, self.core.stats)
+            # The web archive (warc:), written from the exchanges workers send.
+            self.archive = (
+                Archive(config, config.warc, self.health, source) if config.warc else None
+            )
         except ConfigError:
             self.state.close()
             raise

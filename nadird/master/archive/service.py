@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import socket
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,12 @@ WARC = "warc"  # its name in StateHealth
 
 class Archive:
     def __init__(
-        self, config: Config, warc: WarcConfig, health: StateHealth, source: str = "(config)"
+        self,
+        config: Config,
+        warc: WarcConfig,
+        health: StateHealth,
+        source: str = "(config)",
+        stats: Counter[str] | None = None,
     ) -> None:
         self.directory = _writable(Path(warc.dir), source)
         self.recovered: list[Recovered] = recover(self.directory)
@@ -42,7 +48,8 @@ class Archive:
         self._files = WarcFiles(self.directory, warc.prefix, warc.max_size, _info(config, warc))
         self._copies = Copies(Path(config.master.state_dir))
         self.required = warc.required
-        self.stats = {"records": 0, "bytes": 0, "revisits": 0, "failures": 0, "pages": 0}
+        # warc_records, warc_bytes, warc_revisits, warc_failures (/metrics).
+        self.stats: Counter[str] = Counter() if stats is None else stats
 
     @property
     def files(self) -> list[Path]:
@@ -77,15 +84,14 @@ class Archive:
         try:
             written = self._files.write(records, self._builder.warcinfo)
         except OSError as exc:
-            self.stats["failures"] += 1
+            self.stats["warc_failures"] += 1
             self._health.failed(WARC, exc)
             return False
         self._health.ok(WARC)
         self._copies.put(archived)
-        self.stats["records"] += len(records)
-        self.stats["bytes"] += written
-        self.stats["pages"] += sum(1 for page in pages if page.exchanges)
-        self.stats["revisits"] += sum(1 for r in records if r.rec_type == "revisit")
+        self.stats["warc_records"] += len(records)
+        self.stats["warc_bytes"] += written
+        self.stats["warc_revisits"] += sum(1 for r in records if r.rec_type == "revisit")
         return True
 
     def rotate(self) -> Path | None:

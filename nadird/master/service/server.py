@@ -108,7 +108,9 @@ class Master(MasterReads):
             self.alerts = Alerts(config.alerts, source, config.node, self.core.stats)
             # The web archive (warc:), written from the exchanges workers send.
             self.archive = (
-                Archive(config, config.warc, self.health, source) if config.warc else None
+                Archive(config, config.warc, self.health, source, self.core.stats)
+                if config.warc
+                else None
             )
         except ConfigError:
             self.state.close()

@@ -76,7 +76,11 @@ class Archive:
             return archived.get(uri) or self._copies.get(uri)
 
         for page in pages:
-            built, copies = self._builder.page(page, msg.job, msg.node, lookup)
+            try:
+                built, copies = self._builder.page(page, msg.job, msg.node, lookup)
+            except Exception as exc:  # warcio raises several kinds on a bad head
+                self._bad_exchange(page, msg.node, exc)
+                continue
             records += built
             archived.update(copies)
         if not records:
@@ -93,6 +97,17 @@ class Archive:
         self.stats["warc_bytes"] += written
         self.stats["warc_revisits"] += sum(1 for r in records if r.rec_type == "revisit")
         return True
+
+    def _bad_exchange(self, page: PageResult, node: str, exc: Exception) -> None:
+        """A head no HTTP parser takes (a hostile or broken worker): the page
+        goes on to the store without records; counted and logged."""
+        self.stats["warc_bad_exchanges"] += 1
+        log.warning(
+            "warc_bad_exchange",
+            url=page.url[:200],
+            worker=node,
+            error=f"{type(exc).__name__}: {exc}"[:200],
+        )
 
     def rotate(self) -> Path | None:
         """Close the current file (SIGHUP); the next record starts a new one."""

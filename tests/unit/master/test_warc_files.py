@@ -3,6 +3,7 @@ and a full disk (a real tmpfs), read back with warcio's own reader."""
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import random
 import shutil
@@ -175,3 +176,21 @@ def test_a_rotation_closes_the_file_and_the_next_page_starts_another(tmp_path: P
     archive.close()
     assert len(archive.files) == 2 and len(set(archive.files)) == 2
     assert not list((tmp_path / "warc").glob("*" + OPEN_SUFFIX))
+
+
+def test_an_exchange_no_parser_takes_is_counted_and_the_others_are_archived(
+    tmp_path: Path,
+) -> None:
+    warc = WarcConfig(dir=str(tmp_path / "warc"))
+    config = Config(warc=warc, master=MasterConfig(state_dir=str(tmp_path / "s")))
+    archive = Archive(config, warc, StateHealth(str(tmp_path / "s")))
+    bad = page(b"x", URL + "bad")
+    broken = dataclasses.replace(bad.exchanges[0], response_head=b"\x00not http\r\n\r\n")
+    bad = dataclasses.replace(bad, exchanges=[broken])
+    empty = dataclasses.replace(bad, exchanges=[dataclasses.replace(broken, response_head=b"")])
+    message = Results(node="n", lease="l", epoch=1, job="j", pages=[bad, empty, page(b"ok")])
+    assert archive.add(message, message.pages)
+    assert archive.stats["warc_bad_exchanges"] == 2
+    archive.close()
+    [path] = archive.files
+    assert [kind for kind, _ in read(path)] == ["warcinfo", "response", "request", "metadata"]

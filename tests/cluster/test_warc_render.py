@@ -1,5 +1,6 @@
-"""A rendered page in the archive: its response as fetched, and the DOM the
-browser made of it as a `conversion` record (nadird crawl --render --warc).
+"""A rendered page in the archive: its response as fetched, the sub-requests
+the browser made (the worker fetched them), and the DOM the browser made of it
+as a `conversion` record (nadird crawl --render --warc).
 
 Skipped without Playwright or Chromium (.ci/run installs both).
 """
@@ -33,6 +34,10 @@ def test_a_rendered_page_keeps_its_response_and_the_dom_the_browser_made(
         js.install(web)
         stored = crawl(tmp_path / "crawl", js, "--render", "--warc", str(warc_dir))
     records = read_records(warc_dir)
+    responses = {r["headers"]["WARC-Target-URI"] for r in records if r["type"] == "response"}
+    # What the browser asked for, the worker fetched: its script and the
+    # item data it loaded are exchanges of the archive too.
+    assert {js.url("/js/app.js"), *(js.url(f"/js/api/item/{i}") for i in range(2))} <= responses
     for i, path in enumerate(js.item_paths()):
         url = js.url(path)
         title = JsSite.item_fields(i)["title"].encode()

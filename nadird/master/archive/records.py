@@ -75,16 +75,19 @@ class PageRecords:
         """The page's records, and the URIs whose full copy they archived."""
         records: list[Record] = []
         archived: dict[str, Stored] = {}
-        response_id = ""
+        # The page's own answer: the last exchange for its final URL (a
+        # rendered page's sub-requests follow it).
+        last, response_id = page.exchanges[-1] if page.exchanges else None, ""
         for exchange in page.exchanges:
             response, stored = self._response(exchange, lookup)
-            response_id = response.rec_headers.get_header("WARC-Record-ID")
-            records += [response, self._request(exchange, response_id)]
+            record_id = response.rec_headers.get_header("WARC-Record-ID")
+            records += [response, self._request(exchange, record_id)]
             if stored is not None:
                 archived[exchange.url] = stored
-        if not response_id:
+            if exchange.url == page.final_url or not response_id:
+                last, response_id = exchange, record_id
+        if last is None:
             return [], {}
-        last = page.exchanges[-1]
         records.append(self._metadata(page, job, node, last, response_id))
         if page.rendered and page.body:
             records.append(self._rendered(page, last, response_id))

@@ -288,8 +288,9 @@ class WorkerAgent:
         if job.render is not False:
             cache = self.renderer.cache if self.renderer is not None else None
             policy = SubrequestPolicy(
-                self.fetcher, job, fetch.render, bag.domain, run.pacer.turn, hop_check, cache
-            )
+                self.fetcher, job, fetch.render, bag.domain, run.pacer.turn, hop_check, cache,
+                bag.archive,
+            )  # fmt: skip
             render = RenderStep(self.renderer, job, policy, fetch)
         sticky = bag.lease if job.proxy_sticky == "bag" else None
         sessions = None

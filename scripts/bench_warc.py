@@ -54,6 +54,8 @@ def command(args: argparse.Namespace, site: Site, work: Path, warc: bool) -> lis
         "worker": {"bags": args.bags},
         "fetch": {"throttle": {"adaptive": False}},
     }
+    if warc:  # --warc DIR takes the file's warc: section, dir aside
+        config["warc"] = {"dir": str(work / "warc"), "gzip_level": args.gzip_level}
     path = work / "nadird.yaml"
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
     line = [
@@ -198,6 +200,7 @@ def main() -> int:
     parser.add_argument("--workdir", default=None, help="where the runs go (default: /tmp)")
     parser.add_argument("--master-pages", type=int, default=2000, help="pages for Archive.add")
     parser.add_argument("--levels", action="store_true", help="only the gzip levels' costs")
+    parser.add_argument("--gzip-level", type=int, default=6, help="warc.gzip_level of the runs")
     args = parser.parse_args()
     site = site_of(args)
     if args.levels:

@@ -26,11 +26,16 @@ class WarcConfig:
     # A page whose exchange could not be archived (a full disk) is not stored
     # either: it is crawled again once the archive takes writes.
     required: bool = False
+    # gzip level of each record: 1 costs about a third of 6's CPU for files
+    # a quarter larger; 9 (warcio's own) nearly twice 6's for 1 % smaller.
+    gzip_level: int = 6
 
     def __post_init__(self) -> None:
         if not self.dir:
             raise ValueError("dir: a directory for the WARC files")
         positive(self, "max_size", "max_body_bytes")
+        if not 1 <= self.gzip_level <= 9:
+            raise ValueError("gzip_level must be 1 to 9")
         if not _PREFIX.fullmatch(self.prefix) or self.prefix.startswith("."):
             raise ValueError("prefix: letters, digits, '.', '_' or '-' (not first '.')")
         if len(self.description) > 10_000:

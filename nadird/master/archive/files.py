@@ -29,9 +29,10 @@ log = get_logger()
 SUFFIX = ".warc.gz"
 OPEN_SUFFIX = SUFFIX + ".open"
 READ_CHUNK = 1024 * 1024
-# gzip level of each record. warcio's own writer uses 9: on the Debian doc
-# pages it cost 1.8x the CPU of 6 for 1.1 % smaller files; 1 cost a third of
-# 6 for 25 % larger ones (scripts/bench_warc.py --levels, docs/BENCHMARKS.md).
+# The default gzip level of each record (warc.gzip_level). warcio's own
+# writer uses 9: on the Debian doc pages it cost 1.8x the CPU of 6 for 1.1 %
+# smaller files; 1 cost a third of 6 for 25 % larger ones
+# (scripts/bench_warc.py --levels, docs/BENCHMARKS.md).
 GZIP_LEVEL = 6
 
 
@@ -48,11 +49,19 @@ class Recovered:
 class WarcFiles:
     """The archive's current file and its rotation."""
 
-    def __init__(self, directory: Path, prefix: str, max_size: int, info: dict[str, str]) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        prefix: str,
+        max_size: int,
+        info: dict[str, str],
+        level: int = GZIP_LEVEL,
+    ) -> None:
         self.directory = directory
         self.prefix = prefix
         self.max_size = max_size
         self.info = info
+        self.level = level
         self.closed: list[Path] = []  # files finished by this process
         self._file: IO[bytes] | None = None
         # Records are serialized by warcio, uncompressed, into this buffer,
@@ -98,7 +107,7 @@ class WarcFiles:
         self._buffer.seek(0)
         self._buffer.truncate()
         self._writer.write_record(record)
-        packer = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, zlib.MAX_WBITS + 16)
+        packer = zlib.compressobj(self.level, zlib.DEFLATED, zlib.MAX_WBITS + 16)
         return packer.compress(self._buffer.getvalue()) + packer.flush()
 
     def file_name(self) -> str:

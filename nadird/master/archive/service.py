@@ -45,7 +45,8 @@ class Archive:
         self.recovered: list[Recovered] = recover(self.directory)
         self._health = health
         self._builder = PageRecords()
-        self._files = WarcFiles(self.directory, warc.prefix, warc.max_size, _info(config, warc))
+        info = _info(config, warc)
+        self._files = WarcFiles(self.directory, warc.prefix, warc.max_size, info, warc.gzip_level)
         self._copies = Copies(Path(config.master.state_dir))
         self.required = warc.required
         # warc_records, warc_bytes, warc_revisits, warc_failures (/metrics).

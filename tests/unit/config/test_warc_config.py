@@ -40,6 +40,7 @@ def test_a_warc_section_takes_its_defaults(tmp_path: Path) -> None:
         ("  dir: a\n  requird: true\n", "warc.requird", "unknown key"),
         ("  dir: a\n  required: maybe\n", "warc.required", "expected"),
         ("  dir: ''\n", "warc", "dir: a directory"),
+        ("  dir: a\n  gzip_level: 0\n", "warc", "gzip_level must be 1 to 9"),
     ],
 )
 def test_a_wrong_warc_section_names_the_file_the_key_and_what_was_expected(

@@ -119,6 +119,9 @@ class WarcFiles:
         self.directory.mkdir(parents=True, exist_ok=True)
         name = self.file_name()
         self._serial += 1
+        while (self.directory / name).exists() or (self.directory / (name + ".open")).exists():
+            name = self.file_name()  # a name taken (same second, pid reused): never overwrite
+            self._serial += 1
         self._temp = self.directory / (name + ".open")
         self._file = open(self._temp, "xb", buffering=0)  # noqa: SIM115 (closed in close())
         try:

@@ -88,8 +88,10 @@ def pack(directory: Path, out: Path, work: Path) -> int:
 
 def write_index(directory: Path, out: Path) -> None:
     """The CDXJ index of every closed file, sorted (what pywb reads)."""
-    from cdxj_indexer.main import write_cdx_index
-
+    try:
+        from cdxj_indexer.main import write_cdx_index
+    except ImportError:
+        raise PackError("indexing needs cdxj-indexer: pip install 'nadird[wacz]'") from None
     files = warc_files(directory)
     brotli_reader.install()
     with open(out, "w", encoding="utf-8") as handle:

@@ -194,3 +194,21 @@ def test_an_exchange_no_parser_takes_is_counted_and_the_others_are_archived(
     archive.close()
     [path] = archive.files
     assert [kind for kind, _ in read(path)] == ["warcinfo", "response", "request", "metadata"]
+
+
+def test_a_restarted_master_still_writes_revisits_for_what_it_archived(tmp_path: Path) -> None:
+    warc = WarcConfig(dir=str(tmp_path / "warc"))
+    config = Config(warc=warc, master=MasterConfig(state_dir=str(tmp_path / "s")))
+    message = Results(node="n", lease="l", epoch=1, job="j", pages=[page(b"<p>same</p>")])
+    for _ in range(2):  # two runs of the master on one state directory
+        archive = Archive(config, warc, StateHealth(str(tmp_path / "s")))
+        assert archive.add(message, message.pages)
+        archive.close()
+    records = []
+    for path in sorted((tmp_path / "warc").iterdir()):
+        with open(path, "rb") as handle:
+            records += [r.rec_headers for r in ArchiveIterator(handle)]
+    [first] = [h for h in records if h.get_header("WARC-Type") == "response"]
+    [again] = [h for h in records if h.get_header("WARC-Type") == "revisit"]
+    assert again.get_header("WARC-Refers-To-Date") == first.get_header("WARC-Date")
+    assert again.get_header("WARC-Payload-Digest") == first.get_header("WARC-Payload-Digest")

@@ -113,6 +113,7 @@ def _crawl_options(args: argparse.Namespace) -> CrawlOptions:
         log_level=args.log_level,
         revisit=args.revisit,
         run_for=getattr(args, "for"),
+        warc=args.warc,
     )
 
 
@@ -331,6 +332,12 @@ def _daemon(args: argparse.Namespace) -> int:
     return run_async(worker_main(config, args.config))
 
 
+def _warc(args: argparse.Namespace) -> int:
+    from nadird.cli.warc import run_warc
+
+    return run_warc(args)
+
+
 COMMANDS = {
     "crawl": _crawl,
     "parse": _parse,
@@ -340,6 +347,7 @@ COMMANDS = {
     "dead-letters": _dead_letters,
     "keygen": _keygen,
     "restore": _restore,
+    "warc": _warc,
     **dict.fromkeys(("status", "nodes", "submit", "pause", "resume", "delete-job"), _client),
 }
 

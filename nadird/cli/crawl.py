@@ -39,7 +39,7 @@ from nadird.cli.daemon import CrawlSignals
 from nadird.cli.state_dir import prepare_state_dir
 from nadird.common.logs import get_logger
 from nadird.common.progress import Console, report
-from nadird.config import Config, LogLevel, Seed, WorkerConfig
+from nadird.config import Config, LogLevel, Seed, WarcConfig, WorkerConfig
 from nadird.job.spec import JAVASCRIPT, Job
 from nadird.master.service.server import Master
 from nadird.master.view.status import invalid_by_job
@@ -71,6 +71,7 @@ class CrawlOptions:
     log_level: LogLevel | None = None  # this process's and the workers'
     revisit: float | None = None  # --revisit: seconds between fetches of each page
     run_for: float | None = None  # --for: stop after this many seconds
+    warc: str | None = None  # --warc: write the web archive into this directory
 
 
 def override_jobs(base: Config, opts: CrawlOptions) -> Config:
@@ -124,7 +125,15 @@ def crawl_config(opts: CrawlOptions, base: Config, state_dir: str) -> Config:
         store=dataclasses.replace(base.store, uri=opts.store),
         jobs=jobs,
         seeds=[*base.seeds, *opts.seeds],
+        warc=_warc(base.warc, opts.warc),
     )
+
+
+def _warc(base: WarcConfig | None, directory: str | None) -> WarcConfig | None:
+    """--warc DIR: the config's warc: section (or its defaults) writing into DIR."""
+    if directory is None:
+        return base
+    return WarcConfig(dir=directory) if base is None else dataclasses.replace(base, dir=directory)
 
 
 def _with_browser(worker: WorkerConfig, jobs: dict[str, Job]) -> WorkerConfig:

@@ -164,6 +164,11 @@ def _add_crawl_run(crawl: argparse.ArgumentParser) -> None:
         help="fetch every page this crawl stores again every EVERY (e.g. 10m): never complete",
     )
     crawl.add_argument(
+        "--warc",
+        metavar="DIR",
+        help="write every fetch into WARC files in DIR (the config's warc: section, if any)",
+    )
+    crawl.add_argument(
         "--for",
         type=duration,
         metavar="DURATION",

@@ -8,6 +8,7 @@ import argparse
 
 from nadird.cli.argtypes import comma_list, moment, seed_request
 from nadird.cli.base import SHARED_NO_CONFIG, CommandParser, add_command
+from nadird.cli.warc import add_warc
 
 CLIENT_COMMANDS = {
     "status": "the master's stats (queues, leases, rates, errors, progress)",
@@ -41,6 +42,7 @@ def add_tools(sub: argparse._SubParsersAction[CommandParser]) -> None:
     _add_keygen(sub)
     _add_restore(sub)
     _add_export(sub)
+    add_warc(sub)
 
 
 def _add_clients(sub: argparse._SubParsersAction[CommandParser]) -> None:

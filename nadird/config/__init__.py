@@ -38,6 +38,7 @@ from nadird.config.master import BloomConfig, MasterConfig, PolitenessConfig, St
 from nadird.config.proxies import ProviderConfig, ProviderJson, ProxyConfig, ScoreConfig
 from nadird.config.seeds import Seed, config_seeds
 from nadird.config.service import ApiConfig, SecurityConfig, WorkerConfig, WorkerHttpConfig
+from nadird.config.warc import WarcConfig
 from nadird.config.yaml_strict import DuplicateKey, load_strict
 from nadird.job.fallback import check_fallbacks
 from nadird.job.spec import Job
@@ -67,6 +68,7 @@ __all__ = [
     "StoreConfig",
     "ThrottleConfig",
     "TrapConfig",
+    "WarcConfig",
     "WorkerConfig",
     "WorkerHttpConfig",
     "config_from_dict",
@@ -96,6 +98,7 @@ class Config:
     console: ConsoleConfig = field(default_factory=ConsoleConfig)
     security: SecurityConfig = field(default_factory=SecurityConfig)
     alerts: AlertsConfig = field(default_factory=AlertsConfig)
+    warc: WarcConfig | None = None  # no web archive unless configured
     jobs: dict[str, Job] = field(default_factory=lambda: {"default": Job()})
     seeds: list[str | Seed] = field(default_factory=list)
 

@@ -21,6 +21,7 @@ from nadird.common.errors import ErrorKind
 from nadird.common.record import SPARSE_FIELD, PageContent, PageFetch
 from nadird.items.keys import MAX_KEY_CHARS
 from nadird.job.request import METHODS, check_cookies, check_wire
+from nadird.protocol.exchange import Exchange
 
 FP_LEN = 16
 
@@ -252,6 +253,9 @@ class Bag:
     requests: list[dict[str, Any] | None] = field(default_factory=list, metadata=SPARSE_FIELD)
     # The job's login sessions on this domain, one per account that has one.
     sessions: list[SessionNote] = field(default_factory=list, metadata=SPARSE_FIELD)
+    # Bytes of each response body to send back as it was received, for the
+    # web archive (PageResult.exchanges); 0: none, nothing captured.
+    archive: int = field(default=0, metadata=SPARSE_FIELD)
 
     def __post_init__(self) -> None:
         _same_length(urls=self.urls, fps=self.fps, depths=self.depths)
@@ -266,6 +270,8 @@ class Bag:
                 raise ValueError(f"validators: [etag, last-modified] of at most {MAX_VALIDATOR}")
         _check_fps("fps", self.fps)
         _check_urls("urls", self.urls)
+        if self.archive < 0:
+            raise ValueError("archive: at least 0")
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,9 +338,12 @@ class PageResult(PageContent, PageFetch):
     # None: a plain GET; link_fps then hold RequestSpec.fingerprint()).
     # Empty, and not sent, when every link is a plain GET.
     link_requests: list[dict[str, Any] | None] = field(default_factory=list, metadata=SPARSE_FIELD)
+    # The HTTP exchanges as they happened, when the bag asked (Bag.archive).
+    exchanges: list[Exchange] = field(default_factory=list, metadata=SPARSE_FIELD)
 
     def __post_init__(self) -> None:
         _check_fps("fp", [self.fp])
+        _check_urls("exchanges", [e.url for e in self.exchanges])
         _same_length(links=self.links, link_fps=self.link_fps)
         _check_requests("link_requests", self.links, self.link_requests)
         if self.method != "GET" and self.method not in METHODS:

@@ -59,6 +59,7 @@ def not_modified(task: PageTask, outcome: FetchOutcome, started: float) -> PageR
         etag=headers.get("etag", task.etag)[:MAX_HEADER_CHARS],
         last_modified=headers.get("last-modified", task.last_modified)[:MAX_HEADER_CHARS],
         **task.asked(),
+        exchanges=outcome.exchanges,
     )
 
 

@@ -102,6 +102,7 @@ class PageProcessor:
         sticky: str | None = None,  # the bag's key when its job keeps one proxy per bag
         sessions: BagSessions | None = None,  # a job with a login: its requests' sessions
         jar: DomainJar | None = None,  # the job's cookies on this domain (fetch/cookies.py)
+        capture: int = 0,  # Bag.archive: keep the exchanges, bodies cut there
     ) -> None:
         self._fetcher = fetcher
         self._fetch_page = fetcher.fetch if sessions is None else sessions.fetch
@@ -116,6 +117,7 @@ class PageProcessor:
         self._render = render
         self._sticky = sticky
         self._jar = jar
+        self._capture = capture
         selector = job.proxy_ban.selector
         self._ban_selector = CSSSelector(selector) if selector else None
 
@@ -131,6 +133,7 @@ class PageProcessor:
                 sticky=self._sticky,
                 request=self._request(task),
                 jar=self._jar,
+                capture=self._capture,
             )
         except FetchError as exc:
             result = error_result(task, started, exc)
@@ -218,6 +221,7 @@ class PageProcessor:
             etag=outcome.headers.get("etag", "")[:MAX_HEADER_CHARS],
             last_modified=outcome.headers.get("last-modified", "")[:MAX_HEADER_CHARS],
             **task.asked(),
+            exchanges=outcome.exchanges,
         )
 
     def _read_html(self, task: PageTask, outcome: FetchOutcome, started: float) -> Read:

@@ -146,4 +146,5 @@ class Dispatcher:
             if self.robots is not None
             else [],
             sessions=self.sessions.for_bag(lease.job, lease.domain, now),
+            archive=self.config.warc.max_body_bytes if self.config.warc else 0,
         )

@@ -22,6 +22,7 @@ from nadird.common.waits import wait_set
 from nadird.config import Config
 from nadird.job.request import RequestSpec
 from nadird.master.alerts.service import Alerts
+from nadird.master.archive.service import Archive
 from nadird.master.core import MasterCore
 from nadird.master.frontier.seen import SeenSet
 from nadird.master.frontier.seen_rebuild import load_seen
@@ -109,6 +110,12 @@ class Master(MasterReads):
         # Reads secrets and checks Apprise URLs now: a wrong one stops the start (exit 2).
         try:
             self.alerts = Alerts(config.alerts, source, config.node, self.core.stats)
+            # The web archive (warc:), written from the exchanges workers send.
+            self.archive = (
+                Archive(config, config.warc, self.health, source, self.core.stats)
+                if config.warc
+                else None
+            )
         except ConfigError:
             self.state.close()
             raise
@@ -173,6 +180,8 @@ class Master(MasterReads):
         await self._broadcast(Shutdown(reason="master stopping", done=self.done.is_set()))
         self.core.record_clean_stop(time.monotonic())
         await self.writer.close()
+        if self.archive is not None:
+            self.archive.close()
         await self.stored.stop()
         await self.alerts.stop()
         if self._commit_timer is not None:
@@ -211,6 +220,8 @@ class Master(MasterReads):
         self.core.apply_config(new)
         self.state.configure(new)
         self.writer.configure(new.store.flush_size, new.store.flush_interval)
+        if self.archive is not None:
+            self.archive.rotate()  # a reload starts a new WARC file (logrotate's SIGHUP)
         added = [(s.spec(), s.job) for s in new.seed_list() if s.key() not in old_seeds]
         if added:
             log.info("seeds_added", count=self.admit_seeds(added))
@@ -358,6 +369,10 @@ class Master(MasterReads):
             self._drop(f"{msg.KIND} on the results socket", "results")
             return
         self._wake.set()  # a handler failure is the loop guard's to count
+        # Archived before stored; see Archive.take for what is not.
+        if self.archive is not None and not self.archive.take(msg, user, self.core.leases):
+            self._drop("archive not writable (warc.required)", msg.node)
+            return
         self.writer.add(self.core.on_results(msg, time.monotonic(), user))
 
     def _on_durable(self, records: Any) -> None:

@@ -32,7 +32,9 @@ from nadird.common.logs import get_logger
 from nadird.common.urls import canonicalize
 from nadird.config import FetchConfig
 from nadird.job.request import RequestSpec
+from nadird.protocol.exchange import Exchange
 from nadird.worker.fetch.addresses import AddressPolicy
+from nadird.worker.fetch.capture import HopRecorder
 from nadird.worker.fetch.cookies import DomainJar, cookie_header
 from nadird.worker.fetch.decoding import Bounded, accept_encoding, decoder_for
 from nadird.worker.fetch.failures import classify
@@ -70,6 +72,7 @@ class FetchOutcome:
     proxy: Proxy | None = None  # the proxy that carried it (a ban signal lowers its score)
     # The cookies the last answer set (a login's session); never stored.
     cookies: dict[str, str] = field(default_factory=dict)
+    exchanges: list[Exchange] = field(default_factory=list)  # with `capture`: every hop
 
 
 class _ProxyFault(Exception):
@@ -177,6 +180,7 @@ class Fetcher:
         sticky: str | None = None,
         request: RequestSpec | None = None,
         jar: DomainJar | None = None,
+        capture: int = 0,
     ) -> FetchOutcome:
         """GET url, or send `request` (its method, headers, cookies, body).
         `max_bytes` caps the decoded body (default max_decoded_bytes); with
@@ -185,12 +189,15 @@ class Fetcher:
         itself, not for the redirect targets: validators belong to one URL.
         `proxy_group` limits the proxies to one group; `sticky` keeps one
         proxy for every fetch with the same key (a bag) while it works.
-        `jar`: the cookies sent and kept (None: only the request's own)."""
+        `jar`: the cookies sent and kept (None: only the request's own).
+        `capture` > 0 keeps every hop's exchange, bodies cut there (capture.py)."""
         assert self._session is not None, "Fetcher.start() not called"
 
         def attempt(proxy: Proxy | None) -> Awaitable[FetchOutcome]:
             hop = Hop.first(request, conditional)
-            return self._follow(url, proxy, max_redirects, max_bytes, truncate, hop_check, hop, jar)
+            return self._follow(
+                url, proxy, max_redirects, max_bytes, truncate, hop_check, hop, jar, capture
+            )
 
         if not (use_proxy and self.proxies.configured):
             return await self._fetch_via(url, None, attempt)
@@ -262,24 +269,31 @@ class Fetcher:
         hop_check: HopCheck | None,
         hop: Hop,
         jar: DomainJar | None = None,
+        capture: int = 0,
     ) -> FetchOutcome:
         limit = self.config.max_redirects if max_redirects is None else max_redirects
         # encoded=True: the URL is already canonical; re-quoting could change it.
         current = URL(url, encoded=True)
         seen = {_loop_key(str(current))}
         redirects: list[str] = []
+        exchanges: list[Exchange] = []
         while True:
             await self._guard(current, proxy)
             async with self._request(hop, current, proxy, jar) as resp:
                 status = resp.status
+                kept = HopRecorder(resp, hop.body, capture, proxy is None) if capture else None
                 if jar is not None and jar.store(resp.headers.getall("Set-Cookie", []), current):
                     seen = set()  # the same URL again is another request now
                 location = resp.headers.get("Location") if status in REDIRECT_CODES else None
                 if location is None or limit == 0:
                     body, truncated = b"", False
                     if hop.method != "HEAD":  # its Content-Length is the GET's
-                        body, truncated = await self._read_limited(resp, max_bytes, truncate)
-                    return self._outcome(resp, body, truncated, redirects)
+                        body, truncated = await self._read_limited(resp, max_bytes, truncate, kept)
+                    outcome = self._outcome(resp, body, truncated, redirects)
+                    outcome.exchanges = [*exchanges, kept.exchange()] if kept else []
+                    return outcome
+                if kept is not None:
+                    exchanges.append(await kept.read_rest(resp))
             target = _redirect_target(current, location)
             redirects.append(str(current))
             if len(redirects) > limit:
@@ -349,7 +363,11 @@ class Fetcher:
             raise FetchError(ErrorKind.BLOCKED_ADDRESS, f"{host} is a refused address")
 
     async def _read_limited(
-        self, resp: aiohttp.ClientResponse, max_bytes: int | None, truncate: bool
+        self,
+        resp: aiohttp.ClientResponse,
+        max_bytes: int | None,
+        truncate: bool,
+        kept: HopRecorder | None = None,
     ) -> tuple[bytes, bool]:
         wire_limit = self.config.max_body_bytes
         limit = self.config.max_decoded_bytes if max_bytes is None else max_bytes
@@ -361,6 +379,8 @@ class Fetcher:
         wire = 0
         async for chunk in resp.content.iter_chunked(READ_CHUNK):
             wire += len(chunk)
+            if kept is not None:
+                kept.body.feed(chunk)
             if wire > wire_limit:
                 if truncate:
                     return body.joined(), True

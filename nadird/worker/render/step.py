@@ -36,6 +36,7 @@ from nadird.common.logs import get_logger
 from nadird.config import Config, FetchConfig
 from nadird.items.schema import VALID
 from nadird.job.spec import JAVASCRIPT, Job
+from nadird.protocol.exchange import Exchange
 from nadird.protocol.messages import PageResult
 from nadird.worker.fetch.fetcher import FetchOutcome
 from nadird.worker.parse.charsets import charset_to_declare
@@ -124,7 +125,7 @@ class RenderStep:
             why = "no browser on this worker (capability javascript)"
             return fail(FetchError(ErrorKind.RENDER_UNAVAILABLE, why))
         try:
-            rendered = await self._render(outcome)
+            rendered, fetched = await self._render(outcome)
         except RenderTimeout as exc:
             return fail(FetchError(ErrorKind.RENDER_TIMEOUT, str(exc)))
         except RenderFailed as exc:
@@ -132,10 +133,15 @@ class RenderStep:
         limit = self._fetch.max_decoded_bytes
         if len(rendered) > limit:
             return fail(FetchError(ErrorKind.TOO_LARGE, f"rendered page exceeds {limit} bytes"))
-        page = build(dataclasses.replace(outcome, body=rendered, charset="utf-8"))
+        # The archive keeps what the browser was given besides the page.
+        exchanges = [*outcome.exchanges, *fetched]
+        page = build(
+            dataclasses.replace(outcome, body=rendered, charset="utf-8", exchanges=exchanges)
+        )
         return dataclasses.replace(page, rendered=True)
 
-    async def _render(self, outcome: FetchOutcome) -> bytes:
+    async def _render(self, outcome: FetchOutcome) -> tuple[bytes, list[Exchange]]:
+        """The rendered DOM, and the sub-requests' exchanges (when archiving)."""
         assert self._renderer is not None
         content_type = outcome.content_type or "text/html"
         # Left to itself, the browser could read an undeclared page in
@@ -153,4 +159,4 @@ class RenderStep:
             blocked=dict(requests.blocked),
             bytes=requests.bytes,
         )
-        return html.encode("utf-8")
+        return html.encode("utf-8"), requests.exchanges

@@ -43,6 +43,7 @@ from nadird.common.logs import get_logger
 from nadird.common.urls import canonicalize, domain_of
 from nadird.config import RenderConfig
 from nadird.job.spec import Job
+from nadird.protocol.exchange import Exchange
 from nadird.worker.fetch.fetcher import Fetcher, HopCheck
 from nadird.worker.render.cache import SubresourceCache
 from nadird.worker.render.exchange import Abort, Fulfil, Reply, SubRequest
@@ -69,6 +70,8 @@ class PageRequests:
     fetched: list[str] = field(default_factory=list)
     blocked: Counter[str] = field(default_factory=Counter)
     bytes: int = 0
+    # The exchanges fetched for the browser, when the bag archives (Bag.archive).
+    exchanges: list[Exchange] = field(default_factory=list)
 
     async def __call__(self, request: SubRequest) -> Reply:
         reply = await self._answer(request)
@@ -104,11 +107,16 @@ class PageRequests:
                 await policy.pace()
             self.fetched.append(url)
             outcome = await policy.fetcher.fetch(
-                url, max_bytes=left, use_proxy=policy.job.proxies, hop_check=policy.hop_check
+                url,
+                max_bytes=left,
+                use_proxy=policy.job.proxies,
+                hop_check=policy.hop_check,
+                capture=policy.capture,
             )
         except FetchError as exc:
             return Abort(exc.kind, _ABORT_CODES.get(exc.kind, "failed"))
         self.bytes += len(outcome.body)
+        self.exchanges += outcome.exchanges
         content_type = outcome.content_type
         if content_type and outcome.charset:
             content_type = f"{content_type}; charset={outcome.charset}"
@@ -130,8 +138,10 @@ class SubrequestPolicy:
         pace: Pace | None = None,
         hop_check: HopCheck | None = None,
         cache: SubresourceCache | None = None,
+        capture: int = 0,  # Bag.archive: keep the exchanges, bodies cut there
     ) -> None:
         self.fetcher = fetcher
+        self.capture = capture
         self.job = job
         self.config = config
         self.domain = domain

@@ -288,8 +288,9 @@ class WorkerAgent:
         if job.render is not False:
             cache = self.renderer.cache if self.renderer is not None else None
             policy = SubrequestPolicy(
-                self.fetcher, job, fetch.render, bag.domain, run.pacer.turn, hop_check, cache
-            )
+                self.fetcher, job, fetch.render, bag.domain, run.pacer.turn, hop_check, cache,
+                bag.archive,
+            )  # fmt: skip
             render = RenderStep(self.renderer, job, policy, fetch)
         sticky = bag.lease if job.proxy_sticky == "bag" else None
         sessions = None
@@ -302,7 +303,7 @@ class WorkerAgent:
                 job.proxies, jars,
             )  # fmt: skip
         processor = PageProcessor(
-            self.fetcher, job, fetch, links, hop_check, render, sticky, sessions, jar
+            self.fetcher, job, fetch, links, hop_check, render, sticky, sessions, jar, bag.archive
         )
         reported = ReportedLinks()
         attempts = dict(zip(bag.fps, bag.attempts, strict=True)) if bag.attempts else {}

@@ -14,6 +14,11 @@ import zmq.asyncio
 from nadird.protocol.codec import encode
 from nadird.protocol.messages import PageResult, Results
 
+# A batch is sent early once its bodies reach this many bytes: pages that
+# carry their exchanges for the archive (Bag.archive) hold two copies of each
+# body, and a message must stay far below security.max_message_bytes.
+BATCH_BYTES = 16 * 1024 * 1024
+
 
 class ResultSender:
     def __init__(self, sock: zmq.asyncio.Socket, node: str, batch: int, interval: float) -> None:
@@ -22,6 +27,7 @@ class ResultSender:
         self._batch = batch
         self._interval = interval
         self._buffers: dict[str, tuple[int, str, bytes, list[PageResult]]] = {}
+        self._bytes: dict[str, int] = {}  # body bytes buffered per lease
         self._task: asyncio.Task[None] | None = None
         self.sent_pages = 0
 
@@ -29,10 +35,13 @@ class ResultSender:
         """Queue a page of a bag; `session` is the Welcome.session the bag came under."""
         entry = self._buffers.setdefault(lease, (epoch, job, session, []))
         entry[3].append(page)
-        if len(entry[3]) >= self._batch:
+        size = self._bytes.get(lease, 0) + _body_bytes(page)
+        self._bytes[lease] = size
+        if len(entry[3]) >= self._batch or size >= BATCH_BYTES:
             self._send(lease)
 
     def _send(self, lease: str) -> None:
+        self._bytes.pop(lease, None)
         entry = self._buffers.pop(lease, None)
         if entry is None or not entry[3]:
             return
@@ -48,6 +57,7 @@ class ResultSender:
     def discard(self, lease: str) -> None:
         """Forget the pages of a lease not sent yet (the bag keeps them)."""
         self._buffers.pop(lease, None)
+        self._bytes.pop(lease, None)
 
     def flush(self, lease: str | None = None) -> None:
         for key in [lease] if lease is not None else list(self._buffers):
@@ -67,3 +77,8 @@ class ResultSender:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
         self.flush()
+
+
+def _body_bytes(page: PageResult) -> int:
+    """What a page weighs in a message, roughly: its bodies (the rest is small)."""
+    return len(page.body or b"") + sum(len(e.body) for e in page.exchanges)

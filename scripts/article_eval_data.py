@@ -19,7 +19,6 @@ a cache directory once, then read from there.
 from __future__ import annotations
 
 import hashlib
-import io
 import subprocess
 import tarfile
 from dataclasses import dataclass
@@ -80,8 +79,8 @@ def _members(archive: Path) -> dict[str, bytes]:
 
 
 def _html_text(html: bytes) -> str:
-    """The text of an HTML fragment, one line per block."""
-    tree = lxml.html.parse(io.BytesIO(html)).getroot()
+    """The text of an HTML fragment (UTF-8, undeclared), one line per block."""
+    tree = lxml.html.fromstring(html.decode("utf-8"))
     for block in tree.iter("p", "div", "li", "h1", "h2", "h3", "h4", "tr", "br", "pre"):
         block.tail = "\n" + (block.tail or "")
     return "\n".join(line.strip() for line in tree.text_content().splitlines() if line.strip())

@@ -42,6 +42,8 @@ class ArticleSpec:
     page over it is given up, its fields left empty and the reason kept in
     the item (`_article`). `max_html_chars` gives up before starting on a
     page whose HTML is longer (no article is; a generated page can be).
+    `images` keeps the content's images in the markdown, at some cost to
+    the text's precision.
     """
 
     # CPU seconds one page's extraction may take; over it, the page's article
@@ -49,6 +51,9 @@ class ArticleSpec:
     budget: float = 2.0
     # A page whose HTML is longer is refused before any work (too_large).
     max_html_chars: int = 5_000_000
+    # Keep the content's images in `markdown`. Off by default: the engine then
+    # also lets captions and image teasers into `text` (docs/BENCHMARKS.md).
+    images: bool = False
 
     def __post_init__(self) -> None:
         if not self.budget > 0:

@@ -60,16 +60,26 @@ def test_the_text_is_the_main_text_alone_in_paragraphs(file: str) -> None:
     assert "[" not in text and "](" not in text and "#" not in text  # no markup
 
 
-def test_the_markdown_keeps_headings_lists_links_tables_and_images() -> None:
+def test_the_markdown_keeps_headings_lists_links_and_tables() -> None:
     markdown = page_item("news_article.html")["markdown"]
     assert markdown.startswith("# Harbour tunnel reopens after two-year repair")
     assert "\n## What changed underground\n" in markdown
     assert "- Length of lining replaced: 640 metres" in markdown
     assert "[problems found once the old lining was removed](" in markdown
     assert "| 2023 | 48,000 |" in markdown
-    assert "![Cars entering the harbour tunnel at dawn](https://news.test/media/" in markdown
+    assert "![" not in markdown  # images only when the job asks for them
     for boilerplate in NOT_TEXT:
         assert boilerplate not in markdown
+
+
+def test_images_true_keeps_the_content_s_images_in_the_markdown() -> None:
+    page = next(p for p in PAGES if p.file == "news_article.html")
+    job = Job(article={"images": True})
+    item = item_of(html_of(page.file), BASE + page.path, job)
+    assert (
+        "![Cars entering the harbour tunnel at dawn](https://news.test/media/" in item["markdown"]
+    )
+    assert "Cars entering the harbour tunnel" not in item["text"]  # no markup in the text
 
 
 def test_the_metadata_of_a_news_article() -> None:

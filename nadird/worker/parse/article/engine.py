@@ -1,39 +1,41 @@
-"""The extraction engine: trafilatura's main content and metadata of a page.
+"""The extraction engine: trafilatura's main content of a page.
 
-One run gives both the content tree (whose plain text and markdown the
-fields hold) and the metadata; the options are the ones the article fields
-need, chosen once here:
+It gives the content tree whose plain text and markdown the fields hold
+(the metadata is read apart, metadata.py). The options are the ones the
+article fields need, chosen once here by measurement on the real pages of
+scripts/bench_article_quality.py (docs/BENCHMARKS.md):
 
 * `include_comments=False`: readers' comments are not the article;
-* formatting, links, images and tables kept: the markdown shows them (the
-  plain text drops them again, plain.py);
+* formatting, links and tables kept: the markdown shows them (the plain
+  text drops them again, plain.py);
+* images only when the job asks (`article: {images: true}`): with them the
+  engine also keeps image captions, lists of image teasers, and on some
+  pages loses a paragraph beside a figure, so the text scores lower;
 * `deduplicate=False`: the engine's cache of seen paragraphs would make a
   page's text depend on the pages a worker saw before it;
-* the default balance of precision and recall (`favor_precision` cut a
-  table and a list out of the test articles, `favor_recall` let a related
-  links box in).
+* `favor_precision`: the best of the engine's three settings on those pages;
+* the fast path first (`fast=True`: the engine's own extractor without its
+  comparison against two other algorithms), and the full path only when
+  the fast one found less than an article's worth of text: on the real
+  pages the fast path gave the same text wherever it found any, for half
+  the time.
 
-The engine edits the tree it is given, so it gets a copy: the worker still
-reads the links and the signature from the document afterwards. It is not
-told the page's URL: it would resolve every link of the page with it (a
-third of its time on a page of 5,000 links, docs/BENCHMARKS.md), where
-only the content's links and images matter; those are resolved here.
+The engine copies the tree it is given before it edits it (the worker
+still reads the links and the signature from the document afterwards;
+tests/unit/worker/test_article_fields.py checks the document is left as
+it was). It is not told the page's URL: it would resolve every link of the
+page with it, where only the content's links matter; those are resolved here.
 """
 
 from __future__ import annotations
 
 import contextlib
-import copy
-from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
 import lxml.html
 from lxml import etree
 
 from nadird.worker.parse.base import base_url
-
-if TYPE_CHECKING:
-    from trafilatura.settings import Document
 
 # Where the engine's content tree holds URLs.
 _URL_ATTRS = (("ref", "target"), ("graphic", "src"))
@@ -44,29 +46,46 @@ def load_engine() -> None:
     import trafilatura  # noqa: F401
 
 
-def run_engine(doc: lxml.html.HtmlElement, url: str) -> Document | None:
-    """The engine's document for the page; None when it found no content."""
+# The fast path's content shorter than this (nothing, or a teaser) is
+# extracted again on the full path.
+FULL_PATH_BELOW_CHARS = 500
+
+
+def run_engine(doc: lxml.html.HtmlElement, url: str, images: bool = False) -> etree._Element | None:
+    """The page's main content tree; None when the engine found none.
+    With `images`, the content keeps its images (article.images)."""
+    body = _content(doc, images, fast=True)
+    if body is None or len(text_of_content(body)) < FULL_PATH_BELOW_CHARS:
+        body = _content(doc, images, fast=False)
+    if body is not None:
+        _resolve(body, base_url(doc, url))
+    return body
+
+
+def _content(doc: lxml.html.HtmlElement, images: bool, fast: bool) -> etree._Element | None:
     # Imported on first use: it takes 0.2-0.4 s, which no job without
     # `article:` (and no command that extracts nothing) should wait for.
     from trafilatura import bare_extraction
     from trafilatura.settings import Document
 
     found = bare_extraction(
-        copy.deepcopy(doc),
+        doc,
         url=None,
+        fast=fast,
         include_comments=False,
         include_formatting=True,
         include_links=True,
-        include_images=True,
+        include_images=images,
         include_tables=True,
         deduplicate=False,
-        with_metadata=True,
+        favor_precision=True,
+        with_metadata=False,
     )
-    if not isinstance(found, Document):
-        return None
-    if found.body is not None:
-        _resolve(found.body, base_url(doc, url))
-    return found
+    return found.body if isinstance(found, Document) else None
+
+
+def text_of_content(body: etree._Element) -> str:
+    return str(etree.tostring(body, method="text", encoding="unicode"))
 
 
 def _resolve(body: etree._Element, base: str) -> None:
@@ -79,8 +98,9 @@ def _resolve(body: etree._Element, base: str) -> None:
                     element.set(attr, urljoin(base, value))
 
 
-def markdown_of(found: Document) -> str:
-    """The content as markdown: headings, lists, links, tables and images kept."""
+def markdown_of(body: etree._Element | None) -> str:
+    """The content as markdown: headings, lists, links and tables kept (images too
+    when the content has them)."""
     from trafilatura.xml import xmltotxt
 
-    return xmltotxt(found.body, True).strip() if found.body is not None else ""
+    return xmltotxt(body, True).strip() if body is not None else ""

@@ -1,6 +1,6 @@
 """The generic fields of an article page, within a CPU-time budget.
 
-The engine (engine.py) finds the main content and most metadata; dates,
+The engine (engine.py) finds the main content, metadata.py most metadata; dates,
 language and the page's kind are read here from what the page states
 (dates.py, language.py, kind.py). A page that is not an article keeps its
 metadata but no text: a hub's teasers or a product's blurb are not an
@@ -29,6 +29,7 @@ from nadird.worker.parse.article.dates import page_dates
 from nadird.worker.parse.article.engine import load_engine, markdown_of, run_engine
 from nadird.worker.parse.article.kind import ARTICLE, ARTICLE_TYPES, page_kind, type_names
 from nadird.worker.parse.article.language import load_model, page_language
+from nadird.worker.parse.article.metadata import page_metadata
 from nadird.worker.parse.article.plain import plain_text
 from nadird.worker.parse.jsonsources import jsonld_objects
 
@@ -88,31 +89,33 @@ def _stated(site_name: str | None, url: str) -> str | None:
     return site_name
 
 
-def _extract(doc: lxml.html.HtmlElement, url: str, deadline: Deadline) -> dict[str, Any]:
-    found = run_engine(doc, url)
+def _extract(
+    doc: lxml.html.HtmlElement, url: str, spec: ArticleSpec, deadline: Deadline
+) -> dict[str, Any]:
+    body = run_engine(doc, url, spec.images)
     deadline.check()
+    meta = page_metadata(doc)
     ld, types = _article_ld(doc)
-    body = found.body if found is not None else None
     kind = page_kind(doc, types, body)
-    title = found.title if found is not None else None
+    title = meta.title or _page_title(doc)
     text = plain_text(body, title) if kind == ARTICLE else ""
     published, modified = page_dates(doc, url, ld)
     fields = empty_fields()
-    fields.update(kind=kind, published=published, modified=modified)
-    fields["language"] = page_language(doc, text or plain_text(body))
-    fields["title"] = _page_title(doc)  # the engine's, below, when it found content
-    if found is not None:
-        fields.update(
-            title=found.title or fields["title"],
-            authors=_split(found.author, ";"),
-            description=found.description or _ld_text(ld, "description"),
-            image=found.image or None,
-            site_name=_stated(found.sitename, url),
-            categories=found.categories or None,
-            tags=found.tags or None,
-        )
-        if kind == ARTICLE:
-            fields.update(text=text or None, markdown=markdown_of(found) or None)
+    fields.update(
+        kind=kind,
+        title=title,
+        authors=_split(meta.author, ";"),
+        published=published,
+        modified=modified,
+        description=meta.description or _ld_text(ld, "description"),
+        image=meta.image or None,
+        site_name=_stated(meta.sitename, url),
+        categories=meta.categories or None,
+        tags=meta.tags or None,
+        language=page_language(doc, text or plain_text(body)),
+    )
+    if kind == ARTICLE:
+        fields.update(text=text or None, markdown=markdown_of(body) or None)
     deadline.check()
     return fields
 
@@ -127,7 +130,7 @@ def article_fields(
         load_model()
         deadline = Deadline(spec.budget)
         try:
-            return run_within(deadline, lambda: _extract(doc, url, deadline))
+            return run_within(deadline, lambda: _extract(doc, url, spec, deadline))
         except OverBudget:
             reason = OVER_BUDGET
         except Exception as exc:  # the engine is not ours: whatever it raises, on this page

@@ -8,9 +8,12 @@ first, what its extracted content looks like second:
   still an article);
 * "product": a schema.org Product, or og:type product;
 * "hub": a collection, list or search page by its type, or content that is
-  mostly links (teasers of other pages);
-* "article": an Article type or og:type article with some text, or enough
-  paragraphs of prose whatever it declares;
+  mostly links (teasers of other pages) on a page that does not declare
+  itself an article (an article's content may carry many links: its own
+  word is believed first);
+* "article": an Article type or og:type article with some text, or prose
+  whatever it declares: enough paragraphs of it, or a long text with few
+  links (a specification or a transcript set in one preformatted block);
 * "other": anything else (a contact page, a gallery, an empty shell).
 """
 
@@ -48,6 +51,12 @@ PROSE_PARAGRAPHS = 3
 DECLARED_MIN_CHARS = 250
 # Content whose text is more than this share link text lists other pages.
 HUB_LINK_SHARE = 0.4
+# Content this long (in alphabet characters) with few links is prose
+# however it is split into paragraphs.
+LONG_TEXT_CHARS = 2000
+# A page declaring an article with a password field and this much text is
+# an article with a login box beside it (a wall's teaser is a paragraph or two).
+WALLED_TEASER_CHARS = 1000
 
 
 def type_names(types: Iterable[object]) -> set[str]:
@@ -81,7 +90,7 @@ def _prose(body: etree._Element | None) -> tuple[int, int, float]:
     if body is None:
         return 0, 0, 0.0
     paragraphs = sum(1 for p in body.iter("p") if _length(words(p)) >= PROSE_CHARS)
-    chars = len(words(body))
+    chars = _length(words(body))
     linked = sum(len(words(ref)) for ref in body.iter("ref"))
     return paragraphs, chars, linked / chars if chars else 0.0
 
@@ -92,15 +101,16 @@ def page_kind(
     """The kind of the page (see the module doc); `ld_types` are its JSON-LD
     @type values, `body` the engine's content tree (None: it found none)."""
     declared, og = type_names(ld_types), _og_type(doc)
+    says_article = bool(declared & ARTICLE_TYPES) or og == "article"
     paragraphs, chars, link_share = _prose(body)
-    prose = paragraphs >= PROSE_PARAGRAPHS and link_share < HUB_LINK_SHARE
-    if _has_password(doc) and not prose:
+    few_links = link_share < HUB_LINK_SHARE
+    prose = few_links and (paragraphs >= PROSE_PARAGRAPHS or chars >= LONG_TEXT_CHARS)
+    if _has_password(doc) and not prose and not (says_article and chars >= WALLED_TEASER_CHARS):
         return LOGIN
     if declared & _PRODUCT_TYPES or og == "product":
         return PRODUCT
-    if declared & _HUB_TYPES or (chars and link_share >= HUB_LINK_SHARE):
+    if declared & _HUB_TYPES or (chars and not few_links and not says_article):
         return HUB
-    says_article = bool(declared & ARTICLE_TYPES) or og == "article"
     if prose or (says_article and chars >= DECLARED_MIN_CHARS):
         return ARTICLE
     return OTHER

@@ -12,25 +12,44 @@ from __future__ import annotations
 from lxml import etree
 
 _BLOCKS = frozenset({"head", "p", "quote", "code"})
+# Elements whose text is not run into their neighbours' (a list item's
+# heading and its paragraph are two phrases, not one word at the seam).
+_SEPARATE = frozenset({*_BLOCKS, "list", "item", "table", "row", "cell", "lb", "div", "graphic"})
 
 
 def text_of(element: etree._Element) -> str:
-    """All the text inside the element (not its tail)."""
-    return str(etree.tostring(element, method="text", encoding="unicode", with_tail=False))
+    """All the text inside the element (not its tail), a space between blocks.
+
+    Walked without recursion: the content tree of a deeply nested page is deep."""
+    parts: list[str] = []
+    for event, node in etree.iterwalk(element, events=("start", "end")):
+        separate = node.tag in _SEPARATE
+        if event == "start":
+            parts.append(" " if separate else "")
+            parts.append(node.text or "" if isinstance(node.tag, str) else "")
+        else:
+            parts.append(" " if separate else "")
+            if node is not element:
+                parts.append(node.tail or "")
+    return "".join(parts)
 
 
 def words(element: etree._Element) -> str:
-    """The element's text with whitespace collapsed (a <lb/> is a space)."""
+    """The element's text with whitespace collapsed."""
     return " ".join(text_of(element).split())
 
 
 def _rows(table: etree._Element) -> str:
-    rows = (" | ".join(words(cell) for cell in row.iter("cell")) for row in table.iter("row"))
+    """One line per row, cells separated by a bar (a nested table is in its cell)."""
+    rows = (
+        " | ".join(words(c) for c in row.iterchildren("cell")) for row in table.iterchildren("row")
+    )
     return "\n".join(row for row in rows if row.strip(" |"))
 
 
 def _list(element: etree._Element) -> str:
-    items = (words(item) for item in element.iter("item"))
+    """One line per item (a nested list is in its item)."""
+    items = (words(item) for item in element.iterchildren("item"))
     return "\n".join(item for item in items if item)
 
 

@@ -88,6 +88,23 @@ def with_hubs(
     return replace(policy, rules=(*rules, *policy.rules))
 
 
+# Queue ranks of a `feeds:` job, added to its priority less the depth:
+# feeds and sitemaps first, new articles next, listing pages (the job's
+# hub_patterns) after them, archive pages last.
+FEED_BONUS = 30
+ARTICLE_BONUS = 20
+ARCHIVE_PENALTY = -20
+
+
+def news_rank(url: str, listing: bool) -> int:
+    """The rank a URL of a `feeds:` job gets (`listing`: it matched hub_patterns)."""
+    if is_feed_url(url):
+        return FEED_BONUS
+    if page_number(url) is not None:
+        return ARCHIVE_PENALTY
+    return 0 if listing else ARTICLE_BONUS
+
+
 def is_feed_url(url: str) -> bool:
     """Whether the URL has the form of a feed or sitemap address."""
     return FEED_URLS.search(url) is not None

@@ -1,0 +1,102 @@
+"""Following news sites: how soon `nadird crawl` with `feeds: true` has each
+new article, at a polite rate, on a living news web (nadird.testing.news).
+
+The sites publish every --min-period..--max-period seconds (seeded), each
+found its own way (RSS, Atom, JSON Feed, RDF, a Google News sitemap listed
+in robots.txt, only a home page), with endless archive and tag pagination as
+noise. The crawl runs for --seconds with --delay between two requests to a
+site; then the server's access log is judged (nadird.testing.news_judge) for
+the articles that appeared between --warmup and --tail seconds before the
+end: the share fetched, the latency from appearing to fetched (median, p90),
+the share of requests that went to archive pages past their first, and the
+shortest gap between two requests to one site.
+
+    python scripts/bench_news.py --sites 5 --seconds 90
+    python scripts/bench_news.py --sites 100 --min-period 30 --max-period 90 --seconds 120
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from importlib.metadata import version
+
+from nadird.testing.living import ScaledClock
+from nadird.testing.news import NewsWeb, news_sites
+from nadird.testing.news_judge import judge_news
+from nadird.testing.web import run_in_thread
+
+CONFIG = """\
+fetch:
+  allow_private: true
+  resolve: {{'*.test': 127.0.0.1}}
+jobs:
+  default:
+    feeds: {{revisit: {{adaptive: {{min: {hub_min}, max: {hub_max}}}}}}}
+    delay: {delay}
+    links: {{scope: same-domain}}
+    max_depth: 4
+"""
+
+
+def _args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sites", type=int, default=5)
+    parser.add_argument("--min-period", type=float, default=4.0)
+    parser.add_argument("--max-period", type=float, default=25.0)
+    parser.add_argument("--seconds", type=float, default=90.0)
+    parser.add_argument("--warmup", type=float, default=15.0)
+    parser.add_argument("--tail", type=float, default=10.0)
+    parser.add_argument("--delay", type=float, default=0.2)
+    parser.add_argument("--hub-min", default="1s")
+    parser.add_argument("--hub-max", default="1m")
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=1)
+    return parser.parse_args()
+
+
+def main() -> int:
+    args = _args()
+    sites = news_sites(args.sites, (args.min_period, args.max_period), args.seed)
+    with tempfile.TemporaryDirectory() as tmp, run_in_thread() as server:
+        news = NewsWeb(sites, ScaledClock(1.0)).install(server)
+        config = os.path.join(tmp, "news.yaml")
+        with open(config, "w", encoding="utf-8") as file:
+            file.write(CONFIG.format(hub_min=args.hub_min, hub_max=args.hub_max, delay=args.delay))
+        command = [
+            sys.executable, "-m", "nadird", "crawl", "-c", config,
+            "--for", f"{args.seconds}s", "--workers", str(args.workers),
+            "--store", f"sqlite:///{tmp}/news.db", "--log-level", "warning", *news.seeds(),
+        ]  # fmt: skip
+        started = time.time()
+        done = subprocess.run(command, capture_output=True, text=True, timeout=args.seconds + 120)
+        ended = time.time()
+        summary = done.stdout.strip().splitlines()[-1:] or [done.stderr[-500:]]
+        report = judge_news(
+            news, server.entries(), started + args.warmup, started + args.seconds - args.tail
+        )
+    result = {
+        "sites": args.sites,
+        "periods": [args.min_period, args.max_period],
+        "seconds": args.seconds,
+        "delay": args.delay,
+        "hub_min": args.hub_min,
+        "wall": round(ended - started, 1),
+        **report.to_dict(),
+        "crawl": json.loads(summary[0]) if summary[0].startswith("{") else summary[0],
+        "machine": f"{platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}",
+        "nadird": version("nadird"),
+        "fastfeedparser": version("fastfeedparser"),
+    }
+    print(json.dumps(result, indent=2))
+    return 0 if done.returncode == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

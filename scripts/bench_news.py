@@ -90,7 +90,8 @@ def main() -> int:
         "wall": round(ended - started, 1),
         **report.to_dict(),
         "crawl": json.loads(summary[0]) if summary[0].startswith("{") else summary[0],
-        "machine": f"{platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}",
+        "machine": f"{platform.machine()} {os.cpu_count()} cores",
+        "python": platform.python_version(),
         "nadird": version("nadird"),
         "fastfeedparser": version("fastfeedparser"),
     }

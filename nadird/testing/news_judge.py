@@ -10,6 +10,7 @@ import statistics
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from itertools import pairwise
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -74,7 +75,7 @@ def judge_news(news: NewsWeb, log: Sequence[AccessEntry], since: float, until: f
         if seen is not None:
             latencies.append(max(0.0, seen - at))
     latencies.sort()
-    gaps = [b - a for ts in times.values() for a, b in zip(sorted(ts), sorted(ts)[1:])]
+    gaps = [b - a for ts in times.values() for a, b in pairwise(sorted(ts))]
     return NewsReport(
         published=len(published),
         fetched=len(latencies),

@@ -14,6 +14,7 @@ as soon as they are found, before listing pages; archive pages past
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -103,6 +104,21 @@ def news_rank(url: str, listing: bool) -> int:
     if page_number(url) is not None:
         return ARCHIVE_PENALTY
     return 0 if listing else ARTICLE_BONUS
+
+
+def is_listing(url: str, hub_patterns: list[str]) -> bool:
+    """Whether the URL is a listing page (a job's hub_patterns) or an archive page."""
+    return page_number(url) is not None or any(_compiled(p).search(url) for p in hub_patterns)
+
+
+def is_hub(url: str, spec: FeedsSpec) -> bool:
+    """Whether the URL is one of the job's hubs (a feed, a sitemap, or `hubs`)."""
+    return is_feed_url(url) or (bool(spec.hubs) and _compiled(spec.hubs).search(url) is not None)
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
 
 
 def is_feed_url(url: str) -> bool:

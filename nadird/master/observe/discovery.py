@@ -5,7 +5,9 @@ publication date (worker/feed_page.py puts them in the page's `entries`).
 The entries are remembered by fingerprint (a bounded map, oldest forgotten
 first: the latest MAX_PENDING entries are what matters for new articles);
 when the article's own result comes in, the time from its stated
-publication to now is its discovery latency. Articles are counted by the
+publication to now is its discovery latency. Only entries published after
+the master first read their feed are timed: the ones listed then are as old
+as the site, not as slow as the crawler (they are counted all the same). Articles are counted by the
 source that named them first: feed, sitemap, hub (a hub page's links) or
 link (any other page). Entries a feed listed but could not give (no link,
 an unreadable date, past max_entries) are counted by reason.
@@ -54,6 +56,8 @@ class Discovery(Collector):
         self._latest: dict[tuple[str, str], deque[float]] = {}
         self._counts: dict[str, list[int]] = {}  # job -> histogram bucket counts
         self._sums: dict[str, float] = {}
+        # feed fp -> when the master first read it (bounded like _pending)
+        self._watched: OrderedDict[bytes, float] = OrderedDict()
 
     def on_page(self, page: PageResult, job: Job, now: float) -> None:
         """Note what a result of a `feeds:` job says."""
@@ -61,13 +65,22 @@ class Discovery(Collector):
             return
         summary = page.data.get("_feed") if page.data else None
         if isinstance(summary, dict):
-            self._note_entries(page, job.name, summary)
+            self._note_entries(page, job.name, summary, self._watch(page.fp, now))
         elif is_hub(page.url, job.feeds):
             self._note_links(page, "hub")
         elif page.status == 200 and not page.error and not is_listing(page.url, job.hub_patterns):
             self._arrived(page, job.name, now)
 
-    def _note_entries(self, page: PageResult, job: str, summary: dict[str, Any]) -> None:
+    def _watch(self, fp: bytes, now: float) -> float:
+        """When the feed `fp` was first read (now, the first time)."""
+        since = self._watched.setdefault(fp, now)
+        if len(self._watched) > MAX_PENDING:
+            self._watched.popitem(last=False)
+        return since
+
+    def _note_entries(
+        self, page: PageResult, job: str, summary: dict[str, Any], since: float
+    ) -> None:
         for reason in FAILED_REASONS:
             count = summary.get(reason)
             if isinstance(count, int) and count > 0:
@@ -78,7 +91,9 @@ class Discovery(Collector):
         for entry in entries if isinstance(entries, list) else []:
             fp = fps.get(str(entry.get("url"))) if isinstance(entry, dict) else None
             if fp is not None and fp not in self._pending:
-                self._remember(fp, source, _epoch(entry.get("published")))
+                published = _epoch(entry.get("published"))
+                timed = published is not None and published >= since
+                self._remember(fp, source, published if timed else None)
 
     def _note_links(self, page: PageResult, source: str) -> None:
         for fp in page.link_fps:

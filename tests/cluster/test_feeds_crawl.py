@@ -74,4 +74,5 @@ def test_new_articles_of_every_kind_of_site_are_fetched_within_seconds(tmp_path:
     # What the master says: articles by source, latency per domain.
     feeds = summary["feeds"]["default"]
     assert {"feed", "sitemap", "hub"} <= set(feeds["articles"])
-    assert {"rss.test", "news-sitemap.test"} <= set(feeds["latency"])
+    # Timed: the articles a feed or news sitemap dated (most sites, at least).
+    assert len(feeds["latency"]) >= 3, feeds

@@ -90,10 +90,15 @@ class Discovery(Collector):
         entries = page.data.get("entries")
         for entry in entries if isinstance(entries, list) else []:
             fp = fps.get(str(entry.get("url"))) if isinstance(entry, dict) else None
-            if fp is not None and fp not in self._pending:
-                published = _epoch(entry.get("published"))
-                timed = published is not None and published >= since
-                self._remember(fp, source, published if timed else None)
+            if fp is None:
+                continue
+            published = _epoch(entry.get("published"))
+            stated = published if published is not None and published >= since else None
+            known = self._pending.get(fp)
+            if known is None:
+                self._remember(fp, source, stated)
+            elif known[1] is None and stated is not None:  # named first by a hub page
+                self._pending[fp] = (known[0], stated)
 
     def _note_links(self, page: PageResult, source: str) -> None:
         for fp in page.link_fps:

@@ -68,3 +68,15 @@ def test_a_job_without_feeds_is_not_followed() -> None:
     found.on_page(_feed([("/a/1", NOW)]), build(Job, {}), NOW)
     found.on_page(page(f"{SITE}/a/1"), build(Job, {}), NOW)
     assert found.status() == {}
+
+
+def test_an_article_a_home_page_named_first_is_timed_by_its_feed_date() -> None:
+    found = Discovery()
+    found.on_page(_feed([]), JOB, NOW)  # the feed watched from NOW
+    link = f"{SITE}/a/7"
+    found.on_page(page(f"{SITE}/", links=[link], link_fps=[fingerprint(link)]), JOB, NOW + 5)
+    found.on_page(_feed([("/a/7", NOW + 4)]), JOB, NOW + 6)
+    found.on_page(page(link), JOB, NOW + 7)
+    status = found.status()["default"]
+    assert status["articles"] == {"hub": 1}
+    assert status["latency"]["news.test"]["p50"] == 3.0

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -76,3 +77,23 @@ def test_new_articles_of_every_kind_of_site_are_fetched_within_seconds(tmp_path:
     assert {"feed", "sitemap", "hub"} <= set(feeds["articles"])
     # Timed: the articles a feed or news sitemap dated (most sites, at least).
     assert len(feeds["latency"]) >= 3, feeds
+    # A downstream indexer polls what is new since its last read.
+    everything = _export(tmp_path)
+    times = sorted(_epoch(r["fetched_at"]) for r in everything)
+    middle = times[len(times) // 2]
+    recent = _export(tmp_path, "--since", repr(middle))
+    assert len(recent) == sum(t >= middle for t in times) < len(everything)
+    assert all(_epoch(r["fetched_at"]) >= middle for r in recent)
+
+
+def _export(tmp_path: Path, *extra: str) -> list[dict[str, Any]]:
+    args = [sys.executable, "-m", "nadird", "export", "--store", f"sqlite:///{tmp_path}/news.db"]
+    proc = subprocess.run([*args, *extra], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return [json.loads(line) for line in proc.stdout.splitlines()]
+
+
+def _epoch(value: Any) -> float:
+    if isinstance(value, int | float):
+        return float(value)
+    return datetime.fromisoformat(value).timestamp()

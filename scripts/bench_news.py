@@ -63,12 +63,13 @@ def _args() -> argparse.Namespace:
     parser.add_argument("--hub-max", default="1m")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--backlog", type=int, default=30, help="articles per site at the start")
     return parser.parse_args()
 
 
 def main() -> int:
     args = _args()
-    sites = news_sites(args.sites, (args.min_period, args.max_period), args.seed)
+    sites = news_sites(args.sites, (args.min_period, args.max_period), args.seed, args.backlog)
     with tempfile.TemporaryDirectory() as tmp, run_in_thread() as server:
         news = NewsWeb(sites, ScaledClock(1.0)).install(server)
         config = os.path.join(tmp, "news.yaml")
@@ -91,6 +92,8 @@ def main() -> int:
     result = {
         "sites": args.sites,
         "periods": [args.min_period, args.max_period],
+        "backlog": args.backlog,
+        "warmup": args.warmup,
         "seconds": args.seconds,
         "delay": args.delay,
         "hub_min": args.hub_min,

@@ -41,6 +41,12 @@ def _broken(port: int) -> dict[str, bytes]:
         "/atom.xml": rss.format(
             ITEM.format(article) + ITEM.format(article + "#top") + ITEM.format("/articles/1")
         ).encode(),
+        # 3 MB: past the worker's fetch.max_body_bytes (1 MiB here).
+        "/sitemap-huge.xml": (
+            '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+            + f"<url><loc>{article}</loc></url>" * 60_000
+            + "</urlset>"
+        ).encode(),
         "/sitemap.xml.gz": gzip.compress(
             f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
             f"<url><loc>{article}</loc></url></urlset>".encode()
@@ -127,6 +133,9 @@ async def test_broken_feeds_are_counted_errors_or_give_what_they_have(news: Any)
     assert dup.links == [_url(server, BROKEN, "/articles/1")]
     packed = await _process(_job(), _url(server, BROKEN, "/sitemap.xml.gz"))
     assert packed.links == [_url(server, BROKEN, "/articles/1")]
+    # A sitemap past the size bound is a counted error, never held whole.
+    huge = await _process(_job(), _url(server, BROKEN, "/sitemap-huge.xml"))
+    assert huge.error_kind is ErrorKind.TOO_LARGE and huge.links == []
 
 
 def test_feeds_first_then_articles_then_listings_then_archives() -> None:

@@ -85,7 +85,11 @@ def main() -> int:
         ended = time.time()
         summary = stdout.strip().splitlines()[-1:] or [stderr[-500:]]
         report = judge_news(
-            news, server.entries(), started + args.warmup, started + args.seconds - args.tail
+            news,
+            server.entries(),
+            started + args.warmup,
+            started + args.seconds - args.tail,
+            args.delay,
         )
     crawl = json.loads(summary[0]) if summary[0].startswith("{") else summary[0]
     checks = crawl.get("revisits", {}).get("checks", 0) if isinstance(crawl, dict) else 0

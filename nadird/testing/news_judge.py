@@ -28,6 +28,8 @@ class NewsReport:
     requests: int
     archive_requests: int  # listing pages past their first (?page=N, N >= 2)
     min_gap: float | None  # shortest time between two requests to one site
+    min_gap_at: str = ""  # where: host, the two paths
+    gaps_below: int = 0  # gaps shorter than the `delay` given to judge_news, less SLACK
 
     @property
     def share_fetched(self) -> float:
@@ -57,13 +59,19 @@ def _archive(path: str) -> bool:
     return page.isdigit() and int(page) >= 2
 
 
-def judge_news(news: NewsWeb, log: Sequence[AccessEntry], since: float, until: float) -> NewsReport:
+# Arrival times are read right to a kernel clock tick: up to two ticks off a gap.
+SLACK = 0.03
+
+
+def judge_news(
+    news: NewsWeb, log: Sequence[AccessEntry], since: float, until: float, delay: float = 0.0
+) -> NewsReport:
     """Judge the articles that appeared in [since, until) (wall times) by the log."""
     first: dict[tuple[str, str], float] = {}
-    times: dict[str, list[float]] = defaultdict(list)
+    times: dict[str, list[tuple[float, str]]] = defaultdict(list)
     archive = 0
     for entry in log:
-        times[entry.host].append(entry.arrived)
+        times[entry.host].append((entry.arrived, entry.path))
         archive += _archive(entry.path)
         if entry.status == 200 and entry.path.startswith("/articles/"):
             key = (entry.host, entry.path)
@@ -75,7 +83,12 @@ def judge_news(news: NewsWeb, log: Sequence[AccessEntry], since: float, until: f
         if seen is not None:
             latencies.append(max(0.0, seen - at))
     latencies.sort()
-    gaps = [b - a for ts in times.values() for a, b in pairwise(sorted(ts))]
+    gaps = [
+        (b[0] - a[0], f"{host} {a[1]} -> {b[1]}")
+        for host, ts in times.items()
+        for a, b in pairwise(sorted(ts))
+    ]
+    least = min(gaps, default=None)
     return NewsReport(
         published=len(published),
         fetched=len(latencies),
@@ -84,5 +97,7 @@ def judge_news(news: NewsWeb, log: Sequence[AccessEntry], since: float, until: f
         latency_max=latencies[-1] if latencies else None,
         requests=len(log),
         archive_requests=archive,
-        min_gap=min(gaps) if gaps else None,
+        min_gap=least[0] if least else None,
+        min_gap_at=least[1] if least else "",
+        gaps_below=sum(gap < delay - SLACK for gap, _ in gaps),
     )

@@ -38,12 +38,14 @@ from nadird.testing.news_judge import judge_news
 from nadird.testing.web import run_in_thread
 
 CONFIG = """\
+master:
+  revisit_allocate_interval: {allocate_every}
 fetch:
   allow_private: true
   resolve: {{'*.test': 127.0.0.1}}
 jobs:
   default:
-    feeds: {{revisit: {{adaptive: {{min: {hub_min}, max: {hub_max}}}}}}}
+    feeds: {{revisit: {hub_revisit}}}
     delay: {delay}
     links: {{scope: same-domain}}
     max_depth: 4
@@ -61,6 +63,10 @@ def _args() -> argparse.Namespace:
     parser.add_argument("--delay", type=float, default=0.2)
     parser.add_argument("--hub-min", default="1s")
     parser.add_argument("--hub-max", default="1m")
+    parser.add_argument("--hub-every", help="hubs on a fixed interval instead (e.g. 10s)")
+    parser.add_argument(
+        "--allocate-every", type=float, default=60.0, help="master.revisit_allocate_interval"
+    )
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--backlog", type=int, default=30, help="articles per site at the start")
@@ -74,7 +80,10 @@ def main() -> int:
         news = NewsWeb(sites, ScaledClock(1.0)).install(server)
         config = os.path.join(tmp, "news.yaml")
         with open(config, "w", encoding="utf-8") as file:
-            file.write(CONFIG.format(hub_min=args.hub_min, hub_max=args.hub_max, delay=args.delay))
+            text = CONFIG.format(
+                hub_revisit=_hub_revisit(args), delay=args.delay, allocate_every=args.allocate_every
+            )
+            file.write(text)
         command = [
             sys.executable, "-m", "nadird", "crawl", "-c", config,
             "--for", f"{args.seconds}s", "--workers", str(args.workers),
@@ -100,7 +109,8 @@ def main() -> int:
         "warmup": args.warmup,
         "seconds": args.seconds,
         "delay": args.delay,
-        "hub_min": args.hub_min,
+        "hub_revisit": _hub_revisit(args),
+        "allocate_every": args.allocate_every,
         "wall": round(ended - started, 1),
         **report.to_dict(),
         # `nadird crawl` runs the master in its own process (workers are
@@ -117,6 +127,12 @@ def main() -> int:
     }
     print(json.dumps(result, indent=2))
     return 0 if returncode == 0 else 1
+
+
+def _hub_revisit(args: argparse.Namespace) -> str:
+    if args.hub_every:
+        return f"{{every: {args.hub_every}}}"
+    return f"{{adaptive: {{min: {args.hub_min}, max: {args.hub_max}, initial: {args.hub_min}}}}}"
 
 
 def _run(command: list[str], timeout: float) -> tuple[int, str, str, float]:

@@ -40,9 +40,11 @@ PAGINATION = re.compile(r"(?i)(?:[?&](?:page|pg|p|paged)=|/page/)(\d{1,9})(?:[/&
 class FeedsSpec:
     """How a job follows news sites (`feeds: true` takes these defaults)."""
 
-    # The revisit schedule of hubs (the forms of a job's `revisit:`).
+    # The revisit schedule of hubs (the forms of a job's `revisit:`). A hub
+    # is checked again after `min` at first (not the geometric mean of min
+    # and max, 4 minutes here): what it lists is what is new.
     revisit: dict[str, Any] = field(
-        default_factory=lambda: {"adaptive": {"min": "30s", "max": "30m"}}
+        default_factory=lambda: {"adaptive": {"min": "30s", "max": "30m", "initial": "30s"}}
     )
     # A regex (re.search on the URL) naming the hubs besides feeds and
     # sitemaps ("": none); section pages, say: '^https?://[^/]+/(world|business)/$'.

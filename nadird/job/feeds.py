@@ -108,6 +108,19 @@ def news_rank(url: str, listing: bool) -> int:
     return 0 if listing else ARTICLE_BONUS
 
 
+def hub_rules(feeds: bool | FeedsSpec) -> int:
+    """How many of a job's first revisit rules are the hubs' (with_hubs).
+
+    Hubs keep their own estimate (an interval of 0.2 over their rate of new
+    entries, within the schedule's bounds) rather than a share of the
+    domain's plan: the plan values a page fresh most of the time, a hub is
+    worth each new entry soon (docs/jobs/feeds.md, measured in BENCHMARKS).
+    """
+    if not isinstance(feeds, FeedsSpec):
+        return 0
+    return 2 if feeds.hubs else 1
+
+
 def is_listing(url: str, hub_patterns: list[str]) -> bool:
     """Whether the URL is a listing page (a job's hub_patterns) or an archive page."""
     return page_number(url) is not None or any(_compiled(p).search(url) for p in hub_patterns)

@@ -186,8 +186,8 @@ def _check(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     from nadird.store.export import UnknownField, export_to
 
-    if args.since is not None and not args.changes:
-        raise ConfigError("(command line)", "--since", "only with --changes")
+    if args.since is not None and args.items:
+        raise ConfigError("(command line)", "--since", "not with --items")
     if args.changes and args.items:
         raise ConfigError("(command line)", "--items", "not with --changes")
     if args.changes or args.items:
@@ -203,7 +203,7 @@ def _export(args: argparse.Namespace) -> int:
         await store.open()
         try:
             rows = await export_to(
-                store, args.out, args.format, args.job, args.fields, args.encoding
+                store, args.out, args.format, args.job, args.fields, args.encoding, args.since
             )
         except UnknownField as exc:
             raise ConfigError("(command line)", "--fields", str(exc)) from None

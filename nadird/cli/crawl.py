@@ -295,4 +295,7 @@ def _summary(
             "changes": revisits.changes,
             "not_modified": revisits.not_modified,
         }
+    feeds = master.core.discovery.status()
+    if feeds:  # jobs with feeds: articles by source, discovery latency
+        summary["feeds"] = feeds
     return summary

@@ -118,5 +118,9 @@ def _add_export(sub: argparse._SubParsersAction[CommandParser]) -> None:
         help="the keyed items of jobs with item_key: one JSON line per (job, key)",
     )
     export.add_argument(
-        "--since", type=moment, metavar="TIME", help="--changes: from TIME (ISO 8601, or 6h ago)"
+        "--since",
+        type=moment,
+        metavar="TIME",
+        help="only records fetched from TIME (--changes: changes found from TIME);"
+        " ISO 8601, epoch seconds, or 6h ago",
     )

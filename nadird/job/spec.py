@@ -15,6 +15,7 @@ from nadird.items.keys import UrlKey, compile_key
 from nadird.items.schema import FIELD_TYPES, compile_rules
 from nadird.job.article import ArticleSpec, article_spec
 from nadird.job.fallback import OnFailure
+from nadird.job.feeds import FeedsSpec, feeds_spec, with_hubs
 from nadird.job.history import HistoryKeep
 from nadird.job.login import LoginSpec
 from nadird.job.request import check_cookies, check_headers
@@ -276,6 +277,9 @@ class Job:
     # An article whose text is a near-duplicate of one seen before in the job:
     # stored as it is (keep), with `near_duplicate_of` (mark), or with no item (drop).
     near_duplicates: Literal["keep", "mark", "drop"] = "mark"
+    # true: feeds and sitemaps found and revisited as hubs, their articles
+    # fetched first (job/feeds.py); a mapping tunes it.
+    feeds: bool | FeedsSpec = False
 
     def __post_init__(self) -> None:
         check_headers(self.headers, "headers")
@@ -297,6 +301,7 @@ class Job:
         object.__setattr__(self, "article", article_spec(self.article) or False)
         if self.near_duplicates == "drop" and not self.article:
             raise ValueError("near_duplicates: drop needs article: (the text it compares)")
+        object.__setattr__(self, "feeds", feeds_spec(self.feeds) or False)
         if self.render_when_invalid and self.render != "auto":
             raise ValueError("render_when_invalid needs render: auto")
         if self.render is False:
@@ -351,6 +356,9 @@ class Job:
             cached: RevisitPolicy | None = self.__dict__["_policy"]
             return cached
         policy = revisit_policy_of(self.revisit, self.expire, key, source)
+        if isinstance(self.feeds, FeedsSpec):
+            feeds_key = key.rsplit(".", 1)[0] + ".feeds" if "." in key else "feeds"
+            policy = with_hubs(policy, self.feeds, feeds_key, source)
         object.__setattr__(self, "_policy", policy)  # frozen: a cache, not a field
         return policy
 

@@ -30,6 +30,7 @@ from nadird.master.leasing.nodes import Node, NodeRegistry
 from nadird.master.leasing.robots_notes import RobotsNotes
 from nadird.master.leasing.welcome import Welcomer
 from nadird.master.observe import trace
+from nadird.master.observe.discovery import Discovery
 from nadird.master.observe.metrics import MasterMetrics
 from nadird.master.results.blocking import BlockStreaks
 from nadird.master.results.by_job import JobTallies
@@ -95,6 +96,8 @@ class MasterCore:
         self._drop_log = PerKeyLimit()
         self.metrics = MasterMetrics()
         self.metrics.registry.register(self.revisits.lateness)
+        self.discovery = Discovery()  # feeds jobs: articles by source, latency
+        self.metrics.registry.register(self.discovery)
         # Whether a worker's connection (by its socket identity) is still
         # open; the server asks its socket. Without one: assume it is.
         self.connected: Callable[[bytes], bool] = lambda _identity: True
@@ -165,6 +168,7 @@ class MasterCore:
             **{k: v for k, v in sorted(self.stats.items())},
             **(self.revisits.status() if self.revisits.scanning else {}),
             **({"logins": self.sessions.status(time.monotonic())} if self.sessions.domains else {}),
+            **({"feeds": feeds} if (feeds := self.discovery.status()) else {}),
         }
 
     def has_work(self) -> bool:
@@ -367,6 +371,9 @@ class MasterCore:
 
     def _observe(self, page: PageResult, job: str) -> None:
         self.page_log.observe(page)
+        spec = self.admission.jobs.get(job)
+        if spec is not None and spec.feeds:
+            self.discovery.on_page(page, spec, time.time())
         if page.status:  # a response came back: a fetched page, whatever its status
             self.metrics.fetch_seconds.observe(page.elapsed)
             self.statuses[page.status] += 1

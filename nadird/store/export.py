@@ -67,8 +67,10 @@ async def export_to(
     job: str | None = None,
     fields: Sequence[str] | None = None,
     encoding: str = "utf-8",
+    since: float | None = None,
 ) -> int:
-    """export_records into a file (or stdout when `path` is None) in `encoding`.
+    """export_records into a file (or stdout when `path` is None) in `encoding`;
+    with `since`, only the records fetched at or after it (epoch seconds).
 
     The CSV columns are checked before the file is opened: an unknown field
     leaves no empty or half-written file behind.
@@ -76,11 +78,11 @@ async def export_to(
     if fmt == "csv":
         columns = await csv_columns(store, job, fields)
         with open_output(path, encoding) as out:
-            return await write_csv(store, out, columns, job)
+            return await write_csv(store, out, columns, job, since)
     if fields is not None:
         raise ValueError("fields choose CSV columns; JSON lines always hold every field")
     with open_output(path, encoding) as out:
-        return await _export_jsonl(store, out, job)
+        return await _export_jsonl(store, out, job, since)
 
 
 async def export_changes(
@@ -128,9 +130,13 @@ def open_output(path: str | None, encoding: str) -> Iterator[TextIO]:
         stdout.detach()  # sys.stdout keeps its buffer
 
 
-async def _export_jsonl(store: Store, out: TextIO, job: str | None) -> int:
+async def _export_jsonl(
+    store: Store, out: TextIO, job: str | None, since: float | None = None
+) -> int:
     rows = 0
     async for record in store.iter_records(job):
+        if since is not None and record.fetched_at < since:
+            continue
         out.write(json.dumps(record.export_dict(), ensure_ascii=False, separators=(",", ":")))
         out.write("\n")
         rows += 1
@@ -157,7 +163,13 @@ async def csv_columns(
     return list(fields)
 
 
-async def write_csv(store: Store, out: TextIO, columns: Sequence[str], job: str | None) -> int:
+async def write_csv(
+    store: Store,
+    out: TextIO,
+    columns: Sequence[str],
+    job: str | None,
+    since: float | None = None,
+) -> int:
     # "\n" rather than csv's default "\r\n": `out` is usually stdout or a file
     # read by Unix tools, where "\r\n" would leave a stray "\r"; spreadsheets
     # read both.
@@ -165,6 +177,8 @@ async def write_csv(store: Store, out: TextIO, columns: Sequence[str], job: str 
     writer.writerow(columns)
     rows = 0
     async for record in store.iter_records(job):
+        if since is not None and record.fetched_at < since:
+            continue
         # A field first written after the header (live store) is left out:
         # the header cannot grow.
         writer.writerow([_cell(column, _value(record, column)) for column in columns])

@@ -106,7 +106,12 @@ class RobotsGate:
 
 
 class SitemapHook:
-    """Adds a host's sitemap URLs to the first result of that host (per worker, per ttl)."""
+    """Adds a host's sitemap URLs to the first result of that host (per worker, per ttl).
+
+    With `as_hubs` (jobs with `feeds:`) the sitemaps robots.txt lists are
+    themselves the links: each is then fetched, read and revisited as a hub
+    like a feed, instead of read once here.
+    """
 
     def __init__(
         self,
@@ -115,7 +120,9 @@ class SitemapHook:
         links: LinkPipeline,
         pacer: Pacer,
         use_proxy: bool = True,
+        as_hubs: bool = False,
     ) -> None:
+        self._as_hubs = as_hubs
         self._reader = reader
         self._robots = robots
         self._links = links
@@ -128,7 +135,10 @@ class SitemapHook:
             return result
         rules = self._robots.cached(result.url) if self._robots is not None else None
         listed = rules.sitemaps() if rules is not None else []
-        raw = await self._reader.urls(origin, listed, self._pacer.turn, self._use_proxy)
+        if self._as_hubs:
+            raw = listed
+        else:
+            raw = await self._reader.urls(origin, listed, self._pacer.turn, self._use_proxy)
         have = {result.url, *result.links}
         extra = [u for u in self._links.follow_raw(raw, result.url) if u not in have]
         if not extra:

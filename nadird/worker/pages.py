@@ -28,11 +28,14 @@ from nadird.config import FetchConfig
 from nadird.items.keys import apply_key, compile_key
 from nadird.items.processors import Context
 from nadird.items.schema import compile_rules
+from nadird.job.feeds import feeds_spec
 from nadird.job.request import RequestSpec, link_fields
 from nadird.job.spec import Job
 from nadird.protocol.messages import PageResult
+from nadird.worker.feed_page import is_feed, read_feed_page
 from nadird.worker.fetch.cookies import DomainJar
 from nadird.worker.fetch.fetcher import Fetcher, FetchOutcome, HopCheck
+from nadird.worker.follow.feedlinks import feed_links, without_deep_pages
 from nadird.worker.follow.filter import LinkPipeline
 from nadird.worker.follow.find import extract_links, resolve_hrefs
 from nadird.worker.follow.jsonlinks import json_hrefs, next_page, next_request
@@ -112,6 +115,7 @@ class PageProcessor:
         self._fetch = fetch
         self._html_types = set(fetch.html_types)
         self._reads_json = job.reads_json()
+        self._feeds = feeds_spec(job.feeds)
         self._links = links
         self._hop_check = hop_check
         self._render = render
@@ -183,7 +187,9 @@ class PageProcessor:
         read = Read()
         if outcome.status < 400:
             body = self._json_body(outcome)
-            if body is not None:
+            if self._feeds is not None and is_feed(outcome.final_url, outcome.body):
+                read = self._read_feed(task, outcome)
+            elif body is not None:
                 read = self._read_json(task, outcome, started, body)
             elif outcome.content_type in self._html_types:
                 read = self._read_html(task, outcome, started)
@@ -244,12 +250,28 @@ class PageProcessor:
             found = extract_links(doc, outcome.final_url, nofollow)
             hrefs, read.requests = self._next_page(selected, task, outcome)
             pages = resolve_hrefs(hrefs, outcome.final_url)
+            if self._feeds is not None:  # feeds first; deep archive pages never
+                feeds = feed_links(doc, outcome.final_url)
+                found = without_deep_pages([*feeds, *found], self._feeds)
+                pages = without_deep_pages(pages, self._feeds)
             read.links = self._links.follow(pages + found, outcome.final_url)
         if self._job.revisits:  # last: it may remove ignored elements
             job = self._job
             signs_fields = bool(job.fields or job.article)  # article: its fields too
             read.signature = signature(signs_fields, read.data, doc, job.signature_ignore)
         return read
+
+    def _read_feed(self, task: PageTask, outcome: FetchOutcome) -> Read:
+        assert self._feeds is not None
+        max_bytes = self._fetch.sitemaps.max_bytes
+        page = read_feed_page(outcome.final_url, outcome.body, self._feeds, self._links, max_bytes)
+        follows = self.follows(task.depth)
+        return Read(
+            data=page.data,
+            links=page.links if follows else [],
+            error=page.error,
+            signature=page.signature if self._job.revisits else None,
+        )
 
     def _read_json(
         self, task: PageTask, outcome: FetchOutcome, started: float, body: JsonBody

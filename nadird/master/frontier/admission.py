@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from nadird.common.logs import gate
+from nadird.job.feeds import news_rank
 from nadird.job.request import pack_wire
 from nadird.job.spec import Job
 from nadird.master.frontier.domains import DomainCache
@@ -51,6 +52,8 @@ def priority(job: Job, depth: int, url: str = "") -> int:
 
 def _priority(job: Job, depth: int, url: str, hubs: tuple[re.Pattern[str], ...]) -> int:
     rank = job.priority + (SEED_BONUS if depth == 0 else 0) - depth
+    if job.feeds:  # feeds, then articles, then listings, archives last (job/feeds.py)
+        return rank + news_rank(url, any(p.search(url) for p in hubs))
     for pattern in hubs:  # a loop, not any(): this runs for every new URL
         if pattern.search(url):
             return rank + job.hub_bonus

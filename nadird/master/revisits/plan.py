@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from nadird.common.logs import get_logger
+from nadird.job.feeds import hub_rules
 from nadird.job.spec import Job
 from nadird.revisit.plan import class_interval, plan_groups, probe_interval, schedule_of
 from nadird.revisit.policy import Adaptive
@@ -111,7 +112,7 @@ class RevisitPlanner:
         the interval the plan's multiplier gives its rate, kept for the next.
         """
         plan = self.plans.get(domain)
-        if plan is None:
+        if plan is None or self._own(key):
             return None, None
         interval = plan.intervals.get(key)
         if interval is None and key[2] is not None:
@@ -119,6 +120,11 @@ class RevisitPlanner:
             if interval is not None:
                 plan.intervals[key] = interval
         return interval, plan.probe
+
+    def _own(self, key: Key) -> bool:
+        """Whether the group is a feeds job's hubs, scheduled on its own estimate."""
+        job = self._jobs().get(key[0])
+        return job is not None and 0 <= key[1] < hub_rules(job.feeds)
 
     # ------------------------------------------------------------- planning
     def tick(self, every: float) -> int:
@@ -146,6 +152,8 @@ class RevisitPlanner:
         groups: list[tuple[Key, Adaptive]] = []
         rate = math.inf
         for key in self.counts.get(domain) or ():
+            if self._own(key):
+                continue  # a feeds job's hub: not shared by the plan
             job = jobs.get(key[0])
             policy = None if job is None else job.revisit_policy()
             schedule = None if policy is None else schedule_of(policy, key[1])

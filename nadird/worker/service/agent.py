@@ -280,9 +280,10 @@ class WorkerAgent:
         if job.robots:
             gate = RobotsGate(self.robots, run.pacer, fetch.throttle.max_crawl_delay, job.proxies)
         hook = None
-        if job.sitemaps:
+        if job.sitemaps or job.feeds:
             robots = self.robots if job.robots else None
-            hook = SitemapHook(self.sitemaps, robots, links, run.pacer, job.proxies)
+            hubs = bool(job.feeds)
+            hook = SitemapHook(self.sitemaps, robots, links, run.pacer, job.proxies, hubs)
         hop_check = gate.hop_check if gate is not None else None
         render = None
         if job.render is not False:

@@ -117,11 +117,21 @@ def _wait_until_serving(site: Site, server: Server) -> None:
         try:
             for seed in site.seeds:
                 urllib.request.urlopen(seed, timeout=2).read()
+            _check_own_log(server)
             return
         except OSError:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.1)
+
+
+def _check_own_log(server: Server) -> None:
+    """The seeds answered: make sure it was this nginx. One that could not bind
+    its port exits a moment later, while another server on the port answers,
+    and the benchmark would crawl that one."""
+    time.sleep(0.5)  # nginx writes its access log line after the answer
+    if server.proc.poll() is not None or server.log_size() == 0:
+        raise SystemExit("another server answers on the benchmark's ports: choose --port")
 
 
 # ---------------------------------------------------------------- crawlers

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import psutil
 import yaml
@@ -145,6 +146,13 @@ def nadird_command(args: argparse.Namespace, site: Site, work: Path) -> list[str
         # Neither peer keeps bodies or throttles adaptively.
         "fetch": {"store_body_bytes": 0, "throttle": {"adaptive": False}},
     }
+    return nadird_crawl_line(args, site, work, config)
+
+
+def nadird_crawl_line(
+    args: argparse.Namespace, site: Site, work: Path, config: dict[str, Any]
+) -> list[str]:
+    """`nadird crawl` of the site's seeds with `config` written to work/nadird.yaml."""
     path = work / "nadird.yaml"
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
     command = [

@@ -1,8 +1,9 @@
 """extract_links' shortcuts against the plain walk they replace.
 
 The hrefs come from one XPath call instead of a loop over the <a>/<area>
-elements, tabs and newlines are only translated away when there are any,
-and canonical forms come from a bounded per-process cache: none of that may
+elements (also when nofollow links are left out, on a page that has none),
+tabs and newlines are only translated away when there are any, and
+canonical forms come from a bounded per-process cache: none of that may
 change which links a page gives, nor their order.
 """
 
@@ -33,7 +34,9 @@ hrefs = st.lists(st.sampled_from(PIECES), min_size=1, max_size=3).map("".join)
 anchors = st.tuples(
     st.sampled_from(["a", "area", "span", "link"]),
     st.one_of(st.none(), hrefs),
-    st.sampled_from([None, "nofollow", "NoFollow noopener", "next"]),
+    st.sampled_from(
+        [None, "nofollow", "NoFollow noopener", "next", "NOFOLLOW", "nofollowing", "a\tnofollow"]
+    ),
 )
 
 

@@ -33,6 +33,7 @@ from nadird.master.results.writer import ResultWriter
 from nadird.master.revisits.catch_up import catch_up
 from nadird.master.service.api import ApiServer
 from nadird.master.service.handshakes import HandshakeWatch
+from nadird.master.service.heard import HeardClock
 from nadird.master.service.loops import LoopGuard
 from nadird.master.service.peers import PeerProbe
 from nadird.master.service.reads import MasterReads
@@ -94,6 +95,7 @@ class Master(MasterReads):
         # Workers whose keys do not fit fail below the messages: logged here.
         self.handshakes = HandshakeWatch()
         self._last_dead_poll = 0.0
+        self._heard = HeardClock(time.monotonic())  # workers are judged as of then
         self._commit_timer: asyncio.TimerHandle | None = None
         self._rate: collections.deque[tuple[float, int]] = collections.deque(maxlen=12)
         self.api: ApiServer | None = None
@@ -295,6 +297,7 @@ class Master(MasterReads):
                 self._drop(f"expected 2 frames, got {len(frames)}", "control")
             else:
                 await self._on_control_frame(frames[0].bytes, frames[1].buffer, user)
+            self._heard.check(self._router, time.monotonic())
             # A ready socket's recv() completes without yielding to the event
             # loop; without this a flood on one socket starves the others.
             await asyncio.sleep(0)
@@ -404,7 +407,9 @@ class Master(MasterReads):
             await asyncio.sleep(tick)
             now = time.monotonic()
             self._rate.append((now, self.writer.written))
-            self.core.expire(now)
+            if self._router is not None:
+                self._heard.check(self._router, now)
+            self.core.expire(now, self._heard.until)
             self.core.revisit_tick()
             if now - self._last_dead_poll >= master.dead_letter_poll:
                 self._last_dead_poll = now

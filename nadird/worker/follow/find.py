@@ -27,15 +27,6 @@ _TAB_OR_NEWLINE = str.maketrans("", "", "\t\n\r")
 # links). Only when rel=nofollow matters are the elements themselves needed.
 _HREFS = etree.XPath("//a/@href | //area/@href", smart_strings=False)
 
-# Whether any <a>/<area> might be rel=nofollow: its rel holds the letters of
-# 'nofollow' in some case. Only ASCII letters lower() to them, so a page
-# where no rel does (most pages: nofollow is respected by default) has no
-# nofollow link and takes the XPath path above; the others walk elements.
-_MAYBE_NOFOLLOW = etree.XPath(
-    "boolean(//a[contains(translate(@rel, 'NOFLW', 'noflw'), 'nofollow')]"
-    " | //area[contains(translate(@rel, 'NOFLW', 'noflw'), 'nofollow')])"
-)
-
 
 def extract_links(
     doc: lxml.html.HtmlElement | None, page_url: str, respect_nofollow: bool = False
@@ -73,7 +64,7 @@ def extract_links(
 def _raw_hrefs(doc: lxml.html.HtmlElement, respect_nofollow: bool) -> list[str]:
     """The href values of the page's <a>/<area> elements, in document order
     (without the rel=nofollow ones when they are not followed)."""
-    if not (respect_nofollow and _MAYBE_NOFOLLOW(doc)):
+    if not respect_nofollow:
         hrefs = _HREFS(doc)
         # An attribute-only path with smart_strings=False gives a list of str.
         return hrefs if isinstance(hrefs, list) else []  # type: ignore[return-value]

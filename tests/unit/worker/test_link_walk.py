@@ -1,9 +1,8 @@
 """extract_links' shortcuts against the plain walk they replace.
 
 The hrefs come from one XPath call instead of a loop over the <a>/<area>
-elements (also when nofollow links are left out, on a page that has none),
-tabs and newlines are only translated away when there are any, and
-canonical forms come from a bounded per-process cache: none of that may
+elements, tabs and newlines are only translated away when there are any,
+and canonical forms come from a bounded per-process cache: none of that may
 change which links a page gives, nor their order.
 """
 

@@ -73,7 +73,9 @@ def site_of(args: argparse.Namespace) -> Site:
     names = TREE_SETS.get(args.trees, args.trees).split(",")
     unknown = [n for n in names if n not in TREES]
     if unknown:
-        raise SystemExit(f"unknown tree(s) {unknown}; choose from {sorted(TREES)}")
+        raise SystemExit(
+            f"unknown tree(s) {unknown}; choose from {sorted(TREES)} or a set {sorted(TREE_SETS)}"
+        )
     roots = {f"127.0.0.{i + 2}:{args.port}": Path(TREES[n][0]) for i, n in enumerate(names)}
     seeds = [f"http://{origin}{TREES[n][1]}" for origin, n in zip(roots, names, strict=True)]
     for root in roots.values():

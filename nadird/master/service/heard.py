@@ -24,7 +24,8 @@ class HeardClock:
 
     def check(self, socket: zmq.asyncio.Socket, now: float) -> None:
         """After a message is handled, or at a housekeeping tick: caught up
-        when nothing more is waiting."""
+        when nothing more is waiting. (Reading EVENTS from pyzmq's asyncio
+        socket schedules what it reveals: the waiting recv is not starved.)"""
         events = socket.get(zmq.EVENTS)
         if isinstance(events, int) and not events & zmq.POLLIN:
             self.until = now

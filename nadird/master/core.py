@@ -107,7 +107,7 @@ class MasterCore:
         now = time.monotonic()
         self.hold_until = recovery_hold(db, master, bool(self.frontier.queued), now)
         self.adoption = Adoption(LeaseRecords(db), self.frontier, self.leases, self.stats)
-        window = max(2.0, 4 * master.heartbeat_interval)  # a few chances to say hello
+        window = self.claim_window()
         self.held_all = self.adoption.start(master.adopt_leases, self.hold_until, now, window)
         self.lease_mark = LeaseMark(db, master.lease_ttl, headroom_of(master))
         self._build_parts()
@@ -252,6 +252,17 @@ class MasterCore:
         self.nodes.remove(node, now)
         self.closer.reclaim(self.leases.of_node(node.node), now, why)
         log.info("worker_left", worker=node.node, why=why)
+
+    def claim_window(self) -> float:
+        """Seconds a restarted master waits for its workers' claims: a few
+        chances to say hello."""
+        return max(2.0, 4 * self.config.master.heartbeat_interval)
+
+    def listening(self, now: float) -> None:
+        """The control socket is read from `now` on: the workers get their
+        whole claim window from here, however long the start took (a loaded
+        machine, a stalled process) since the waiting leases were read."""
+        self.adoption.extend(now + self.claim_window())
 
     def expire(self, now: float, heard: float | None = None) -> None:
         """Leases expired, waiting leases unclaimed, workers silent: judged

@@ -145,6 +145,7 @@ class Master(MasterReads):
         self.alerts.start(self)
         if await catch_up(self.core.revisits, self.writer.store):  # after a crash
             self.db.commit()
+        self.core.listening(time.monotonic())
         # Guarded: a loop that fails on one message or tick is counted,
         # logged and started again (see loops.py).
         self.loops.start("control", self._control_loop)
@@ -297,7 +298,6 @@ class Master(MasterReads):
                 self._drop(f"expected 2 frames, got {len(frames)}", "control")
             else:
                 await self._on_control_frame(frames[0].bytes, frames[1].buffer, user)
-            self._heard.check(self._router, time.monotonic())
             # A ready socket's recv() completes without yielding to the event
             # loop; without this a flood on one socket starves the others.
             await asyncio.sleep(0)
@@ -408,7 +408,7 @@ class Master(MasterReads):
             now = time.monotonic()
             self._rate.append((now, self.writer.written))
             if self._router is not None:
-                self._heard.check(self._router, now)
+                self._heard.tick(self._router, now, tick)
             self.core.expire(now, self._heard.until)
             self.core.revisit_tick()
             if now - self._last_dead_poll >= master.dead_letter_poll:

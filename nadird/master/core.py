@@ -62,6 +62,11 @@ from nadird.store.base import PageRecord
 
 log = get_logger()
 
+# How far behind the clock workers may be judged (in lease periods) while
+# the control socket still holds unread messages: a master that far behind
+# judges by the clock again (see expire).
+CATCH_UP_PERIODS = 4.0
+
 
 class MasterCore:
     def __init__(self, config: Config, db: FrontierDB, seen: SeenSet) -> None:
@@ -107,7 +112,7 @@ class MasterCore:
         now = time.monotonic()
         self.hold_until = recovery_hold(db, master, bool(self.frontier.queued), now)
         self.adoption = Adoption(LeaseRecords(db), self.frontier, self.leases, self.stats)
-        window = max(2.0, 4 * master.heartbeat_interval)  # a few chances to say hello
+        window = self.claim_window()
         self.held_all = self.adoption.start(master.adopt_leases, self.hold_until, now, window)
         self.lease_mark = LeaseMark(db, master.lease_ttl, headroom_of(master))
         self._build_parts()
@@ -253,14 +258,32 @@ class MasterCore:
         self.closer.reclaim(self.leases.of_node(node.node), now, why)
         log.info("worker_left", worker=node.node, why=why)
 
-    def expire(self, now: float) -> None:
-        expired = self.leases.expired(now)
+    def claim_window(self) -> float:
+        """Seconds a restarted master waits for its workers' claims: a few
+        chances to say hello."""
+        return max(2.0, 4 * self.config.master.heartbeat_interval)
+
+    def listening(self, now: float) -> None:
+        """The control socket is read from `now` on: the workers get their
+        whole claim window from here, however long the start took (a loaded
+        machine, a stalled process) since the waiting leases were read."""
+        self.adoption.extend(now + self.claim_window())
+
+    def expire(self, now: float, heard: float | None = None) -> None:
+        """Leases expired, waiting leases unclaimed, workers silent: judged
+        as of `heard`, when every control message sent before had been read
+        (service/heard.py; default `now`), and never more than
+        CATCH_UP_PERIODS lease periods behind, so a socket that is never
+        empty cannot keep a dead worker's leases forever."""
+        master = self.config.master
+        as_of = now if heard is None else min(now, heard)
+        as_of = max(as_of, now - CATCH_UP_PERIODS * master.lease_ttl)
+        expired = self.leases.expired(as_of)
         self.stats["leases_expired"] += len(expired)
         self.closer.reclaim(expired, now, "lease expired")
         self.leases.ended.trim(now, self.late_window())
-        self.adoption.give_up(now)
-        master = self.config.master
-        for node in self.nodes.silent(now, master.node_timeout or master.lease_ttl):
+        self.adoption.give_up(as_of)
+        for node in self.nodes.silent(as_of, master.node_timeout or master.lease_ttl):
             self.forget_node(node, "silent", now)
 
     # ----------------------------------------------------------- results

@@ -35,6 +35,7 @@ from nadird.master.results.writer import ResultWriter
 from nadird.master.revisits.catch_up import catch_up
 from nadird.master.service.api import ApiServer
 from nadird.master.service.handshakes import HandshakeWatch
+from nadird.master.service.heard import HeardClock
 from nadird.master.service.loops import LoopGuard
 from nadird.master.service.peers import PeerProbe
 from nadird.master.service.reads import MasterReads
@@ -96,6 +97,7 @@ class Master(MasterReads):
         # Workers whose keys do not fit fail below the messages: logged here.
         self.handshakes = HandshakeWatch()
         self._last_dead_poll = 0.0
+        self._heard = HeardClock(time.monotonic())  # workers are judged as of then
         self._commit_timer: asyncio.TimerHandle | None = None
         self._rate: collections.deque[tuple[float, int]] = collections.deque(maxlen=12)
         # The crawl's numbers over time, for the console's charts (observe/history.py).
@@ -154,6 +156,7 @@ class Master(MasterReads):
         self.alerts.start(self)
         if await catch_up(self.core.revisits, self.writer.store):  # after a crash
             self.db.commit()
+        self.core.listening(time.monotonic())
         # Guarded: a loop that fails on one message or tick is counted,
         # logged and started again (see loops.py).
         self.loops.start("control", self._control_loop)
@@ -422,10 +425,12 @@ class Master(MasterReads):
         while True:
             await asyncio.sleep(tick)
             now = time.monotonic()
+            if self._router is not None:  # first: it judges whether this tick came on time
+                self._heard.tick(self._router, now, tick)
             self._rate.append((now, self.writer.written))
             if self.history.due(now):
                 self.history.add(status.sample(self, time.time()))
-            self.core.expire(now)
+            self.core.expire(now, self._heard.until)
             self.core.revisit_tick()
             if now - self._last_dead_poll >= master.dead_letter_poll:
                 self._last_dead_poll = now

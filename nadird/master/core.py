@@ -30,7 +30,6 @@ from nadird.master.leasing.nodes import Node, NodeRegistry
 from nadird.master.leasing.robots_notes import RobotsNotes
 from nadird.master.leasing.welcome import Welcomer
 from nadird.master.observe import trace
-from nadird.master.observe.discovery import Discovery
 from nadird.master.observe.metrics import MasterMetrics
 from nadird.master.results.blocking import BlockStreaks
 from nadird.master.results.by_job import JobTallies
@@ -38,7 +37,7 @@ from nadird.master.results.claims import Claims
 from nadird.master.results.failing import FailureRouter
 from nadird.master.results.fallback import Fallbacks
 from nadird.master.results.near_dups import NearDuplicates
-from nadird.master.results.recent import PageLog
+from nadird.master.results.observing import PageObserver
 from nadird.master.results.records import record_from_result
 from nadird.master.results.retries import is_transient
 from nadird.master.revisits.clock import revisit_wall
@@ -87,22 +86,21 @@ class MasterCore:
         self.revisits.pace.configure(config)
         self.stats: Counter[str] = Counter()
         self.claims = Claims(self.stats)  # what of a worker's word the master checks
-        self.errors: Counter[str] = Counter()  # failed attempts by kind (not HTTP statuses)
-        self.domain_errors: Counter[str] = Counter()
         self.domain_results: Counter[str] = Counter()  # pages answered, by domain
         self.refused: Counter[str] = Counter()  # results dropped, by acceptance.REASONS key
-        self.statuses: Counter[int] = Counter()  # fetched pages by final HTTP status
         self.invalid: Counter[tuple[str, str]] = Counter()  # invalid items by (job, field)
         self.blocks = BlockStreaks()  # 403/429/503 in a row, by domain (alerts)
         self.tallies = JobTallies()  # what job-scoped alert rules count
-        self.page_log = PageLog()  # recent failures, last status by domain (console)
         self.store_trace = trace.StoreTrace()
         self.paused: set[str] = set()
         self._drop_log = PerKeyLimit()
         self.metrics = MasterMetrics()
         self.metrics.registry.register(self.revisits.lateness)
-        self.discovery = Discovery()  # feeds jobs: articles by source, latency
-        self.metrics.registry.register(self.discovery)
+        self.observer = PageObserver(self.stats, self.tallies, self.metrics, self.admission.jobs)
+        # The observer's counters, under the names the views read.
+        self.errors, self.statuses = self.observer.errors, self.observer.statuses
+        self.domain_errors, self.page_log = self.observer.domain_errors, self.observer.page_log
+        self.discovery = self.observer.discovery
         # Whether a worker's connection (by its socket identity) is still
         # open; the server asks its socket. Without one: assume it is.
         self.connected: Callable[[bytes], bool] = lambda _identity: True
@@ -326,7 +324,7 @@ class MasterCore:
             row = lease.pending.pop(page.fp, None) if lease is not None else None
             if row is None and lease is not None and page.fp in lease.urls:
                 continue  # answered in this lease already (sent again after a restart)
-            self._observe(page, held.job)
+            self.observer.observe(page, held.job)
             if is_transient(page):
                 self.failures.failed(page, row, lease)
                 continue
@@ -391,24 +389,6 @@ class MasterCore:
         master = self.config.master
         window = master.late_result_window
         return master.lease_ttl if window is None else window
-
-    def _observe(self, page: PageResult, job: str) -> None:
-        self.page_log.observe(page)
-        spec = self.admission.jobs.get(job)
-        if spec is not None and spec.feeds:
-            self.discovery.on_page(page, spec, time.time())
-        if page.status:  # a response came back: a fetched page, whatever its status
-            self.metrics.fetch_seconds.observe(page.elapsed)
-            self.statuses[page.status] += 1
-        if page.body:
-            self.stats["bytes"] += len(page.body)
-        self.tallies.articles.observe(page, job, self.admission.jobs)
-        kind = page.error_kind
-        if kind is not None:
-            self.errors[kind.value] += 1
-            domain = domain_of(page.url)
-            self.domain_errors[domain] += 1
-            self.tallies.failed(job, domain)
 
     def on_durable(self, records: Sequence[PageRecord]) -> None:
         self.tallies.durable(records)

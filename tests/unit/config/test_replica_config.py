@@ -26,6 +26,7 @@ def load(tmp_path: Path, master: str) -> ConfigError | None:
     [
         "file:///mnt/replica/nadird",
         "s3://bucket/nadird/prod",
+        "s3://nadird/prod?endpoint=minio.internal:9000",
         "sftp://backup@host.example/srv/nadird",
         "gs://bucket/nadird",
         "abs://container/nadird",
@@ -46,7 +47,9 @@ def test_replica_urls_litestream_takes_load(tmp_path: Path, url: str) -> None:
         ("s3:///path", "names a bucket"),
         ("s3://bucket", "a path under bucket"),
         ("sftp://user:secret@host/path", "without a password"),
-        ("s3://bucket/path?region=x", "without ?query"),
+        ("sftp://user@host/path?key=x", "without ?query"),
+        ("s3://bucket/path?secret=x", "query takes endpoint"),
+        ("s3://bucket/path#x", "without ?query or #fragment"),
     ],
 )
 def test_a_wrong_replica_url_names_the_file_the_key_and_what_was_expected(
@@ -76,3 +79,13 @@ def test_no_replica_by_default() -> None:
 
     master = MasterConfig()
     assert master.replica is None and master.replica_max_lag == 60.0
+
+
+def test_each_database_goes_at_the_end_of_the_path_before_the_query() -> None:
+    from nadird.config.replica import replica_of
+
+    assert replica_of("file:///mnt/r/", "frontier.db") == "file:///mnt/r/frontier.db"
+    assert (
+        replica_of("s3://nadird/prod?endpoint=minio:9000", "replica.db")
+        == "s3://nadird/prod/replica.db?endpoint=minio:9000"
+    )

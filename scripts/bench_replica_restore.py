@@ -84,18 +84,20 @@ def replicate(state: Path, url: str, binary: str) -> float:
     )
     assert proc.stdout is not None
     pending = set(names)
-    for line in proc.stdout:  # debug JSON lines; "replica sync" per database uploaded
-        if '"replica sync"' not in line and "sync" not in line:
+    # A "replica sync" line opens each upload with both positions: the
+    # replica has it all once they are equal.
+    for line in proc.stdout:
+        if not line.startswith("{") or '"replica sync"' not in line:
             continue
-        event = json.loads(line) if line.startswith("{") else {}
-        db = Path(str(event.get("db", ""))).name
-        if event.get("msg") == "replica sync" and db in pending:
-            pending.discard(db)
+        event = json.loads(line)
+        txid = event.get("txid") or {}
+        if txid.get("replica") == txid.get("db"):
+            pending.discard(Path(str(event.get("db", ""))).name)
         if not pending:
             break
     took = time.monotonic() - started
     proc.terminate()
-    proc.wait(60)
+    proc.wait(600)
     return took
 
 

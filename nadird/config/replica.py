@@ -54,6 +54,16 @@ def check_replica_url(url: str) -> None:
         raise ValueError(f"replica: expected a path under {parts.hostname} (one per master)")
 
 
+def check_sftp_key(url: str | None, key: str | None) -> None:
+    """replica_sftp_key goes with an sftp:// replica, as an absolute path."""
+    if key is None:
+        return
+    if url is None or not url.startswith("sftp://"):
+        raise ValueError("replica_sftp_key: expected only with an sftp:// master.replica")
+    if not key.startswith("/"):
+        raise ValueError(f"replica_sftp_key: expected an absolute path, got {key}")
+
+
 def replica_of(url: str, name: str) -> str:
     """The replica URL of one database of the state directory (the name goes
     at the end of the path, before an s3:// URL's ?endpoint=...)."""

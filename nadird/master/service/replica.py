@@ -89,6 +89,7 @@ class Replicator:
     def __init__(self, master: MasterConfig) -> None:
         assert master.replica is not None
         self.url = master.replica
+        self.sftp_key = master.replica_sftp_key
         self.state_dir = Path(master.state_dir)
         self.interval = master.replica_sync_interval
         self.max_lag = master.replica_max_lag
@@ -121,7 +122,9 @@ class Replicator:
         started = bump_generation(manifest, socket.gethostname(), time.time())
         was = None if replica is None else replica.n
         log.info("replica_generation", generation=started.n, replica=was)
-        config = litestream_config(self.state_dir, self.url, self.names, self.interval)
+        config = litestream_config(
+            self.state_dir, self.url, self.names, self.interval, self.sftp_key
+        )
         (self.state_dir / LITESTREAM_CONFIG).write_text(config, encoding="utf-8")
         self._task = asyncio.create_task(self._supervise())
 
@@ -132,7 +135,7 @@ class Replicator:
         try:
             if binary is None:
                 raise StateError("litestream not found")
-            return await asyncio.to_thread(replica_generation, binary, self.url)
+            return await asyncio.to_thread(replica_generation, binary, self.url, self.sftp_key)
         except (StateError, OSError, subprocess.SubprocessError) as exc:
             log.error("replica_generation_unknown", url=self.url, error=str(exc)[:500])
             return None

@@ -89,3 +89,18 @@ def test_each_database_goes_at_the_end_of_the_path_before_the_query() -> None:
         replica_of("s3://nadird/prod?endpoint=minio:9000", "replica.db")
         == "s3://nadird/prod/replica.db?endpoint=minio:9000"
     )
+
+
+def test_an_sftp_key_goes_with_an_sftp_replica_and_into_litestreams_config(
+    tmp_path: Path,
+) -> None:
+    from nadird.master.state.replica_files import litestream_config
+
+    sftp = "  replica: sftp://backup@host.example/srv/nadird\n"
+    assert load(tmp_path, sftp + "  replica_sftp_key: /etc/nadird/keys/replica\n") is None
+    error = load(tmp_path, "  replica: s3://b/p\n  replica_sftp_key: /k\n")
+    assert error is not None and "only with an sftp://" in error.expected
+    error = load(tmp_path, sftp + "  replica_sftp_key: keys/replica\n")
+    assert error is not None and "absolute path" in error.expected
+    text = litestream_config(tmp_path, "sftp://b@h/p", ["frontier.db"], 1.0, "/k")
+    assert "key-path: /k" in text and "url: sftp://b@h/p/frontier.db" in text

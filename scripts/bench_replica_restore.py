@@ -23,7 +23,6 @@ import hashlib
 import json
 import os
 import platform
-import resource
 import shutil
 import subprocess
 import sys
@@ -101,6 +100,15 @@ def replicate(state: Path, url: str, binary: str) -> float:
     return took
 
 
+def vm_hwm_kib() -> int:
+    """This process's peak resident memory (Linux /proc), in KiB."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
+
+
 def rebuild_seen(state: Path, urls: int) -> dict[str, Any]:
     """In this (fresh) process: the seen set from frontier.db, time and peak RSS."""
     started = time.monotonic()
@@ -108,7 +116,9 @@ def rebuild_seen(state: Path, urls: int) -> dict[str, Any]:
     db = FrontierDB(state / "frontier.db")
     added = len(seen.add_new(db.iter_fps()))
     db.close()
-    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # VmHWM, not ru_maxrss: this process was forked from the one that filled
+    # the database, and ru_maxrss keeps that one's peak across exec.
+    peak_kib = vm_hwm_kib()
     return {
         "seen_rebuild_s": round(time.monotonic() - started, 1),
         "seen_added": added,

@@ -15,7 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
-from nadird.cli.restore_report import frontier_counts, replica_position
+from nadird.cli.restore_report import frontier_counts, quick_check, replica_position
 from nadird.common.errors import ConfigError, StateError
 from nadird.config import Config
 from nadird.config.replica import check_replica_url, check_sftp_key
@@ -88,12 +88,17 @@ def run(
     fetch(MANIFEST_FILE, required=True)
     names = read_manifest(directory / MANIFEST_FILE)
     restored = [n for n in names if fetch(n, required=n == FRONTIER_FILE)]
+    for name in [MANIFEST_FILE, *restored]:
+        verdict = quick_check(directory / name)
+        if verdict != "ok":
+            raise StateError(f"{directory / name} from {url} fails SQLite's check: {verdict}")
     (directory / SEEN_FILE).unlink(missing_ok=True)  # a --force leftover: the master rebuilds it
     report: dict[str, Any] = {
         "state_dir": str(directory),
         "replica": url,
         "restored": restored,
         "missing": [n for n in names if n not in restored],
+        "checked": "ok",  # SQLite's quick_check of every restored database
         "crawl": frontier_counts(directory / FRONTIER_FILE),
         # The generation of the master the replica last heard from; the
         # restored one takes the next at its start (master/state/generation.py).

@@ -26,6 +26,19 @@ COUNTS = {
 }
 
 
+def quick_check(path: Path) -> str:
+    """SQLite's own check of a restored database: "ok", or what is wrong
+    (its first lines). Reads every page once: seconds for a large file."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        rows = db.execute("PRAGMA quick_check").fetchmany(5)
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
+    finally:
+        db.close()
+    return "; ".join(str(row[0]) for row in rows)
+
+
 def frontier_counts(path: Path) -> dict[str, int]:
     """URLs queued and known, leases out, dead letters, in a restored frontier.db."""
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)

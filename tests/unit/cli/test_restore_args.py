@@ -58,3 +58,21 @@ def test_the_config_files_state_dir_is_named_when_it_refuses_it(tmp_path: Path) 
         "file:///r",
         "/elsewhere",
     )
+
+
+def test_a_restored_database_is_checked_by_sqlite(tmp_path: Path) -> None:
+    import sqlite3
+
+    from nadird.cli.restore_report import quick_check
+
+    good = tmp_path / "good.db"
+    db = sqlite3.connect(good)
+    db.execute("CREATE TABLE t (x)")
+    db.executemany("INSERT INTO t VALUES (?)", [(str(i) * 50,) for i in range(1000)])
+    db.commit()
+    db.close()
+    assert quick_check(good) == "ok"
+    torn = tmp_path / "torn.db"
+    data = good.read_bytes()
+    torn.write_bytes(data[:8192] + b"\x00" * (len(data) - 8192))  # its later pages lost
+    assert quick_check(torn) != "ok"

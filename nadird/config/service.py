@@ -37,9 +37,11 @@ class WorkerConfig:
     # No word from the master this long: log master_unreachable, then again
     # at doubling intervals (at most every 5 minutes) until it answers.
     unreachable_after: float = 10.0
-    # With several masters: silent this long, the one in use is given up for
-    # the next (its bags kept for it to adopt, as after a master's restart).
-    master_timeout: float = 30.0
+    # With several masters: silent this long (and not connected), the one in
+    # use is given up for the next (its bags kept for it to adopt, as after a
+    # master's restart). Below master.lease_ttl: the next one adopts the bags
+    # only while it holds their leases for their holders.
+    master_timeout: float = 10.0
     http: WorkerHttpConfig = field(default_factory=WorkerHttpConfig)
 
     def __post_init__(self) -> None:

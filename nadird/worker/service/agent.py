@@ -62,6 +62,7 @@ from nadird.worker.render.step import RenderStep, new_renderer
 from nadird.worker.render.subrequests import SubrequestPolicy
 from nadird.worker.service.health import MasterLink, WorkStats, health
 from nadird.worker.service.http import WorkerHttp
+from nadird.worker.service.peer_watch import PeerWatch
 from nadird.worker.service.sender import ResultSender
 
 log = get_logger()
@@ -104,6 +105,7 @@ class WorkerAgent:
         )
         self._loops: list[asyncio.Task[None]] = []
         self._connected = False
+        self._peers: PeerWatch | None = None  # with several masters (masters.py)
         for sock in (self._dealer, self._push):
             # Here, not in run(): a bad key file is a config error (exit 2).
             secure_client(sock, config, source)
@@ -127,6 +129,8 @@ class WorkerAgent:
         await self.fetcher.start()
         self._sender.start()
         self._loops = [asyncio.create_task(self._link_loop(), name="link")]
+        if len(self.masters.endpoints) > 1:
+            self._peers = PeerWatch(self._dealer)
         # On this host without keys configured: the keys the master makes
         # when it starts (till then the link loop says the master is away).
         if await secure_local(self.config, (self._dealer, self._push), stop):
@@ -158,6 +162,8 @@ class WorkerAgent:
         if self.renderer is not None:
             await self.renderer.close()
         await self.fetcher.close()
+        if self._peers is not None:
+            self._peers.stop()
         self._dealer.close()
         self._push.close()
         self._ctx.term()
@@ -181,8 +187,11 @@ class WorkerAgent:
             now = time.monotonic()
             if self.link.due(now):
                 await self.link.warn(now)
-            if self._connected and self.masters.give_up(now, self.link.last_heard):
+            if self._connected and self.masters.give_up(now, self.link.last_heard, self._live()):
                 await self._switch(now)
+
+    def _live(self) -> bool:
+        return self._peers is not None and self._peers.is_up(self.masters.current[0])
 
     def _connect(self, endpoint: Endpoint) -> None:
         self._dealer.connect(endpoint[0])
@@ -202,6 +211,8 @@ class WorkerAgent:
         for sock, address in zip((self._dealer, self._push), old, strict=True):
             with contextlib.suppress(zmq.ZMQError):  # not connected yet (refused keys)
                 sock.disconnect(address)
+        if self._peers is not None:
+            self._peers.forget(old[0])
         self._connect(new)
         self.link.endpoint = new[0]
         await self._hello()

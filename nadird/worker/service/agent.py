@@ -191,7 +191,7 @@ class WorkerAgent:
                 await self._switch(now)
 
     def _live(self) -> bool:
-        return self._peers is not None and self._peers.is_up(self.masters.current[0])
+        return self._peers is not None and self._peers.is_up()
 
     def _connect(self, endpoint: Endpoint) -> None:
         self._dealer.connect(endpoint[0])
@@ -212,7 +212,7 @@ class WorkerAgent:
             with contextlib.suppress(zmq.ZMQError):  # not connected yet (refused keys)
                 sock.disconnect(address)
         if self._peers is not None:
-            self._peers.forget(old[0])
+            self._peers.forget()
         self._connect(new)
         self.link.endpoint = new[0]
         await self._hello()

@@ -32,12 +32,15 @@ class PeerWatch:
         self._up: set[str] = set()  # endpoints with a live connection
         self._task = asyncio.create_task(self._run(), name="monitor-control")
 
-    def is_up(self, endpoint: str) -> bool:
-        return endpoint in self._up
+    def is_up(self) -> bool:
+        """A live connection to the master in use: the socket is connected to
+        that one only (ZeroMQ names a TCP endpoint by its resolved address,
+        so the configured name would not match)."""
+        return bool(self._up)
 
-    def forget(self, endpoint: str) -> None:
-        """The worker disconnected from it (its DISCONNECTED may never come)."""
-        self._up.discard(endpoint)
+    def forget(self) -> None:
+        """The worker left the master in use (a DISCONNECTED may never come)."""
+        self._up.clear()
 
     async def _run(self) -> None:
         while True:

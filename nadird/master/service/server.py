@@ -16,7 +16,13 @@ from typing import Any
 import zmq
 import zmq.asyncio
 
-from nadird.common.errors import BindError, ConfigError, InvalidURL, ProtocolError
+from nadird.common.errors import (
+    BindError,
+    ConfigError,
+    InvalidURL,
+    ProtocolError,
+    SupersededError,
+)
 from nadird.common.logs import get_logger
 from nadird.common.waits import wait_set
 from nadird.config import Config
@@ -147,7 +153,11 @@ class Master(MasterReads):
             raise
         self.core.connected = PeerProbe(self._router.underlying).connected
         if self.replica is not None:  # after the binds: one master per state dir
-            self.replica.start()
+            try:  # and before any work: one master per replica
+                await self.replica.start()
+            except SupersededError:
+                await self._abandon_start()
+                raise
         self.control_endpoint = self._router.getsockopt_string(zmq.LAST_ENDPOINT)
         self.results_endpoint = self._pull.getsockopt_string(zmq.LAST_ENDPOINT)
         self.admit_seeds([(s.spec(), s.job) for s in self.config.seed_list()])
@@ -173,6 +183,12 @@ class Master(MasterReads):
             # When it ends (epoch seconds), whenever this line got written.
             hold_ends=round(wall_of(self.core.hold_until), 3) if self.core.hold_until else None,
         )
+
+    async def _abandon_start(self) -> None:
+        if self.api is not None:
+            await self.api.stop()
+        self._close_sockets()
+        self.state.close()
 
     async def stop(self) -> None:
         """Stop in full (store flushed, state saved), also after a loop died

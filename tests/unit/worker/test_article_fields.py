@@ -107,6 +107,29 @@ def test_a_blog_post_with_a_wrong_language_and_only_a_time_element() -> None:
     assert item["tags"] is None
 
 
+_STORY = "".join(
+    f"<p>Paragraph {i} of a story long enough to be an article, told at length.</p>"
+    for i in range(12)
+)
+
+
+@pytest.mark.parametrize(
+    ("byline", "authors"),
+    [
+        ('<p class="byline">Ada Quist</p>', ["Ada Quist"]),
+        ('<span id="post-author">Ada Quist</span>', ["Ada Quist"]),
+        ('<a rel="author" href="/who">Ada Quist</a>', ["Ada Quist"]),
+        # An author link in the head, as Sphinx writes one, names nobody.
+        ('<link rel="author" href="/about">', None),
+    ],
+)
+def test_an_author_named_only_in_the_markup(byline: str, authors: list[str] | None) -> None:
+    html = f"<html><head><title>A story</title>{byline}</head><body>{_STORY}</body></html>"
+    if "<link" not in byline:
+        html = f"<html><head><title>A story</title></head><body>{byline}{_STORY}</body></html>"
+    assert item_of(html, BASE + "/story")["authors"] == authors
+
+
 def test_a_product_keeps_its_metadata_but_no_article_text() -> None:
     item = page_item("product.html")
     assert item["title"] == "Trailhead 45 L hiking backpack"

@@ -18,6 +18,7 @@ from nadird.job.article import ARTICLE_FIELDS, ArticleSpec
 from nadird.job.spec import FieldSpec, Job, Selector
 from nadird.worker.parse.article import fields as article_module
 from nadird.worker.parse.article.fields import ARTICLE_ERROR, article_fields
+from nadird.worker.parse.article.kind import LIST_LINKS
 from nadird.worker.parse.item import extract_item
 from nadird.worker.parse.parser import decode_html, parse_html, parse_text
 
@@ -105,6 +106,47 @@ def test_a_blog_post_with_a_wrong_language_and_only_a_time_element() -> None:
     assert item["authors"] == ["Ines Okafor"]
     assert item["categories"] == ["Baking"]
     assert item["tags"] is None
+
+
+_STORY = "".join(
+    f"<p>Paragraph {i} of a story long enough to be an article, told at length.</p>"
+    for i in range(12)
+)
+
+
+@pytest.mark.parametrize(
+    ("byline", "authors"),
+    [
+        ('<p class="byline">Ada Quist</p>', ["Ada Quist"]),
+        ('<span id="post-author">Ada Quist</span>', ["Ada Quist"]),
+        ('<a rel="author" href="/who">Ada Quist</a>', ["Ada Quist"]),
+        # An author link in the head, as Sphinx writes one, names nobody.
+        ('<link rel="author" href="/about">', None),
+    ],
+)
+def test_an_author_named_only_in_the_markup(byline: str, authors: list[str] | None) -> None:
+    html = f"<html><head><title>A story</title>{byline}</head><body>{_STORY}</body></html>"
+    if "<link" not in byline:
+        html = f"<html><head><title>A story</title></head><body>{byline}{_STORY}</body></html>"
+    assert item_of(html, BASE + "/story")["authors"] == authors
+
+
+def test_a_page_with_more_links_than_an_article_is_a_hub_without_the_engine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def no_engine(*args: object) -> None:
+        raise AssertionError("the engine ran on a list of links")
+
+    links = "".join(f"<li><a href='/n/{i}'>name {i}</a></li>" for i in range(LIST_LINKS + 1))
+    html = f"<html><head><title>Index</title></head><body>{_STORY}<ul>{links}</ul></body></html>"
+    monkeypatch.setattr(article_module, "run_engine", no_engine)
+    item = item_of(html, BASE + "/index")
+    assert (item["kind"], item["title"], item["text"], item["markdown"]) == (
+        "hub",
+        "Index",
+        None,
+        None,
+    )
 
 
 def test_a_product_keeps_its_metadata_but_no_article_text() -> None:

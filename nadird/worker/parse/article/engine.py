@@ -80,6 +80,10 @@ def _content(doc: lxml.html.HtmlElement, images: bool, fast: bool) -> etree._Ele
         deduplicate=False,
         favor_precision=True,
         with_metadata=False,
+        # Not "python": with it the engine also renders the content as text,
+        # which the fields do not use (markdown_of renders it once, after
+        # the links are resolved); with "xml" it returns the same tree, unrendered.
+        output_format="xml",
     )
     return found.body if isinstance(found, Document) else None
 

@@ -27,7 +27,14 @@ from nadird.job.article import ARTICLE_FIELDS, ArticleSpec
 from nadird.worker.parse.article.budget import Deadline, OverBudget, run_within
 from nadird.worker.parse.article.dates import page_dates
 from nadird.worker.parse.article.engine import load_engine, markdown_of, run_engine
-from nadird.worker.parse.article.kind import ARTICLE, ARTICLE_TYPES, page_kind, type_names
+from nadird.worker.parse.article.kind import (
+    ARTICLE,
+    ARTICLE_TYPES,
+    HUB,
+    is_link_list,
+    page_kind,
+    type_names,
+)
 from nadird.worker.parse.article.language import load_model, page_language
 from nadird.worker.parse.article.metadata import page_metadata
 from nadird.worker.parse.article.plain import plain_text
@@ -92,11 +99,12 @@ def _stated(site_name: str | None, url: str) -> str | None:
 def _extract(
     doc: lxml.html.HtmlElement, url: str, spec: ArticleSpec, deadline: Deadline
 ) -> dict[str, Any]:
-    body = run_engine(doc, url, spec.images)
+    listing = is_link_list(doc)  # a hub: the engine is not run (kind.py)
+    body = None if listing else run_engine(doc, url, spec.images)
     deadline.check()
     meta = page_metadata(doc)
     ld, types = _article_ld(doc)
-    kind = page_kind(doc, types, body)
+    kind = HUB if listing else page_kind(doc, types, body)
     title = meta.title or _page_title(doc)
     text = plain_text(body, title) if kind == ARTICLE else ""
     published, modified = page_dates(doc, url, ld)

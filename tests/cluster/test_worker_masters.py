@@ -30,7 +30,10 @@ def start_workers(cluster: Cluster, masters: list[tuple[str, str]]) -> None:
         config["worker"] |= {
             "master": [control for control, _ in masters],
             "results": [results for _, results in masters],
-            "master_timeout": 1.0,  # below the masters' lease_ttl
+            # Below the masters' lease_ttl, and above the seconds a master
+            # restarted on a loaded machine takes to load its state and bind
+            # (before it binds, nothing tells the worker it is there).
+            "master_timeout": 3.0,
         }
         cluster.start("worker", name, config)
 
@@ -40,7 +43,7 @@ def master_config(cluster: Cluster, graph: SiteGraph, at: tuple[str, str]) -> di
     # A lease period well above worker.master_timeout: a master started
     # again holds its leases for their holders about that long, and the
     # workers must find it within it (on a loaded machine too).
-    config["master"] |= {"bind": at[0], "results_bind": at[1], "lease_ttl": 4.0}
+    config["master"] |= {"bind": at[0], "results_bind": at[1], "lease_ttl": 9.0}
     return config
 
 

@@ -212,7 +212,7 @@ class WorkerAgent:
             with contextlib.suppress(zmq.ZMQError):  # not connected yet (refused keys)
                 sock.disconnect(address)
         if self._peers is not None:
-            self._peers.forget()
+            self._peers.forget(old[0])
         self._connect(new)
         self.link.endpoint = new[0]
         await self._hello()

@@ -30,6 +30,10 @@ class PeerWatch:
         self._monitor = sock.get_monitor_socket(_EVENTS)
         self._monitor.setsockopt(zmq.LINGER, 0)
         self._up: set[str] = set()  # endpoints with a live connection
+        # The master just left, by its names: a connection to it completing
+        # as the worker disconnects (an event already queued) is not taken
+        # for the next master's, which would keep the worker on a dead one.
+        self._left: set[str] = set()
         self._task = asyncio.create_task(self._run(), name="monitor-control")
 
     def is_up(self) -> bool:
@@ -38,8 +42,10 @@ class PeerWatch:
         so the configured name would not match)."""
         return bool(self._up)
 
-    def forget(self) -> None:
-        """The worker left the master in use (a DISCONNECTED may never come)."""
+    def forget(self, left: str) -> None:
+        """The worker left the master in use, `left` its control endpoint (a
+        DISCONNECTED may never come)."""
+        self._left = self._up | {left}
         self._up.clear()
 
     async def _run(self) -> None:
@@ -49,7 +55,7 @@ class PeerWatch:
                 continue
             event, _value = struct.unpack("=HI", frames[0])
             endpoint = frames[1].decode("utf-8", "replace")
-            if event & _UP:
+            if event & _UP and endpoint not in self._left:
                 self._up.add(endpoint)
             elif event & _DOWN:
                 self._up.discard(endpoint)

@@ -1,0 +1,104 @@
+"""What the console shows of feeds and articles, over a real master: the
+Crawl page's articles by source, entries left out and discovery latency per
+job and domain, the domain page's latency, and each job's near-duplicates,
+generic-step fields and given-up pages; in both languages, values escaped."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import aiohttp
+import pytest
+from support.console_helpers import config, http, login, running_master
+from support.core_helpers import page as result
+
+from nadird.common.typecheck import build
+from nadird.common.urls import fingerprint
+from nadird.job.spec import Job
+from nadird.master.service.server import Master
+from nadird.protocol.messages import PageResult
+
+SITE = "http://news.test"
+FEEDS = build(Job, {"feeds": True})  # the job "default", with feeds
+HOSTILE = "<i>x</i>\u202e"
+
+
+def feed(entries: list[tuple[str, float]], no_url: int = 0) -> PageResult:
+    urls = [SITE + path for path, _ in entries]
+    data = {
+        "_feed": {"kind": "rss", "entries": len(entries), "no_url": no_url},
+        "entries": [
+            {"url": url, "published": datetime.fromtimestamp(t, UTC).isoformat()}
+            for url, (_, t) in zip(urls, entries, strict=True)
+        ],
+    }
+    return result(f"{SITE}/feed.xml", data=data, links=urls, link_fps=list(map(fingerprint, urls)))
+
+
+@pytest.fixture
+async def master(tmp_path: Path) -> AsyncIterator[Master]:
+    async with running_master(config(tmp_path)) as running:
+        yield running
+
+
+async def get(client: aiohttp.ClientSession, master: Master, path: str) -> tuple[int, str]:
+    assert master.api is not None
+    async with client.get(master.api.url + path) as response:
+        return response.status, await response.text()
+
+
+def cells(html: str, table: str) -> str:
+    found = re.search(rf'<table id="{table}">(.*?)</table>', html, re.S)
+    assert found is not None, table
+    return found.group(1)
+
+
+async def test_the_crawl_and_domain_pages_show_discovery_by_source_and_latency(
+    master: Master,
+) -> None:
+    seen, now = master.core.discovery, 1_800_000_000.0
+    seen.on_page(feed([("/a/0", now - 3600)], no_url=2), FEEDS, now)  # first read: not timed
+    seen.on_page(feed([("/a/1", now + 10), ("/a/2", now + 20)]), FEEDS, now + 20)
+    seen.on_page(result(f"{SITE}/a/1"), FEEDS, now + 14)  # 4 s after its stated time
+    seen.on_page(result(f"{SITE}/a/2"), FEEDS, now + 60)  # 40 s
+    seen.on_page(result(f"{SITE}/a/0"), FEEDS, now + 61)
+    seen.on_page(result(f"{SITE}/other"), FEEDS, now + 62)  # named by no feed: a link
+    master.admit_seeds([(f"{SITE}/", "default")])  # the domain page needs a queued domain
+    async with http() as client:
+        await login(client, master.api.url)  # type: ignore[union-attr]
+        status, html = await get(client, master, "/ui")
+        assert status == 200
+        by_source = cells(html, "articles-by-source")
+        assert re.findall(r'data-source="(\w+)">(\d+)<', by_source) == [
+            ("feed", "3"), ("sitemap", "0"), ("hub", "0"), ("link", "1"),
+        ]  # fmt: skip
+        assert "no link</bdi>: 2" in by_source
+        assert "Discovery latency of job default" in html
+        assert '<a href="/ui/domain?d=news.test">news.test</a>' in html
+        assert 'data-p50="22.0">22 s<' in html and 'data-p95="38.2">38 s<' in html
+        status, html = await get(client, master, "/ui/domain?d=news.test")
+        assert status == 200 and 'data-p50="22.0"' in html and "<bdi>default</bdi>" in html
+        status, html = await get(client, master, "/ui?lang=zh-CN")
+        assert "订阅源：发现" in html and "没有链接</bdi>: 2" in html
+
+
+async def test_the_crawl_page_counts_near_duplicates_fallbacks_and_given_up_pages(
+    master: Master,
+) -> None:
+    async with http() as client:
+        await login(client, master.api.url)  # type: ignore[union-attr]
+        status, html = await get(client, master, "/ui")
+        assert status == 200 and 'id="article-counts"' not in html  # no article job: no table
+        counts = master.counts()
+        counts.near_duplicates.update({("news", "marked"): 3, (HOSTILE, "dropped"): 1})
+        counts.fallback_extractions.update({("news", "published"): 2})
+        counts.article_given_up.update({("news", "over_budget"): 5})
+        status, html = await get(client, master, "/ui")
+    table = cells(html, "article-counts")
+    assert '<td class="num" data-action="marked">3</td>' in table
+    assert "<bdi>published</bdi>: 2" in table and "<bdi>over_budget</bdi>: 5" in table
+    assert "\u202e" not in html and "<i>x" not in html
+    assert "<bdi>&lt;i&gt;x&lt;/i&gt;\\u202e</bdi>" in table

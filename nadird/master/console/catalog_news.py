@@ -46,6 +46,9 @@ EN: Final[dict[str, str]] = {
     "news.dropped": "Near-duplicates dropped",
     "news.fallbacks": "Generic step, by field",
     "news.given_up": "Given up, by reason",
+    "url.near_duplicate_of": "Near-duplicate of",
+    "url.article": "Article (latest version)",
+    "url.words": "{count} words",
 }
 
 ZH_CN: Final[dict[str, str]] = {
@@ -85,4 +88,7 @@ ZH_CN: Final[dict[str, str]] = {
     "news.dropped": "已丢弃的近似重复",
     "news.fallbacks": "通用步骤（按字段）",
     "news.given_up": "已放弃（按原因）",
+    "url.near_duplicate_of": "近似重复于",
+    "url.article": "文章（最新版本）",
+    "url.words": "{count} 个词",
 }

@@ -9,6 +9,7 @@ import re
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import quote
 
 import aiohttp
 import pytest
@@ -20,6 +21,7 @@ from nadird.common.urls import fingerprint
 from nadird.job.spec import Job
 from nadird.master.service.server import Master
 from nadird.protocol.messages import PageResult
+from nadird.store.base import PageRecord
 
 SITE = "http://news.test"
 FEEDS = build(Job, {"feeds": True})  # the job "default", with feeds
@@ -51,7 +53,7 @@ async def get(client: aiohttp.ClientSession, master: Master, path: str) -> tuple
 
 
 def cells(html: str, table: str) -> str:
-    found = re.search(rf'<table id="{table}">(.*?)</table>', html, re.S)
+    found = re.search(rf'<table[^>]* id="{table}">(.*?)</table>', html, re.S)
     assert found is not None, table
     return found.group(1)
 
@@ -102,3 +104,36 @@ async def test_the_crawl_page_counts_near_duplicates_fallbacks_and_given_up_page
     assert "<bdi>published</bdi>: 2" in table and "<bdi>over_budget</bdi>: 5" in table
     assert "\u202e" not in html and "<i>x" not in html
     assert "<bdi>&lt;i&gt;x&lt;/i&gt;\\u202e</bdi>" in table
+
+
+async def test_the_url_page_shows_the_article_fields_and_links_the_first_copy(
+    master: Master,
+) -> None:
+    first, copy = f"{SITE}/a/1", f"{SITE}/copy?x=<b>"
+    record = PageRecord(
+        url=copy, fp=fingerprint(copy), final_url=copy, depth=0, job="default",
+        fetched_at=1000.0, status=200, content_type="text/html",
+        data={
+            "kind": "article", "title": HOSTILE, "text": "one two three", "language": "en",
+            "published": "2026-03-14T09:30:00+01:00", "authors": ["A. Writer"], "tags": [],
+            "_fallback": ["published"],
+        },
+        near_duplicate_of=first,
+    )  # fmt: skip
+    await master.writer.store.write([record])
+    async with http() as client:
+        await login(client, master.api.url)  # type: ignore[union-attr]
+        status, html = await get(client, master, f"/ui/url?u={quote(copy, safe='')}")
+        assert status == 200
+        article = cells(html, "article")
+        shown = dict(re.findall(r'data-field="(\w+)"><bdi>(.*?)</bdi>', article))
+        assert shown == {
+            "kind": "article", "title": "&lt;i&gt;x&lt;/i&gt;\\u202e", "text": "3 words",
+            "authors": "[&#34;A. Writer&#34;]", "published": "2026-03-14T09:30:00+01:00",
+            "language": "en", "_fallback": "[&#34;published&#34;]",
+        }  # fmt: skip
+        link = '<a href="/ui/url?u=http%3A//news.test/a/1">http://news.test/a/1</a>'
+        row = '<tr id="near-duplicate"><th>Near-duplicate of</th><td class="url"><bdi>'
+        assert row + link in html
+        status, html = await get(client, master, f"/ui/url?u={quote(first, safe='')}")
+        assert 'id="article"' not in html and 'id="near-duplicate"' not in html

@@ -49,6 +49,27 @@ EN: Final[dict[str, str]] = {
     "url.near_duplicate_of": "Near-duplicate of",
     "url.article": "Article (latest version)",
     "url.words": "{count} words",
+    "url.archive": "Web archive",
+    "url.no_archive": "This master writes no WARC files (no {key} section).",
+    "url.not_archived": (
+        "None of this page's fetches is in the archive's index (fetched before the archive"
+        " was set up, before this version of nadird, or without exchanges from its worker)."
+    ),
+    "url.archive_hint": (
+        "Where the page's own record of each of its latest 20 fetches went, in {dir}; the"
+        " command prints the body of a response, the headers of a revisit (no body: not"
+        " modified, or the same as the copy before)."
+    ),
+    "url.fetched": "Fetched",
+    "url.record": "Record",
+    "url.response_record": "response",
+    "url.revisit_record": "revisit",
+    "url.warc_file": "WARC file",
+    "url.offset": "Offset",
+    "url.extract": "Read it back",
+    "url.writing": "being written: its name ends in .open until closed",
+    "url.file_gone": "no longer in the WARC directory",
+    "url.archived_in": "archived: {file} at {offset}",
 }
 
 ZH_CN: Final[dict[str, str]] = {
@@ -91,4 +112,24 @@ ZH_CN: Final[dict[str, str]] = {
     "url.near_duplicate_of": "近似重复于",
     "url.article": "文章（最新版本）",
     "url.words": "{count} 个词",
+    "url.archive": "网页存档",
+    "url.no_archive": "此主节点不写 WARC 文件（没有 {key} 配置段）。",
+    "url.not_archived": (
+        "此页面的抓取都不在存档索引中（在配置存档之前、在此版本的 nadird 之前抓取，或其工作节点"
+        "没有发送交换记录）。"
+    ),
+    "url.archive_hint": (
+        "此页面最近 20 次抓取各自的记录写入的位置，在 {dir} 中；命令会输出 response 记录的正文，"
+        "或 revisit 记录的头部（没有正文：未修改，或与之前的副本相同）。"
+    ),
+    "url.fetched": "抓取时间",
+    "url.record": "记录",
+    "url.response_record": "response",
+    "url.revisit_record": "revisit",
+    "url.warc_file": "WARC 文件",
+    "url.offset": "偏移量",
+    "url.extract": "读取",
+    "url.writing": "正在写入：关闭前其名称以 .open 结尾",
+    "url.file_gone": "已不在 WARC 目录中",
+    "url.archived_in": "已存档：{file}，偏移 {offset}",
 }

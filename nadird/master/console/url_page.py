@@ -12,6 +12,7 @@ from nadird.common.errors import InvalidURL
 from nadird.common.urls import canonicalize, domain_of, fingerprint
 from nadird.job.article import ARTICLE_ERROR, ARTICLE_FIELDS, FALLBACK
 from nadird.master.console import format as fmt
+from nadird.master.console.archive_view import ArchiveView, archive_view
 from nadird.master.console.diffs import VersionView, numeric_columns, version_views
 from nadird.master.console.paging import Page, page_number
 from nadird.master.results.recent import RecentFetch
@@ -52,6 +53,7 @@ class UrlView:
     page: Page = field(default_factory=lambda: Page(1, VERSIONS_PER_PAGE, 0))
     versions: list[VersionView] = field(default_factory=list)
     chart: dict[str, Any] | None = None
+    archive: ArchiveView | None = None  # None: the master writes no WARC
 
     @property
     def article(self) -> list[tuple[str, Any]]:
@@ -116,6 +118,7 @@ async def url_view(master: MasterView, url: str, query: Mapping[str, str]) -> Ur
         record, entry = await _known(master, url)
     fetches = [f for f in reversed(master.recent_fetches()) if f.url == url][:FETCHES_SHOWN]
     view = UrlView(url, domain_of(url), record, schedule_of(master, entry, url), fetches)
+    view.archive = archive_view(master, fingerprint(url))
     job = record.job if record is not None else entry.job if entry is not None else None
     if job is None:
         return view

@@ -28,6 +28,8 @@ from nadird.store.items import KeyedItem
 if TYPE_CHECKING:
     from nadird.master.alerts.engine import Event, OpenAlert
     from nadird.master.alerts.service import Alerts
+    from nadird.master.archive.copies import Capture
+    from nadird.master.archive.service import Archive
     from nadird.master.core import MasterCore
     from nadird.master.results.writer import ResultWriter
     from nadird.master.revisits.changes import FieldChange
@@ -43,6 +45,7 @@ class MasterReads:
     loops: LoopGuard
     alerts: Alerts
     replica: Replicator | None
+    archive: Archive | None
 
     def loop_failure(self) -> str | None:
         return self.loops.failure
@@ -196,6 +199,11 @@ class MasterReads:
     def domain_revisits(self, domain: str) -> tuple[int, int]:
         revisits = self.core.revisits
         return revisits.domain_checks[domain], revisits.domain_changes[domain]
+
+    def captures(self, fp: bytes, limit: int) -> tuple[str, list[Capture]] | None:
+        if self.archive is None:
+            return None
+        return str(self.archive.directory), self.archive.captures(fp, limit)
 
     async def stored_page(self, fp: bytes) -> PageRecord | None:
         read = getattr(self.writer.store, "stored_page", None)

@@ -70,6 +70,8 @@ EN: Final[dict[str, str]] = {
     "url.writing": "being written: its name ends in .open until closed",
     "url.file_gone": "no longer in the WARC directory",
     "url.archived_in": "archived: {file} at {offset}",
+    "url.copy": "Copy",
+    "url.copied": "Copied",
 }
 
 ZH_CN: Final[dict[str, str]] = {
@@ -132,4 +134,6 @@ ZH_CN: Final[dict[str, str]] = {
     "url.writing": "正在写入：关闭前其名称以 .open 结尾",
     "url.file_gone": "已不在 WARC 目录中",
     "url.archived_in": "已存档：{file}，偏移 {offset}",
+    "url.copy": "复制",
+    "url.copied": "已复制",
 }

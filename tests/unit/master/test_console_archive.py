@@ -62,12 +62,17 @@ async def url_page(client: aiohttp.ClientSession, master: Master) -> str:
         return await response.text()
 
 
+def cells_of(row: str) -> list[str]:
+    return list(re.findall(r"<td[^>]*>(.*?)</td>", row))
+
+
 def rows(html: str) -> list[list[str]]:
+    """The captures table's cells as text (without the Copy button)."""
     table = re.search(r'<table class="captures" id="captures">(.*?)</table>', html, re.S)
     assert table is not None
     body = table.group(1).split("</thead>")[1]
     return [
-        [re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r"<td[^>]*>(.*?)</td>", row)]
+        [re.sub(r"<button.*?</button>|<[^>]+>", "", cell).strip() for cell in cells_of(row)]
         for row in re.findall(r"<tr>(.*?)</tr>", body, re.S)
     ]
 
@@ -92,6 +97,7 @@ async def test_each_fetch_shows_its_warc_record_and_the_command_reads_it_back(
         assert "being written" in oldest[2]  # the file is still open
         assert f"archived: {name} at {oldest[3]}" in html  # the version links its record
         command = unescape(oldest[5]).split()
+        assert f'data-copy="{oldest[5]}"' in html  # the button copies the same command
         assert command[:3] == ["warcio", "extract", "--payload"] and command[-1] == oldest[3]
         read = subprocess.run([WARCIO, *command[1:]], capture_output=True, timeout=30)
         assert read.stdout == b"<p>first</p>", read.stderr

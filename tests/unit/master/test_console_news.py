@@ -80,7 +80,7 @@ async def test_the_crawl_and_domain_pages_show_discovery_by_source_and_latency(
         assert "no link</bdi>: 2" in by_source
         assert "Discovery latency of job default" in html
         assert '<a href="/ui/domain?d=news.test">news.test</a>' in html
-        assert 'data-p50="22.0">22 s<' in html and 'data-p95="38.2">38 s<' in html
+        assert 'data-p50="22.0">22.0 s<' in html and 'data-p95="38.2">38.2 s<' in html
         status, html = await get(client, master, "/ui/domain?d=news.test")
         assert status == 200 and 'data-p50="22.0"' in html and "<bdi>default</bdi>" in html
         status, html = await get(client, master, "/ui?lang=zh-CN")

@@ -31,6 +31,11 @@ EN: Final[dict[str, str]] = {
     "news.latency_of": "Discovery latency of job {job}",
     "news.domain": "Domain",
     "news.timed": "Articles timed",
+    "news.job_latency": (
+        "All {count} articles timed since start: p50 about {p50}, p95 about {p95} (estimated"
+        " from the histogram's buckets, as Prometheus's histogram_quantile does). Per domain,"
+        " exact over the latest 1,000:"
+    ),
     "news.no_latency": (
         "No article timed yet: only articles published after the master first read their"
         " feed, with a stated date, are timed."
@@ -98,6 +103,10 @@ ZH_CN: Final[dict[str, str]] = {
     "news.latency_of": "任务 {job} 的发现延迟",
     "news.domain": "域名",
     "news.timed": "计时的文章",
+    "news.job_latency": (
+        "启动以来计时的全部 {count} 篇文章：p50 约 {p50}，p95 约 {p95}（按直方图的桶估算，与"
+        " Prometheus 的 histogram_quantile 相同）。按域名，基于最近 1,000 篇的精确值："
+    ),
     "news.no_latency": (
         "还没有计时的文章：只有在主节点第一次读取其订阅源之后发布、并声明了日期的文章才会计时。"
     ),

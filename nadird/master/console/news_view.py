@@ -30,6 +30,7 @@ class JobDiscovery:
     timed: int  # articles timed since start, all domains
     latency: list[Latency] = field(default_factory=list)
     more_domains: int = 0  # timed domains not listed
+    estimate: tuple[float, float] | None = None  # the job's p50, p95 from its histogram
 
     @property
     def total(self) -> int:
@@ -44,8 +45,11 @@ class JobArticles:
     given_up: dict[str, int]  # reason -> pages
 
 
-def discovery(stats: Mapping[str, Any]) -> list[JobDiscovery]:
-    """One entry per feeds job that saw anything, by job name."""
+def discovery(
+    stats: Mapping[str, Any], buckets: Mapping[str, list[tuple[float, float]]]
+) -> list[JobDiscovery]:
+    """One entry per feeds job that saw anything, by job name; `buckets`:
+    each job's latency histogram (MasterView.discovery_buckets)."""
     jobs: list[JobDiscovery] = []
     for job, seen in sorted(dict(stats.get("feeds") or {}).items()):
         articles = dict(seen.get("articles") or {})
@@ -59,6 +63,7 @@ def discovery(stats: Mapping[str, Any]) -> list[JobDiscovery]:
                 int(dict(seen.get("latency_all") or {}).get("count", 0)),
                 timed[:LATENCY_DOMAINS],
                 max(0, len(timed) - LATENCY_DOMAINS),
+                _estimate(buckets.get(job, [])),
             )
         )
     return jobs
@@ -83,6 +88,29 @@ def articles(stats: Mapping[str, Any]) -> list[JobArticles]:
         JobArticles(job, near.get(job, {}), fallbacks.get(job, {}), given_up.get(job, {}))
         for job in sorted({*near, *fallbacks, *given_up})
     ]
+
+
+def quantile(buckets: list[tuple[float, float]], q: float) -> float | None:
+    """The q-quantile of a histogram, (upper bound, cumulative count) in
+    order, as Prometheus's histogram_quantile estimates it: linear within
+    the bucket it falls in, the highest finite bound past the last one."""
+    total = buckets[-1][1] if buckets else 0
+    if total <= 0:
+        return None
+    rank, lower, below = q * total, 0.0, 0.0
+    for bound, count in buckets:
+        if count >= rank:
+            if bound == float("inf"):
+                return lower
+            inside = count - below
+            return lower + (bound - lower) * ((rank - below) / inside if inside else 1.0)
+        lower, below = bound, count
+    return lower
+
+
+def _estimate(buckets: list[tuple[float, float]]) -> tuple[float, float] | None:
+    p50, p95 = quantile(buckets, 0.5), quantile(buckets, 0.95)
+    return None if p50 is None or p95 is None else (p50, p95)
 
 
 def _latency(where: str, quantiles: Mapping[str, Any]) -> Latency:

@@ -91,7 +91,8 @@ class Pages:
         return self._render(
             request, "overview.html", session, "", n=numbers, stats=stats,
             window=window if window in WINDOWS else "hour", every=self.master.history.every,
-            feeds=news_view.discovery(stats), sources=news_view.SOURCES,
+            feeds=news_view.discovery(stats, self.master.discovery_buckets()),
+            sources=news_view.SOURCES,
             articles=news_view.articles(stats),
         )  # fmt: skip
 

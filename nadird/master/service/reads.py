@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Any, cast
 
+from prometheus_client import Metric
+
 from nadird.master.frontier.queues import DomainQueue
 from nadird.master.leasing.nodes import NodeLeases
 from nadird.master.observe.counts import (
@@ -35,6 +37,22 @@ if TYPE_CHECKING:
     from nadird.master.revisits.changes import FieldChange
     from nadird.master.service.loops import LoopGuard
     from nadird.master.service.replica import Replicator
+
+
+LATENCY = "nadird_discovery_latency_seconds"
+
+
+def latency_buckets(families: Iterable[Metric]) -> dict[str, list[tuple[float, float]]]:
+    """Per job, the discovery latency histogram's (upper bound, cumulative count)."""
+    buckets: dict[str, list[tuple[float, float]]] = {}
+    for family in families:
+        if family.name != LATENCY:
+            continue
+        for sample in family.samples:
+            if sample.name == LATENCY + "_bucket":
+                bound = float(sample.labels["le"])
+                buckets.setdefault(sample.labels["job"], []).append((bound, sample.value))
+    return buckets
 
 
 class MasterReads:
@@ -199,6 +217,9 @@ class MasterReads:
     def domain_revisits(self, domain: str) -> tuple[int, int]:
         revisits = self.core.revisits
         return revisits.domain_checks[domain], revisits.domain_changes[domain]
+
+    def discovery_buckets(self) -> dict[str, list[tuple[float, float]]]:
+        return latency_buckets(self.core.discovery.collect())
 
     def captures(self, fp: bytes, limit: int) -> tuple[str, list[Capture]] | None:
         if self.archive is None:

@@ -148,6 +148,10 @@ class MasterView(Protocol):
     def domain_revisits(self, domain: str) -> tuple[int, int]:
         """Checks of known URLs of the domain since start, and the changes they found."""
 
+    def discovery_buckets(self) -> dict[str, list[tuple[float, float]]]:
+        """Per feeds job, its discovery latency histogram since start:
+        (upper bound in seconds, cumulative count), the last bound infinite."""
+
     def captures(self, fp: bytes, limit: int) -> tuple[str, list[Capture]] | None:
         """The WARC directory and where the page's latest `limit` fetches were
         archived, newest first; None when the master writes no archive."""

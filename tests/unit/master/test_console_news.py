@@ -19,6 +19,7 @@ from support.core_helpers import page as result
 from nadird.common.typecheck import build
 from nadird.common.urls import fingerprint
 from nadird.job.spec import Job
+from nadird.master.console.news_view import quantile
 from nadird.master.service.server import Master
 from nadird.protocol.messages import PageResult
 from nadird.store.base import PageRecord
@@ -79,6 +80,8 @@ async def test_the_crawl_and_domain_pages_show_discovery_by_source_and_latency(
         ]  # fmt: skip
         assert "no link</bdi>: 2" in by_source
         assert "Discovery latency of job default" in html
+        # The job's own: from its histogram (4 s in 2-5 s, 40 s in 30-60 s).
+        assert "All 2 articles timed since start: p50 about 5.0 s, p95 about 57.0 s" in html
         assert '<a href="/ui/domain?d=news.test">news.test</a>' in html
         assert 'data-p50="22.0">22.0 s<' in html and 'data-p95="38.2">38.2 s<' in html
         status, html = await get(client, master, "/ui/domain?d=news.test")
@@ -137,3 +140,13 @@ async def test_the_url_page_shows_the_article_fields_and_links_the_first_copy(
         assert row + link in html
         status, html = await get(client, master, f"/ui/url?u={quote(first, safe='')}")
         assert 'id="article"' not in html and 'id="near-duplicate"' not in html
+
+
+def test_a_jobs_quantiles_are_estimated_from_its_buckets_as_prometheus_does() -> None:
+    inf = float("inf")
+    buckets = [(1.0, 0.0), (2.0, 4.0), (5.0, 8.0), (inf, 10.0)]
+    assert quantile(buckets, 0.2) == 1.5  # rank 2 of the 4 in 1-2 s: halfway
+    assert quantile(buckets, 0.6) == 3.5  # rank 6: halfway through 2-5 s
+    assert quantile(buckets, 0.95) == 5.0  # past the last finite bound: that bound
+    assert quantile([(1.0, 3.0), (inf, 3.0)], 0.5) == 0.5  # the first bucket starts at 0
+    assert quantile([(1.0, 0.0), (inf, 0.0)], 0.5) is None and quantile([], 0.5) is None

@@ -12,13 +12,12 @@ import json
 import sqlite3
 import subprocess
 import sys
-import urllib.request
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 import pytest
-from support import REPO
+from support.console_browser import api, console_page, shot, sign_in
 from support.jspages import browser_missing
 
 from nadird.master.console.catalog import ZH_CN
@@ -29,8 +28,6 @@ from nadird.testing.web import run_in_thread
 
 MISSING = browser_missing()
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(MISSING is not None, reason=MISSING or "")]
-ARTIFACTS = REPO / "test-artifacts" / "console"
-LOOPBACK = {"127.0.0.1", "localhost"}
 WARCIO = str(Path(sys.executable).with_name("warcio"))
 JOB = {
     "feeds": {"revisit": {"adaptive": {"min": "0.5s", "max": "5s"}}},
@@ -38,12 +35,6 @@ JOB = {
     "links": {"scope": "same-domain"},
     "max_depth": 3,
 }
-
-
-def api(url: str, token: str, path: str) -> Any:
-    request = urllib.request.Request(url + path, headers={"Authorization": f"Bearer {token}"})
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.loads(response.read())
 
 
 def timed(url: str, token: str) -> bool:
@@ -80,42 +71,10 @@ def test_feeds_articles_and_the_archive_on_the_console(cluster: Cluster) -> None
 
 
 def in_browser(url: str, token: str, article: str) -> None:
-    from playwright.sync_api import sync_playwright
-
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    requested: list[str] = []
-    problems: list[str] = []
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"]
-        )
-        try:
-            context = browser.new_context(viewport={"width": 1280, "height": 900})
-            context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url)
-            page = context.new_page()
-            page.on("request", lambda request: requested.append(request.url))
-            page.on("console", lambda msg: msg.type == "error" and problems.append(msg.text))
-            page.on("pageerror", lambda exc: problems.append(str(exc)))
-            sign_in(page, url, token)
-            crawl_page(page, url)
-            url_page(page, url, article)
-        finally:
-            browser.close()
-    outside = [u for u in requested if urlsplit(u).hostname not in LOOPBACK]
-    assert outside == [], outside
-    assert [p for p in problems if "status of 401" not in p] == [], problems
-
-
-def shot(page: Any, name: str) -> None:
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
-
-
-def sign_in(page: Any, url: str, token: str) -> None:
-    assert page.goto(url + "/ui").status == 401
-    page.wait_for_selector("#token")
-    page.fill("#token", token)
-    page.click("button[type=submit]")
-    page.wait_for_selector("#numbers")
+    with console_page(origin=url, clipboard=True) as page:
+        sign_in(page, url, token)
+        crawl_page(page, url)
+        url_page(page, url, article)
 
 
 def crawl_page(page: Any, url: str) -> None:

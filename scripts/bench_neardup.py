@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from bench_common import rss_mb  # scripts/: on sys.path when run as a script
 
 from nadird.common.simhash import NEAR_BITS, bands, distance, text_simhash
 from nadird.master.state.frontier_db import FrontierDB
@@ -58,14 +59,6 @@ FOOTER = (
     " This story first appeared in the Coastal Ledger. Subscribe to our newsletter for daily"
     " updates from the harbour, the city council and the courts, and follow us for more."
 )
-
-
-def rss_mb() -> float:
-    with open("/proc/self/status", encoding="ascii") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def load_texts(patterns: tuple[str, ...], per_tree: int) -> list[str]:

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import psutil
 import yaml
@@ -117,11 +118,21 @@ def _wait_until_serving(site: Site, server: Server) -> None:
         try:
             for seed in site.seeds:
                 urllib.request.urlopen(seed, timeout=2).read()
+            _check_own_log(server)
             return
         except OSError:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.1)
+
+
+def _check_own_log(server: Server) -> None:
+    """The seeds answered: make sure it was this nginx. One that could not bind
+    its port exits a moment later, while another server on the port answers,
+    and the benchmark would crawl that one."""
+    time.sleep(0.5)  # nginx writes its access log line after the answer
+    if server.proc.poll() is not None or server.log_size() == 0:
+        raise SystemExit("another server answers on the benchmark's ports: choose --port")
 
 
 # ---------------------------------------------------------------- crawlers
@@ -135,6 +146,13 @@ def nadird_command(args: argparse.Namespace, site: Site, work: Path) -> list[str
         # Neither peer keeps bodies or throttles adaptively.
         "fetch": {"store_body_bytes": 0, "throttle": {"adaptive": False}},
     }
+    return nadird_crawl_line(args, site, work, config)
+
+
+def nadird_crawl_line(
+    args: argparse.Namespace, site: Site, work: Path, config: dict[str, Any]
+) -> list[str]:
+    """`nadird crawl` of the site's seeds with `config` written to work/nadird.yaml."""
     path = work / "nadird.yaml"
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
     command = [

@@ -23,6 +23,7 @@ run, a summary with the ratios of nadird to Scrapy and to Crawlee.
 
     python scripts/bench_real_site.py --pairs 2
     python scripts/bench_real_site.py --trees python,postgresql,django --pairs 1
+    python scripts/bench_real_site.py --trees doxygen --pairs 1   # link-heavy pages
     python scripts/bench_real_site.py --profile DIR   # nadird under py-spy, untimed
     # before/after pairs of nadird alone: the code of main against this tree's
     mkdir /tmp/base && git archive main nadird | tar -x -C /tmp/base
@@ -30,7 +31,8 @@ run, a summary with the ratios of nadird to Scrapy and to Crawlee.
 
 Needs the `bench` extra (Scrapy, Crawlee, psutil, py-spy), nginx at
 /usr/sbin/nginx and the doc packages of TREES (openjdk-17-doc,
-python3.11-doc, postgresql-doc-15, python-django-doc).
+python3.11-doc, postgresql-doc-15, python-django-doc; for "doxygen":
+wx3.2-doc, libgtkmm-3.0-doc, libglibmm-2.4-doc).
 """
 
 from __future__ import annotations
@@ -53,16 +55,27 @@ TREES = {
     "python": ("/usr/share/doc/python3.11/html", "/index.html"),
     "postgresql": ("/usr/share/doc/postgresql-doc-15/html", "/index.html"),
     "django": ("/usr/share/doc/python-django-doc/html", "/index.html"),
+    # Doxygen API references: 100+ same-host links a page (member lists, class trees)
+    "wx": ("/usr/share/doc/wx3.2-doc/html", "/index.html"),
+    "gtkmm": ("/usr/share/doc/libgtkmm-3.0-doc/reference/html", "/index.html"),
+    "glibmm": ("/usr/share/doc/libglibmm-2.4-doc/reference/html", "/index.html"),
+}
+# --trees accepts these names for their lists too
+TREE_SETS = {
+    "debian": "javadoc,python,postgresql,django",
+    "doxygen": "wx,gtkmm,glibmm",
 }
 CRAWLERS = ("nadird", "scrapy", "crawlee")
 OPTIONAL = ("nadird-baseline",)  # with --baseline: nadird's code from another tree
 
 
 def site_of(args: argparse.Namespace) -> Site:
-    names = args.trees.split(",")
+    names = TREE_SETS.get(args.trees, args.trees).split(",")
     unknown = [n for n in names if n not in TREES]
     if unknown:
-        raise SystemExit(f"unknown tree(s) {unknown}; choose from {sorted(TREES)}")
+        raise SystemExit(
+            f"unknown tree(s) {unknown}; choose from {sorted(TREES)} or a set {sorted(TREE_SETS)}"
+        )
     roots = {f"127.0.0.{i + 2}:{args.port}": Path(TREES[n][0]) for i, n in enumerate(names)}
     seeds = [f"http://{origin}{TREES[n][1]}" for origin, n in zip(roots, names, strict=True)]
     for root in roots.values():
@@ -140,7 +153,9 @@ def summarize(runs: list[Run]) -> dict[str, Any]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--trees", default=",".join(TREES), help="comma-separated, of TREES")
+    parser.add_argument(
+        "--trees", default="debian", help=f"comma-separated TREES, or one of {sorted(TREE_SETS)}"
+    )
     parser.add_argument("--port", type=int, default=18480, help="nginx port on every address")
     parser.add_argument("--pairs", type=int, default=2, help="rounds of the crawlers, alternated")
     parser.add_argument("--crawlers", default=",".join(CRAWLERS), help="which, in this order")

@@ -34,8 +34,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-import yaml
-from bench_real_run import Server, Site, check, nginx, records, timed
+from bench_real_run import Server, Site, check, nadird_crawl_line, nginx, records, timed
 from bench_real_site import TREES, expected_pages, median, site_of
 
 from nadird import __version__
@@ -56,17 +55,7 @@ def command(args: argparse.Namespace, site: Site, work: Path, warc: bool) -> lis
     }
     if warc:  # --warc DIR takes the file's warc: section, dir aside
         config["warc"] = {"dir": str(work / "warc"), "gzip_level": args.gzip_level}
-    path = work / "nadird.yaml"
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    line = [
-        shutil.which("nadird") or "nadird", "crawl", *site.seeds,
-        "--config", str(path), "--workers", str(args.workers),
-        "--allow-private", "--delay", "0", "--domain-concurrency", str(args.per_domain),
-        "--store", f"sqlite:///{work / 'nadird.db'}", "--state-dir", str(work / "state"),
-        "--log-level", "warning",
-    ]  # fmt: skip
-    for origin in site.roots:
-        line += ["--allow-domain", origin.split(":")[0]]
+    line = nadird_crawl_line(args, site, work, config)
     return line + (["--warc", str(work / "warc")] if warc else [])
 
 

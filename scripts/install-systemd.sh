@@ -7,7 +7,11 @@
 #   - the example configs (never overwriting yours) and a CURVE key pair per
 #     role in /etc/nadird/keys (`nadird keygen`, never overwriting either);
 #   - the manual (docs/, Markdown) in /usr/share/doc/nadird, whose pages the
-#     unit's Documentation= names, and the template unit.
+#     unit's Documentation= names, and the template unit;
+#   - with the `replica` extra (Litestream, for master.replica; NADIRD_EXTRAS=
+#     installs the core only) and, when /etc/nadird/master.yaml names a
+#     file:// replica, a drop-in letting the master write there
+#     (ReadWritePaths=, which ProtectSystem=strict needs).
 #   sudo scripts/install-systemd.sh            # then: systemctl start nadird@master
 # NADIRD_BIN=/path/to/nadird uses an existing install instead of the venv (it
 # must not be under /home, /root or /run/user). DESTDIR=DIR writes the files
@@ -16,6 +20,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 dest="${DESTDIR:-}"
 venv="${NADIRD_VENV:-/opt/nadird}"
+extras="${NADIRD_EXTRAS-replica}"
 
 fail() {
   echo "install-systemd: $*" >&2
@@ -36,7 +41,7 @@ else
   bin="$venv/bin/nadird"
   run="$dest$bin"
   python3 -m venv "$dest$venv"
-  "$dest$venv/bin/pip" install --quiet "$here"
+  "$dest$venv/bin/pip" install --quiet "$here${extras:+[$extras]}"
 fi
 hidden_by_protect_home "$bin" &&
   fail "$bin is under /home, /root or /run/user, which the unit's ProtectHome=yes hides; install it elsewhere (default: a venv in /opt/nadird)"
@@ -79,6 +84,36 @@ done
 install -d "$dest/etc/systemd/system"
 sed "s#^ExecStart=/usr/local/bin/nadird#ExecStart=$bin#" "$here/systemd/nadird@.service" \
   >"$dest/etc/systemd/system/nadird@.service"
+# A file:// replica outside the state directory: ProtectSystem=strict makes
+# it read-only for the service unless the unit names it. Read with the
+# Python beside nadird (its venv's, which has PyYAML).
+python="$(dirname "$run")/python"
+if [ -x "$python" ] && [ -e "$dest/etc/nadird/master.yaml" ]; then
+  replica_dir="$("$python" - "$dest/etc/nadird/master.yaml" <<'PY'
+import sys
+from urllib.parse import unquote, urlsplit
+
+import yaml
+
+with open(sys.argv[1], encoding="utf-8") as f:
+    config = yaml.safe_load(f) or {}
+url = str((config.get("master") or {}).get("replica") or "")
+if url.startswith("file:///"):
+    print(unquote(urlsplit(url).path))
+PY
+)"
+  if [ -n "$replica_dir" ]; then
+    dropin="$dest/etc/systemd/system/nadird@master.service.d"
+    install -d "$dropin"
+    printf '# Written by scripts/install-systemd.sh from master.replica.\n[Service]\nReadWritePaths=%s\n' \
+      "$replica_dir" >"$dropin/replica.conf"
+    if [ -n "$dest" ]; then
+      install -d -m 0750 "$dest$replica_dir"
+    else
+      install -d -o nadird -g nadird -m 0750 "$replica_dir"
+    fi
+  fi
+fi
 if [ -n "$dest" ] && [ -z "${NADIRD_BIN:-}" ]; then
   # pip wrote the venv's scripts for where it stood, under DESTDIR: they must
   # name the interpreter where the venv will be once installed.

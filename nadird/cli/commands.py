@@ -302,7 +302,10 @@ def _keygen(args: argparse.Namespace) -> int:
 def _restore(args: argparse.Namespace) -> int:
     from nadird.cli import restore
 
-    return restore.run(args.replica, args.state_dir, args.force)
+    config = _config(args) if args.config else None
+    url, state_dir, where = restore.sources(args.replica, args.state_dir, config, args.config)
+    key = args.sftp_key or (config.master.replica_sftp_key if config is not None else None)
+    return restore.run(url, state_dir, args.force, where=where, sftp_key=key)
 
 
 def _daemon(args: argparse.Namespace) -> int:

@@ -36,7 +36,13 @@ from nadird.cli.base import (
     command_options_last,
 )
 from nadird.cli.tool_parsers import add_tools
-from nadird.common.errors import BindError, ConfigError, StateError, StoreError
+from nadird.common.errors import (
+    BindError,
+    ConfigError,
+    StateError,
+    StoreError,
+    SupersededError,
+)
 
 EXIT_OK, EXIT_RUNTIME = 0, 1
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells expect of a Ctrl-C
@@ -291,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
         status = run_command(args)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler
         return status
-    except (ConfigError, StoreError, BindError) as exc:
+    except (ConfigError, StoreError, BindError, SupersededError) as exc:
         print(f"nadird: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except StateError as exc:

@@ -75,19 +75,24 @@ def _add_keygen(sub: argparse._SubParsersAction[CommandParser]) -> None:
 
 def _add_restore(sub: argparse._SubParsersAction[CommandParser]) -> None:
     restore = add_command(
-        sub,
-        "restore",
-        "fetch a master's state directory back from its replica (master.replica)",
-        SHARED_NO_CONFIG,
+        sub, "restore", "fetch a master's state directory back from its replica (master.replica)"
     )
-    restore.add_argument("--replica", required=True, metavar="URL", help="the master.replica URL")
     restore.add_argument(
-        "--state-dir", required=True, metavar="DIR", help="where to restore (empty or new)"
+        "--replica", metavar="URL", help="the replica (default: master.replica of -c)"
+    )
+    restore.add_argument(
+        "--state-dir",
+        metavar="DIR",
+        help="where to restore, empty or new (default: master.state_dir of -c)",
     )
     restore.add_argument(
         "--force", action="store_true", help="restore into a directory that holds files"
     )
-    restore.set_defaults(takes_config=False)
+    restore.add_argument(
+        "--sftp-key",
+        metavar="FILE",
+        help="sftp:// replica: the private key (default: master.replica_sftp_key of -c)",
+    )
 
 
 def _add_export(sub: argparse._SubParsersAction[CommandParser]) -> None:

@@ -130,6 +130,11 @@ class StateError(NadirdError):
     """A state file (snapshot, frontier) is missing parts, corrupt or unreadable."""
 
 
+class SupersededError(StateError):
+    """Another master started from this state's replica after it (a restore
+    elsewhere): this state must not hand out work. Exit status 2."""
+
+
 class BindError(NadirdError):
     """An address to listen on is taken (another master?) or not available. Exit status 2."""
 

@@ -16,9 +16,17 @@ from nadird.config.checks import check_http_url, positive, seconds
 
 ChannelType = Literal["webhook", "dingtalk", "apprise"]
 RuleType = Literal[
-    "stall", "blocked", "worker_gone", "error_rate", "dead_letters", "job_finished", "change"
+    "stall",
+    "blocked",
+    "worker_gone",
+    "error_rate",
+    "dead_letters",
+    "job_finished",
+    "change",
+    "replica_lag",
 ]
 Severity = Literal["info", "warning", "critical"]
+DEFAULT_AFTER = {"stall": 300.0, "replica_lag": 60.0}  # seconds; others: 0
 # The answers that mean "this site is refusing us" (forbidden, too many
 # requests, unavailable) when they come back in a row.
 BLOCKING_STATUSES = (403, 429, 503)
@@ -102,7 +110,8 @@ class RuleConfig:
     severity: Severity = "warning"
     # Not more than one alert per this for the same rule and subject.
     repeat: str | float = "30m"
-    # stall: no page stored for this long; worker_gone: silent or gone this long.
+    # stall: no page stored for this long; worker_gone: silent or gone this long;
+    # replica_lag: the replica this far behind (master.replica).
     after: str | float | None = None
     minutes: float | None = None  # the same as `after`, in minutes
     # blocked: this many blocking answers in a row; dead_letters: this many new
@@ -149,12 +158,13 @@ class RuleConfig:
 
     @property
     def after_s(self) -> float:
-        """stall: 5 minutes unless set; worker_gone: at once unless set."""
+        """stall: 5 minutes unless set; replica_lag: 1 minute (master.replica_max_lag's
+        default); worker_gone: at once unless set."""
         if self.minutes is not None:
             return self.minutes * 60.0
         if self.after is not None:
             return seconds("after", self.after)
-        return 300.0 if self.type == "stall" else 0.0
+        return DEFAULT_AFTER.get(self.type, 0.0)
 
     def count_or(self, default: int) -> int:
         return default if self.count is None else self.count

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nadird.config.checks import not_negative, positive
-from nadird.config.replica import check_replica_url
+from nadird.config.replica import check_replica_url, check_sftp_key
 
 
 @dataclass(frozen=True)
@@ -52,11 +52,15 @@ class MasterConfig:
     replica_max_lag: float = 60.0
     # How often Litestream looks at the databases and ships their changes.
     replica_sync_interval: float = 1.0
+    # sftp:// replica: the private key Litestream logs in with (Litestream 0.5
+    # takes no key from the URL, and a password in it is refused).
+    replica_sftp_key: str | None = None
 
     def __post_init__(self) -> None:
         positive(self, "replica_max_lag", "replica_sync_interval")
         if self.replica is not None:
             check_replica_url(self.replica)
+        check_sftp_key(self.replica, self.replica_sftp_key)
         positive(self, "bag_size", "lease_ttl", "heartbeat_interval", "snapshot_interval")
         positive(self, "revisit_allocate_interval", "history_trim_interval")
         positive(self, "retry_base_delay", "retry_max_delay", "dead_letter_poll")

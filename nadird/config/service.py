@@ -23,8 +23,11 @@ class WorkerHttpConfig:
 
 @dataclass(frozen=True)
 class WorkerConfig:
-    master: str = "tcp://127.0.0.1:5550"
-    results: str = "tcp://127.0.0.1:5551"
+    # One master's addresses, or a list of masters' (the same length each),
+    # tried in order: a master restored on another host is reached without
+    # touching the workers (worker/masters.py).
+    master: str | list[str] = "tcp://127.0.0.1:5550"
+    results: str | list[str] = "tcp://127.0.0.1:5551"
     bags: int = 16
     group: str = "default"
     capabilities: list[str] = field(default_factory=lambda: ["html"])
@@ -34,10 +37,34 @@ class WorkerConfig:
     # No word from the master this long: log master_unreachable, then again
     # at doubling intervals (at most every 5 minutes) until it answers.
     unreachable_after: float = 10.0
+    # With several masters: silent this long (and not connected), the one in
+    # use is given up for the next (its bags kept for it to adopt, as after a
+    # master's restart). Below master.lease_ttl: the next one adopts the bags
+    # only while it holds their leases for their holders.
+    master_timeout: float = 10.0
     http: WorkerHttpConfig = field(default_factory=WorkerHttpConfig)
 
     def __post_init__(self) -> None:
-        positive(self, "bags", "result_batch", "result_flush_interval", "unreachable_after")
+        positive(
+            self, "bags", "result_batch", "result_flush_interval", "unreachable_after",
+            "master_timeout",
+        )  # fmt: skip
+        masters, results = _listed(self.master), _listed(self.results)
+        if not masters or len(masters) != len(set(masters)):
+            raise ValueError("master: expected an address or a list of distinct addresses")
+        if len(results) != len(masters):
+            raise ValueError(
+                f"results: expected one address per worker.master address ({len(masters)}), "
+                f"in the same order, got {len(results)}"
+            )
+
+    def endpoints(self) -> list[tuple[str, str]]:
+        """(control, results) of each master, in the order they are tried."""
+        return list(zip(_listed(self.master), _listed(self.results), strict=True))
+
+
+def _listed(addresses: str | list[str]) -> list[str]:
+    return [addresses] if isinstance(addresses, str) else list(addresses)
 
 
 @dataclass(frozen=True)

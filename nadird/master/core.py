@@ -30,7 +30,6 @@ from nadird.master.leasing.nodes import Node, NodeRegistry
 from nadird.master.leasing.robots_notes import RobotsNotes
 from nadird.master.leasing.welcome import Welcomer
 from nadird.master.observe import trace
-from nadird.master.observe.discovery import Discovery
 from nadird.master.observe.metrics import MasterMetrics
 from nadird.master.results.blocking import BlockStreaks
 from nadird.master.results.by_job import JobTallies
@@ -38,7 +37,7 @@ from nadird.master.results.claims import Claims
 from nadird.master.results.failing import FailureRouter
 from nadird.master.results.fallback import Fallbacks
 from nadird.master.results.near_dups import NearDuplicates
-from nadird.master.results.recent import PageLog
+from nadird.master.results.observing import PageObserver
 from nadird.master.results.records import record_from_result
 from nadird.master.results.retries import is_transient
 from nadird.master.revisits.clock import revisit_wall
@@ -62,6 +61,11 @@ from nadird.store.base import PageRecord
 
 log = get_logger()
 
+# How far behind the clock workers may be judged (in lease periods) while
+# the control socket still holds unread messages: a master that far behind
+# judges by the clock again (see expire).
+CATCH_UP_PERIODS = 4.0
+
 
 class MasterCore:
     def __init__(self, config: Config, db: FrontierDB, seen: SeenSet) -> None:
@@ -82,22 +86,21 @@ class MasterCore:
         self.revisits.pace.configure(config)
         self.stats: Counter[str] = Counter()
         self.claims = Claims(self.stats)  # what of a worker's word the master checks
-        self.errors: Counter[str] = Counter()  # failed attempts by kind (not HTTP statuses)
-        self.domain_errors: Counter[str] = Counter()
         self.domain_results: Counter[str] = Counter()  # pages answered, by domain
         self.refused: Counter[str] = Counter()  # results dropped, by acceptance.REASONS key
-        self.statuses: Counter[int] = Counter()  # fetched pages by final HTTP status
         self.invalid: Counter[tuple[str, str]] = Counter()  # invalid items by (job, field)
         self.blocks = BlockStreaks()  # 403/429/503 in a row, by domain (alerts)
         self.tallies = JobTallies()  # what job-scoped alert rules count
-        self.page_log = PageLog()  # recent failures, last status by domain (console)
         self.store_trace = trace.StoreTrace()
         self.paused: set[str] = set()
         self._drop_log = PerKeyLimit()
         self.metrics = MasterMetrics()
         self.metrics.registry.register(self.revisits.lateness)
-        self.discovery = Discovery()  # feeds jobs: articles by source, latency
-        self.metrics.registry.register(self.discovery)
+        self.observer = PageObserver(self.stats, self.tallies, self.metrics, self.admission.jobs)
+        # The observer's counters, under the names the views read.
+        self.errors, self.statuses = self.observer.errors, self.observer.statuses
+        self.domain_errors, self.page_log = self.observer.domain_errors, self.observer.page_log
+        self.discovery = self.observer.discovery
         # Whether a worker's connection (by its socket identity) is still
         # open; the server asks its socket. Without one: assume it is.
         self.connected: Callable[[bytes], bool] = lambda _identity: True
@@ -107,7 +110,7 @@ class MasterCore:
         now = time.monotonic()
         self.hold_until = recovery_hold(db, master, bool(self.frontier.queued), now)
         self.adoption = Adoption(LeaseRecords(db), self.frontier, self.leases, self.stats)
-        window = max(2.0, 4 * master.heartbeat_interval)  # a few chances to say hello
+        window = self.claim_window()
         self.held_all = self.adoption.start(master.adopt_leases, self.hold_until, now, window)
         self.lease_mark = LeaseMark(db, master.lease_ttl, headroom_of(master))
         self._build_parts()
@@ -253,14 +256,32 @@ class MasterCore:
         self.closer.reclaim(self.leases.of_node(node.node), now, why)
         log.info("worker_left", worker=node.node, why=why)
 
-    def expire(self, now: float) -> None:
-        expired = self.leases.expired(now)
+    def claim_window(self) -> float:
+        """Seconds a restarted master waits for its workers' claims: a few
+        chances to say hello."""
+        return max(2.0, 4 * self.config.master.heartbeat_interval)
+
+    def listening(self, now: float) -> None:
+        """The control socket is read from `now` on: the workers get their
+        whole claim window from here, however long the start took (a loaded
+        machine, a stalled process) since the waiting leases were read."""
+        self.adoption.extend(now + self.claim_window())
+
+    def expire(self, now: float, heard: float | None = None) -> None:
+        """Leases expired, waiting leases unclaimed, workers silent: judged
+        as of `heard`, when every control message sent before had been read
+        (service/heard.py; default `now`), and never more than
+        CATCH_UP_PERIODS lease periods behind, so a socket that is never
+        empty cannot keep a dead worker's leases forever."""
+        master = self.config.master
+        as_of = now if heard is None else min(now, heard)
+        as_of = max(as_of, now - CATCH_UP_PERIODS * master.lease_ttl)
+        expired = self.leases.expired(as_of)
         self.stats["leases_expired"] += len(expired)
         self.closer.reclaim(expired, now, "lease expired")
         self.leases.ended.trim(now, self.late_window())
-        self.adoption.give_up(now)
-        master = self.config.master
-        for node in self.nodes.silent(now, master.node_timeout or master.lease_ttl):
+        self.adoption.give_up(as_of)
+        for node in self.nodes.silent(as_of, master.node_timeout or master.lease_ttl):
             self.forget_node(node, "silent", now)
 
     # ----------------------------------------------------------- results
@@ -303,7 +324,7 @@ class MasterCore:
             row = lease.pending.pop(page.fp, None) if lease is not None else None
             if row is None and lease is not None and page.fp in lease.urls:
                 continue  # answered in this lease already (sent again after a restart)
-            self._observe(page, held.job)
+            self.observer.observe(page, held.job)
             if is_transient(page):
                 self.failures.failed(page, row, lease)
                 continue
@@ -368,24 +389,6 @@ class MasterCore:
         master = self.config.master
         window = master.late_result_window
         return master.lease_ttl if window is None else window
-
-    def _observe(self, page: PageResult, job: str) -> None:
-        self.page_log.observe(page)
-        spec = self.admission.jobs.get(job)
-        if spec is not None and spec.feeds:
-            self.discovery.on_page(page, spec, time.time())
-        if page.status:  # a response came back: a fetched page, whatever its status
-            self.metrics.fetch_seconds.observe(page.elapsed)
-            self.statuses[page.status] += 1
-        if page.body:
-            self.stats["bytes"] += len(page.body)
-        self.tallies.articles.observe(page, job, self.admission.jobs)
-        kind = page.error_kind
-        if kind is not None:
-            self.errors[kind.value] += 1
-            domain = domain_of(page.url)
-            self.domain_errors[domain] += 1
-            self.tallies.failed(job, domain)
 
     def on_durable(self, records: Sequence[PageRecord]) -> None:
         self.tallies.durable(records)

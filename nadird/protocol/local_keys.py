@@ -93,7 +93,7 @@ def for_worker(config: Config) -> LocalKeys | None:
     """The local keys a worker reads: when no keys are configured and its
     master is on this host."""
     sec = config.security
-    ends = (config.worker.master, config.worker.results)
+    ends = [end for pair in config.worker.endpoints() for end in pair]
     if sec.worker_secret_key or open_allowed(sec):
         return None
     if not all(is_private_endpoint(endpoint) for endpoint in ends):

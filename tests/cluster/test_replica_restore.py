@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from support.receiver import AlertReceiver, receiver_in_thread
 from test_api import api, request
 
 from nadird.testing.checks import expected_set, last_event, page_requests, start_crawl
@@ -31,10 +32,9 @@ pytestmark = pytest.mark.slow
 SETTLED = 2.0
 
 
-def restore(replica: str, state: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    command = ["restore", "--replica", replica, "--state-dir", str(state), *extra]
+def restore(*command: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "nadird", *command],
+        [sys.executable, "-m", "nadird", "restore", *command],
         capture_output=True,
         text=True,
         timeout=120,
@@ -96,15 +96,22 @@ def test_a_restored_master_goes_on_where_the_lost_one_left_off(
             f"http://{e.host}{e.path}" for e in page_requests(web) if e.t_end < lost_at - SETTLED
         }
 
-        done = restore(replica, state)
+        done = restore("-c", str(cluster.workdir / "master.yaml"))  # its replica and state_dir
         assert done.returncode == 0, done.stderr
         report = json.loads(done.stdout)
         assert {"frontier.db", "robots.db", "pages.db"} <= set(report["restored"])
         assert "seen.bloom" in report["not_replicated"]
-        refused = restore(replica, state)  # it holds the files now
+        crawl, position = report["crawl"], report["positions"]["frontier.db"]
+        assert crawl["queued"] > 0 and crawl["leases"] > 0
+        assert len(expected) >= crawl["known"] >= 0.5 * len(expected)
+        assert position["txid"] > 1 and 0 <= position["age_seconds"] < 60
+        by_options = ("--replica", replica, "--state-dir", str(state))
+        refused = restore(*by_options)  # it holds the files now
         assert refused.returncode == 2 and "--state-dir" in refused.stderr
         assert len(refused.stderr.splitlines()) == 1
-        assert restore(replica, state, "--force").returncode == 0
+        again = restore(*by_options, "--force")
+        assert again.returncode == 0
+        assert json.loads(again.stdout)["crawl"] == crawl
         restored = set(stored_urls(state / "pages.db"))
         assert len(restored) > 0.3 * len(expected)
         restarted_at = time.time()
@@ -134,8 +141,10 @@ def test_a_replica_that_cannot_be_written_is_counted_and_reported_and_the_crawl_
     # /proc takes no new directory: every upload fails.
     master = {"replica": "file:///proc/nadird-replica", "replica_max_lag": 0.5}
     master |= {"replica_sync_interval": 0.1, "exit_when_done": False}
-    with run_in_thread(graph, latency=0.001):
-        start_crawl(cluster, graph, master=master)
+    with run_in_thread(graph, latency=0.001), receiver_in_thread(AlertReceiver()) as hook:
+        rule = {"type": "replica_lag", "channels": ["ops"], "after": 1.0}
+        channels = {"ops": {"type": "webhook", "url": hook.url(), "retry_delay": 0.05}}
+        start_crawl(cluster, graph, master=master, alerts={"channels": channels, "rules": [rule]})
         url, _ = api(cluster)
         assert wait_until(lambda: request(url, "/healthz", None)[0] == 503, 30)
         body = json.loads(request(url, "/healthz", None)[1])
@@ -145,4 +154,8 @@ def test_a_replica_that_cannot_be_written_is_counted_and_reported_and_the_crawl_
         assert wait_until(lambda: replica_metrics(cluster)["nadird_replica_failures"] >= 1, 30)
         assert replica_metrics(cluster)["nadird_replica_lag_seconds"] > 0.5
         assert cluster.proc("master").popen.poll() is None  # it goes on
+        # The replica_lag rule, delivered to its channel.
+        assert wait_until(lambda: any(p["rule"] == "replica_lag" for p in hook.payloads()), 30)
+        alert = next(p for p in hook.payloads() if p["rule"] == "replica_lag")
+        assert alert["state"] == "firing" and alert["value"] > 1.0 and alert["threshold"] == 1
     assert any(e.get("event") == "litestream" for e in cluster.proc("master").logs())

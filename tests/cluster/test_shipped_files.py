@@ -140,3 +140,27 @@ def test_installer_refuses_a_nadird_that_protect_home_hides(tmp_path: Path) -> N
         assert proc.returncode == 2
         assert "ProtectHome" in proc.stderr, proc.stderr
         assert not (tmp_path / "root" / "etc").exists()
+
+
+@pytest.mark.slow
+def test_installer_lets_the_master_write_its_file_replica(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "opt" / "nadird" / "bin"
+    nadird = fake_nadird(bin_dir / "nadird", "/bin/sh")
+    (bin_dir / "python").symlink_to(sys.executable)  # a venv's, with PyYAML
+    root = tmp_path / "root"
+    (root / "etc" / "nadird").mkdir(parents=True)
+    master = "master:\n  state_dir: /var/lib/nadird\n  replica: file:///mnt/replica/nadird\n"
+    (root / "etc" / "nadird" / "master.yaml").write_text(master)
+    proc = run_installer(root, nadird)
+    assert proc.returncode == 0, proc.stderr
+    dropin = root / "etc/systemd/system/nadird@master.service.d/replica.conf"
+    assert dropin.read_text().splitlines()[1:] == [
+        "[Service]",
+        "ReadWritePaths=/mnt/replica/nadird",
+    ]
+    assert (root / "mnt" / "replica" / "nadird").is_dir()
+    assert (root / "etc" / "nadird" / "master.yaml").read_text() == master  # kept
+    # Without a file:// replica, no drop-in.
+    other = tmp_path / "other"
+    assert run_installer(other, nadird).returncode == 0
+    assert not (other / "etc/systemd/system/nadird@master.service.d").exists()

@@ -35,6 +35,8 @@ TEXTS = {
         "job_finished": "crawl finished: {value} pages stored in this run "
         "({stored_total} in the store), job {job}",
         "change": "{field} of {url} went from {old} to {new}{condition}, job {job}",
+        "replica_lag": "the replica of the master's state is {value} behind "
+        "(threshold {threshold}): losing this machine now would lose that much, job {job}",
     },
     "zh": {
         "stall": "已有 {value} 没有存储任何页面，队列中仍有 {queued} 个 URL"
@@ -48,6 +50,8 @@ TEXTS = {
         "job_finished": "爬取完成：本次运行存储 {value} 个页面（存储中共 {stored_total} 个），"
         "任务 {job}",
         "change": "{url} 的 {field} 从 {old} 变为 {new}{condition}，任务 {job}",
+        "replica_lag": "主节点状态的副本落后 {value}（阈值 {threshold}）："
+        "此时失去这台机器将丢失这段时间的状态，任务 {job}",
     },
 }
 # A resolved notice says the problem is over (the value is the last measured).
@@ -59,6 +63,8 @@ RESOLVED_TEXTS = {
         "worker_gone": "worker {worker} is back (it was silent or gone for {value}), job {job}",
         "error_rate": "domain {domain}: error rate back under {threshold} over {window}, job {job}",
         "dead_letters": "dead letters back under {threshold} within {window}, job {job}",
+        "replica_lag": "the replica of the master's state caught up (it was {value} behind), "
+        "job {job}",
     },
     "zh": {
         "stall": "已恢复存储页面（此前 {value} 没有存储任何页面），任务 {job}",
@@ -66,6 +72,7 @@ RESOLVED_TEXTS = {
         "worker_gone": "工作节点 {worker} 已恢复（此前失联 {value}），任务 {job}",
         "error_rate": "域名 {domain} 在 {window} 内的错误率已回到阈值 {threshold} 以下，任务 {job}",
         "dead_letters": "{window} 内进入死信队列的 URL 已回到阈值 {threshold} 以下，任务 {job}",
+        "replica_lag": "主节点状态的副本已追上（此前落后 {value}），任务 {job}",
     },
 }
 CONDITION_TEXTS = {
@@ -89,7 +96,7 @@ UNKNOWN = "?"
 SHOWN_CHARS = 100  # of a changed text value
 ALL_JOBS = {"en": "(all jobs)", "zh": "（全部任务）"}
 # Rule types whose value and threshold are seconds, shown as 5m, 1h30m.
-DURATIONS = frozenset({"stall", "worker_gone"})
+DURATIONS = frozenset({"stall", "worker_gone", "replica_lag"})
 
 
 def _number(value: float | None) -> str:

@@ -40,6 +40,7 @@ class Snapshot:
     # The same, for one job's pages (filled for the jobs rules name): a rule
     # with `job` sees its job's snapshot (JOB_SCOPED types).
     jobs: Mapping[str, Snapshot] = field(default_factory=dict)
+    replica_lag: float | None = None  # seconds; None without master.replica
 
     def scoped(self, rule: RuleConfig) -> Snapshot | None:
         """What `rule` sees: its job's part, the whole master, or None (its
@@ -242,6 +243,17 @@ class JobFinished(Watcher):
         return {"crawl": Firing(snap.stored, None, details)}
 
 
+class ReplicaLag(Watcher):
+    """The replica (master.replica) more than `after` behind: what the loss
+    of the master's machine would cost now. Resolved when it catches up."""
+
+    def check(self, snap: Snapshot) -> dict[str, Firing]:
+        lag, after = snap.replica_lag, self.rule.after_s
+        if lag is None or lag <= after:
+            return {}
+        return {"replica": Firing(round(lag, 1), after, {})}
+
+
 WATCHERS: dict[str, type[Watcher]] = {
     "stall": Stall,
     "blocked": Blocked,
@@ -250,6 +262,7 @@ WATCHERS: dict[str, type[Watcher]] = {
     "dead_letters": DeadLetters,
     "job_finished": JobFinished,
     "change": Change,
+    "replica_lag": ReplicaLag,
 }
 # Rules that report a moment, not a state: no resolved notice follows.
 EVENTS_ONLY = frozenset({"job_finished", "change"})

@@ -129,6 +129,11 @@ class Adoption:
             log.info("leases_waiting", leases=len(self._waiting), until=round(self.until - now, 3))
         return False
 
+    def extend(self, until: float) -> None:
+        """Leases still waiting wait at least until `until` (monotonic)."""
+        if self._waiting or self._ended:
+            self.until = max(self.until, until)
+
     def claim(self, node: Node, held: list[HeldBag], now: float, ttl: float) -> list[Lease]:
         """Adopt the held bags whose claim matches their record."""
         adopted = []

@@ -71,6 +71,9 @@ class MasterReads:
     def replica_behind(self) -> dict[str, Any] | None:
         return None if self.replica is None else self.replica.behind()
 
+    def replica_lag(self) -> float | None:
+        return None if self.replica is None else self.replica.reading().lag_seconds
+
     def counts(self) -> Counts:
         core = self.core
         return Counts(

@@ -16,6 +16,7 @@ import contextlib
 import json
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -23,13 +24,22 @@ import time
 from pathlib import Path
 from typing import Any
 
+from nadird.common.errors import StateError
 from nadird.common.logs import get_logger
 from nadird.config import MasterConfig
 from nadird.master.observe.metrics import MasterMetrics
 from nadird.master.observe.replica_lag import ReplicaLag
 from nadird.master.observe.replica_metrics import ReplicaCollector, ReplicaReading
+from nadird.master.service.replica_fetch import replica_generation
+from nadird.master.state.generation import (
+    Generation,
+    bump_generation,
+    check_not_superseded,
+    read_generation,
+)
 from nadird.master.state.replica_files import (
     LITESTREAM_CONFIG,
+    MANIFEST_FILE,
     databases,
     litestream_config,
     write_manifest,
@@ -79,6 +89,7 @@ class Replicator:
     def __init__(self, master: MasterConfig) -> None:
         assert master.replica is not None
         self.url = master.replica
+        self.sftp_key = master.replica_sftp_key
         self.state_dir = Path(master.state_dir)
         self.interval = master.replica_sync_interval
         self.max_lag = master.replica_max_lag
@@ -99,12 +110,35 @@ class Replicator:
         metrics.registry.register(ReplicaCollector(replicator.reading))
         return replicator
 
-    def start(self) -> None:
+    async def start(self) -> None:
+        """Check the replica's generation (SupersededError if another master
+        took it over), take the next one, then start Litestream."""
         self.names = databases(self.state_dir)
+        manifest = self.state_dir / MANIFEST_FILE
+        replica = await self._replica_generation()
+        if replica is not None:
+            check_not_superseded(read_generation(manifest), replica, str(self.state_dir), self.url)
         write_manifest(self.state_dir, self.names[1:])
-        config = litestream_config(self.state_dir, self.url, self.names, self.interval)
+        started = bump_generation(manifest, socket.gethostname(), time.time())
+        was = None if replica is None else replica.n
+        log.info("replica_generation", generation=started.n, replica=was)
+        config = litestream_config(
+            self.state_dir, self.url, self.names, self.interval, self.sftp_key
+        )
         (self.state_dir / LITESTREAM_CONFIG).write_text(config, encoding="utf-8")
         self._task = asyncio.create_task(self._supervise())
+
+    async def _replica_generation(self) -> Generation | None:
+        """The replica's generation; None when it cannot be read (logged: the
+        master goes on, as it does when the replica cannot be written)."""
+        binary = litestream_binary()
+        try:
+            if binary is None:
+                raise StateError("litestream not found")
+            return await asyncio.to_thread(replica_generation, binary, self.url, self.sftp_key)
+        except (StateError, OSError, subprocess.SubprocessError) as exc:
+            log.error("replica_generation_unknown", url=self.url, error=str(exc)[:500])
+            return None
 
     async def stop(self) -> None:
         if self._task is not None:

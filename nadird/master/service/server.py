@@ -16,7 +16,13 @@ from typing import Any
 import zmq
 import zmq.asyncio
 
-from nadird.common.errors import BindError, ConfigError, InvalidURL, ProtocolError
+from nadird.common.errors import (
+    BindError,
+    ConfigError,
+    InvalidURL,
+    ProtocolError,
+    SupersededError,
+)
 from nadird.common.logs import get_logger
 from nadird.common.waits import wait_set
 from nadird.config import Config
@@ -35,6 +41,7 @@ from nadird.master.results.writer import ResultWriter
 from nadird.master.revisits.catch_up import catch_up
 from nadird.master.service.api import ApiServer
 from nadird.master.service.handshakes import HandshakeWatch
+from nadird.master.service.heard import HeardClock
 from nadird.master.service.loops import LoopGuard
 from nadird.master.service.peers import PeerProbe
 from nadird.master.service.reads import MasterReads
@@ -96,6 +103,7 @@ class Master(MasterReads):
         # Workers whose keys do not fit fail below the messages: logged here.
         self.handshakes = HandshakeWatch()
         self._last_dead_poll = 0.0
+        self._heard = HeardClock(time.monotonic())  # workers are judged as of then
         self._commit_timer: asyncio.TimerHandle | None = None
         self._rate: collections.deque[tuple[float, int]] = collections.deque(maxlen=12)
         # The crawl's numbers over time, for the console's charts (observe/history.py).
@@ -145,7 +153,11 @@ class Master(MasterReads):
             raise
         self.core.connected = PeerProbe(self._router.underlying).connected
         if self.replica is not None:  # after the binds: one master per state dir
-            self.replica.start()
+            try:  # and before any work: one master per replica
+                await self.replica.start()
+            except SupersededError:
+                await self._abandon_start()
+                raise
         self.control_endpoint = self._router.getsockopt_string(zmq.LAST_ENDPOINT)
         self.results_endpoint = self._pull.getsockopt_string(zmq.LAST_ENDPOINT)
         self.admit_seeds([(s.spec(), s.job) for s in self.config.seed_list()])
@@ -154,6 +166,7 @@ class Master(MasterReads):
         self.alerts.start(self)
         if await catch_up(self.core.revisits, self.writer.store):  # after a crash
             self.db.commit()
+        self.core.listening(time.monotonic())
         # Guarded: a loop that fails on one message or tick is counted,
         # logged and started again (see loops.py).
         self.loops.start("control", self._control_loop)
@@ -170,6 +183,12 @@ class Master(MasterReads):
             # When it ends (epoch seconds), whenever this line got written.
             hold_ends=round(wall_of(self.core.hold_until), 3) if self.core.hold_until else None,
         )
+
+    async def _abandon_start(self) -> None:
+        if self.api is not None:
+            await self.api.stop()
+        self._close_sockets()
+        self.state.close()
 
     async def stop(self) -> None:
         """Stop in full (store flushed, state saved), also after a loop died
@@ -422,10 +441,12 @@ class Master(MasterReads):
         while True:
             await asyncio.sleep(tick)
             now = time.monotonic()
+            if self._router is not None:  # first: it judges whether this tick came on time
+                self._heard.tick(self._router, now, tick)
             self._rate.append((now, self.writer.written))
             if self.history.due(now):
                 self.history.add(status.sample(self, time.time()))
-            self.core.expire(now)
+            self.core.expire(now, self._heard.until)
             self.core.revisit_tick()
             if now - self._last_dead_poll >= master.dead_letter_poll:
                 self._last_dead_poll = now

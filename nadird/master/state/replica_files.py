@@ -68,7 +68,19 @@ def read_manifest(path: Path) -> list[str]:
         db.close()
 
 
-def litestream_config(state_dir: Path, url: str, names: Iterable[str], interval: float) -> str:
+def replica_entry(url: str, name: str, sftp_key: str | None) -> dict[str, str]:
+    """Litestream's replica settings for database `name`: its URL, and the
+    key an sftp:// replica logs in with (Litestream's config file takes one,
+    its URLs do not)."""
+    entry = {"url": replica_of(url, name)}
+    if sftp_key is not None:
+        entry["key-path"] = sftp_key
+    return entry
+
+
+def litestream_config(
+    state_dir: Path, url: str, names: Iterable[str], interval: float, sftp_key: str | None = None
+) -> str:
     """litestream.yml for the state directory's databases.
 
     Debug logging on purpose: Litestream 0.5 tells the replica's position only
@@ -82,7 +94,7 @@ def litestream_config(state_dir: Path, url: str, names: Iterable[str], interval:
             {
                 "path": str((state_dir / name).resolve()),
                 "monitor-interval": every,
-                "replica": {"url": replica_of(url, name), "sync-interval": every},
+                "replica": {**replica_entry(url, name, sftp_key), "sync-interval": every},
             }
             for name in names
         ],

@@ -55,12 +55,14 @@ from nadird.worker.fetch.sitemaps import SitemapReader
 from nadird.worker.fetch.throttle import DomainPaces, Pacer
 from nadird.worker.follow.filter import DomainCounts, LinkPipeline, ReportedLinks
 from nadird.worker.load import LoadMeter
+from nadird.worker.masters import Endpoint, MasterChoice
 from nadird.worker.page_log import page_crawled
 from nadird.worker.pages import PageProcessor, PageTask
 from nadird.worker.render.step import RenderStep, new_renderer
 from nadird.worker.render.subrequests import SubrequestPolicy
 from nadird.worker.service.health import MasterLink, WorkStats, health
 from nadird.worker.service.http import WorkerHttp
+from nadird.worker.service.peer_watch import PeerWatch
 from nadird.worker.service.sender import ResultSender
 
 log = get_logger()
@@ -84,7 +86,10 @@ class WorkerAgent:
         self.secrets = SecretReader()  # login users and passwords, read when first needed
         self.finished = asyncio.Event()
         keys = bool(config.security.worker_secret_key)
-        self.link = MasterLink(config.worker.master, config.worker.unreachable_after, keys)
+        self.masters = MasterChoice(
+            config.worker.endpoints(), config.worker.master_timeout, time.monotonic()
+        )
+        self.link = MasterLink(self.masters.current[0], config.worker.unreachable_after, keys)
         self.stats = WorkStats()
         self.core = WorkerCore(
             self._hello_template(), config.worker.exit_when_done, time.monotonic()
@@ -100,6 +105,7 @@ class WorkerAgent:
         )
         self._loops: list[asyncio.Task[None]] = []
         self._connected = False
+        self._peers: PeerWatch | None = None  # with several masters (masters.py)
         for sock in (self._dealer, self._push):
             # Here, not in run(): a bad key file is a config error (exit 2).
             secure_client(sock, config, source)
@@ -115,7 +121,6 @@ class WorkerAgent:
         self.cookies.config = config.fetch.cookie_jars
 
     async def run(self, stop: asyncio.Event) -> None:
-        worker = self.config.worker
         self._dealer.setsockopt(zmq.LINGER, 2000)
         self._push.setsockopt(zmq.LINGER, 10000)
         self._push.setsockopt(zmq.SNDHWM, 100_000)
@@ -124,12 +129,12 @@ class WorkerAgent:
         await self.fetcher.start()
         self._sender.start()
         self._loops = [asyncio.create_task(self._link_loop(), name="link")]
+        if len(self.masters.endpoints) > 1:
+            self._peers = PeerWatch(self._dealer)
         # On this host without keys configured: the keys the master makes
         # when it starts (till then the link loop says the master is away).
         if await secure_local(self.config, (self._dealer, self._push), stop):
-            self._dealer.connect(worker.master)
-            self._push.connect(worker.results)
-            self._connected = True
+            self._connect(self.masters.current)
             await self._hello()
             self._loops.append(asyncio.create_task(self._recv_loop(), name="recv"))
             self._loops.append(asyncio.create_task(self._heartbeat_loop(), name="heartbeat"))
@@ -157,6 +162,8 @@ class WorkerAgent:
         if self.renderer is not None:
             await self.renderer.close()
         await self.fetcher.close()
+        if self._peers is not None:
+            self._peers.stop()
         self._dealer.close()
         self._push.close()
         self._ctx.term()
@@ -172,13 +179,43 @@ class WorkerAgent:
         return health(self.node, self.link, self.stats, len(self.core.bags), pool)
 
     async def _link_loop(self) -> None:
-        """Say so in the log when the master stays silent (see health.py)."""
-        tick = min(1.0, self.link.warn_after / 2)
+        """Say so in the log when the master stays silent (see health.py);
+        give it up for the next one listed when it stays so (masters.py)."""
+        tick = min(1.0, self.link.warn_after / 2, self.masters.timeout / 4)
         while True:
             await asyncio.sleep(tick)
             now = time.monotonic()
             if self.link.due(now):
                 await self.link.warn(now)
+            if self._connected and self.masters.give_up(now, self.link.last_heard, self._live()):
+                await self._switch(now)
+
+    def _live(self) -> bool:
+        return self._peers is not None and self._peers.is_up()
+
+    def _connect(self, endpoint: Endpoint) -> None:
+        self._dealer.connect(endpoint[0])
+        self._push.connect(endpoint[1])
+        self._connected = True
+
+    async def _switch(self, now: float) -> None:
+        """Leave the silent master before joining the next: never two at once.
+        Its bags are kept for the next one to adopt (a restored master
+        knows their leases), as after a master's restart."""
+        old = self.masters.current
+        new = self.masters.next(now)
+        log.warning(
+            "master_switched", left=old[0], to=new[0], silent_s=round(now - self.link.last_heard, 1)
+        )
+        await self._apply(self.core.drop_bags(f"master {old[0]} silent", now))
+        for sock, address in zip((self._dealer, self._push), old, strict=True):
+            with contextlib.suppress(zmq.ZMQError):  # not connected yet (refused keys)
+                sock.disconnect(address)
+        if self._peers is not None:
+            self._peers.forget()
+        self._connect(new)
+        self.link.endpoint = new[0]
+        await self._hello()
 
     async def _send(self, msg: Message) -> None:
         await self._dealer.send(encode(msg))

@@ -26,6 +26,7 @@ def load(tmp_path: Path, master: str) -> ConfigError | None:
     [
         "file:///mnt/replica/nadird",
         "s3://bucket/nadird/prod",
+        "s3://nadird/prod?endpoint=minio.internal:9000",
         "sftp://backup@host.example/srv/nadird",
         "gs://bucket/nadird",
         "abs://container/nadird",
@@ -46,7 +47,9 @@ def test_replica_urls_litestream_takes_load(tmp_path: Path, url: str) -> None:
         ("s3:///path", "names a bucket"),
         ("s3://bucket", "a path under bucket"),
         ("sftp://user:secret@host/path", "without a password"),
-        ("s3://bucket/path?region=x", "without ?query"),
+        ("sftp://user@host/path?key=x", "without ?query"),
+        ("s3://bucket/path?secret=x", "query takes endpoint"),
+        ("s3://bucket/path#x", "without ?query or #fragment"),
     ],
 )
 def test_a_wrong_replica_url_names_the_file_the_key_and_what_was_expected(
@@ -76,3 +79,28 @@ def test_no_replica_by_default() -> None:
 
     master = MasterConfig()
     assert master.replica is None and master.replica_max_lag == 60.0
+
+
+def test_each_database_goes_at_the_end_of_the_path_before_the_query() -> None:
+    from nadird.config.replica import replica_of
+
+    assert replica_of("file:///mnt/r/", "frontier.db") == "file:///mnt/r/frontier.db"
+    assert (
+        replica_of("s3://nadird/prod?endpoint=minio:9000", "replica.db")
+        == "s3://nadird/prod/replica.db?endpoint=minio:9000"
+    )
+
+
+def test_an_sftp_key_goes_with_an_sftp_replica_and_into_litestreams_config(
+    tmp_path: Path,
+) -> None:
+    from nadird.master.state.replica_files import litestream_config
+
+    sftp = "  replica: sftp://backup@host.example/srv/nadird\n"
+    assert load(tmp_path, sftp + "  replica_sftp_key: /etc/nadird/keys/replica\n") is None
+    error = load(tmp_path, "  replica: s3://b/p\n  replica_sftp_key: /k\n")
+    assert error is not None and "only with an sftp://" in error.expected
+    error = load(tmp_path, sftp + "  replica_sftp_key: keys/replica\n")
+    assert error is not None and "absolute path" in error.expected
+    text = litestream_config(tmp_path, "sftp://b@h/p", ["frontier.db"], 1.0, "/k")
+    assert "key-path: /k" in text and "url: sftp://b@h/p/frontier.db" in text

@@ -179,3 +179,22 @@ def test_held_bags_travel_in_the_hello() -> None:
     assert decode(encode(msg)) == msg
     welcome = Welcome("w1", 0.5, 2.0, b"s" * 16, adopted=["abc-1"], resend=[[b"f" * 16]])
     assert decode(encode(welcome)) == welcome
+
+
+def test_the_claim_window_starts_when_the_master_reads_its_socket(tmp_path: Path) -> None:
+    old, session, bags = first_run(tmp_path)
+    a = bags["a.test"]
+    core = new_core(tmp_path)
+    started = time.monotonic()
+    # The start took long (a loaded machine, a stalled process): by the
+    # clock the window is over before anything was read.
+    reading = started + TTL + 2 * core.claim_window()
+    core.listening(reading)
+    core.expire(reading + core.claim_window() - 0.1)
+    assert core.stats["leases_unclaimed"] == 0
+    welcome = hello(core, "w1", [claim(a, session)], reading + 0.5)
+    assert welcome.adopted == [a.lease]
+    core.expire(reading + core.claim_window() + 0.1)  # the window is over: b.test goes
+    assert core.stats["leases_unclaimed"] == 1
+    old.frontier.db.close()
+    core.frontier.db.close()

@@ -1,6 +1,6 @@
 """MasterCore's decisions by example (no sockets, a temporary FrontierDB):
 routing by group and capability, duplicate worker names, late results, and
-URLs a server throttled (429/503)."""
+URLs a server throttled (429/503), workers judged as of what was read."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from support.core_helpers import results as results_of
 
 from nadird.common.urls import fingerprint
 from nadird.job.spec import Job
-from nadird.master.core import MasterCore
+from nadird.master.core import CATCH_UP_PERIODS, MasterCore
 from nadird.master.leasing.dispatch import NO_WORKER_RETRY
 from nadird.protocol.messages import Bag, BagDone, Credit, Hello, Refused, Reset, Welcome
 
@@ -212,3 +212,29 @@ def test_a_throttled_fingerprint_outside_the_lease_is_ignored(core: MasterCore) 
     assert core.stats["retries"] == 0
     lease = core.leases.current(other.lease, other.epoch)
     assert lease is not None and set(lease.pending) == set(other.fps)
+
+
+# --- judged as of what was read ---------------------------------------------------
+
+
+def test_workers_are_judged_as_of_the_last_read_of_their_messages(core: MasterCore) -> None:
+    register(core, "w1")
+    bag = bags(core)["a.test"]
+    later = T0 + TTL + 0.1  # by the clock: silent, its lease expired
+    core.expire(later, heard=T0 + 0.1)  # but its messages since are unread
+    assert core.nodes.get("w1") is not None
+    assert core.leases.current(bag.lease, bag.epoch) is not None
+    core.expire(later, heard=later)  # read up to now: it is silent
+    assert core.nodes.get("w1") is None
+    assert core.leases.current(bag.lease, bag.epoch) is None
+
+
+def test_a_socket_never_read_to_the_end_delays_judgement_only_so_long(
+    core: MasterCore,
+) -> None:
+    register(core, "w1")
+    bag = bags(core)["a.test"]
+    far = T0 + (CATCH_UP_PERIODS + 1.1) * TTL
+    core.expire(far, heard=T0)
+    assert core.nodes.get("w1") is None
+    assert core.leases.current(bag.lease, bag.epoch) is None

@@ -33,7 +33,9 @@ hrefs = st.lists(st.sampled_from(PIECES), min_size=1, max_size=3).map("".join)
 anchors = st.tuples(
     st.sampled_from(["a", "area", "span", "link"]),
     st.one_of(st.none(), hrefs),
-    st.sampled_from([None, "nofollow", "NoFollow noopener", "next"]),
+    st.sampled_from(
+        [None, "nofollow", "NoFollow noopener", "next", "NOFOLLOW", "nofollowing", "a\tnofollow"]
+    ),
 )
 
 

@@ -38,8 +38,10 @@ JOB = {
 
 
 def timed(url: str, token: str) -> bool:
+    """Articles counted from a feed and from a sitemap, and some timed."""
     feeds = api(url, token, "/api/stats").get("feeds", {}).get("news", {})
-    return bool(feeds.get("latency"))
+    found = feeds.get("articles", {})
+    return bool(feeds.get("latency")) and found.get("feed", 0) > 0 and found.get("sitemap", 0) > 0
 
 
 def an_article(cluster: Cluster) -> str:

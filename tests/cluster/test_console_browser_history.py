@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import urllib.request
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 import pytest
-from support import REPO
+from support.console_browser import api, console_page, shot, sign_in
 from support.jspages import browser_missing
 
 from nadird.master.console.catalog import ZH_CN
@@ -25,8 +24,6 @@ from nadird.testing.web import run_in_thread
 
 MISSING = browser_missing()
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(MISSING is not None, reason=MISSING or "")]
-ARTIFACTS = REPO / "test-artifacts" / "console"
-LOOPBACK = {"127.0.0.1", "localhost"}
 CHANGES = 3  # the product's price changes this many times while crawled
 JOB = {
     "fields": {"price": [{"css": ".price"}], "name": [{"css": "h1"}]},
@@ -44,12 +41,6 @@ def versions(cluster: Cluster, url: str) -> int:
             return int(row[0])
         except sqlite3.OperationalError:  # the store is not made yet
             return 0
-
-
-def api(url: str, token: str, path: str) -> Any:
-    request = urllib.request.Request(url + path, headers={"Authorization": f"Bearer {token}"})
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.loads(response.read())
 
 
 def price_text(product: LivingPage, version: int) -> str:
@@ -86,42 +77,10 @@ def test_a_products_prices_over_time_and_the_crawls_rates(cluster: Cluster) -> N
 
 
 def in_browser(url: str, token: str, product_url: str, prices: list[str]) -> None:
-    from playwright.sync_api import sync_playwright
-
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    requested: list[str] = []
-    problems: list[str] = []
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"]
-        )
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.on("request", lambda request: requested.append(request.url))
-            page.on("console", lambda msg: msg.type == "error" and problems.append(msg.text))
-            page.on("pageerror", lambda exc: problems.append(str(exc)))
-            sign_in(page, url, token)
-            crawl_charts(page, url, token)
-            url_page(page, url, product_url, prices)
-        finally:
-            browser.close()
-    outside = [u for u in requested if urlsplit(u).hostname not in LOOPBACK]
-    assert outside == [], outside
-    # The 401s are the shells of pages navigated to; nothing else failed (a
-    # CSP violation or a script error would be listed here).
-    assert [p for p in problems if "status of 401" not in p] == [], problems
-
-
-def shot(page: Any, name: str) -> None:
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
-
-
-def sign_in(page: Any, url: str, token: str) -> None:
-    assert page.goto(url + "/ui").status == 401
-    page.wait_for_selector("#token")
-    page.fill("#token", token)
-    page.click("button[type=submit]")
-    page.wait_for_selector("#numbers")
+    with console_page() as page:
+        sign_in(page, url, token)
+        crawl_charts(page, url, token)
+        url_page(page, url, product_url, prices)
 
 
 def crawl_charts(page: Any, url: str, token: str) -> None:

@@ -24,6 +24,8 @@ import pytest
 from support.archive_web import PREFIX, ArchiveWeb
 from warcio.archiveiterator import ArchiveIterator
 
+from nadird.common.urls import fingerprint
+from nadird.master.archive.copies import ARCHIVE_FILE, Copies
 from nadird.master.archive.records import IDENTICAL, NOT_MODIFIED
 from nadird.testing.cluster import wait_until
 from nadird.testing.web import run_in_thread
@@ -72,7 +74,7 @@ def crawled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Crawled]:
         args = [
             sys.executable, "-m", "nadird", "crawl", origin + PREFIX, "--allow-private",
             "--delay", "0", "--workers", "1", "--revisit", "1s", "--warc", str(warc_dir),
-            "--store", f"sqlite:///{tmp / 'crawl.db'}",
+            "--store", f"sqlite:///{tmp / 'crawl.db'}", "--state-dir", str(tmp / "state"),
         ]  # fmt: skip
         proc = subprocess.Popen(args, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
@@ -357,3 +359,32 @@ def test_after_kill_9_the_next_start_completes_the_file_left_open(tmp_path: Path
     kept = [r for r in read_records(warc_dir) if r["file"] == Path(recovered["file"]).name]
     assert len(kept) == recovered["records"] and kept[0]["type"] == "warcinfo"
     assert {r["headers"]["WARC-Target-URI"] for r in kept if r["type"] == "response"}
+
+
+def test_archive_db_says_where_each_fetch_went_for_the_console(crawled: Crawled) -> None:
+    """The captures behind the console's URL page: every offset is the start
+    of that page's own record (its response or revisit) in the file named."""
+    state = crawled.warc_dir.parent / "state"
+    assert (state / ARCHIVE_FILE).exists()
+    copies = Copies(state)
+    try:
+        for path in ("same", "etag"):
+            url = crawled.origin + PREFIX + path
+            captures = copies.captures(fingerprint(url), 100)
+            # One per response or revisit of the URL in the files, no more, no fewer.
+            records = [
+                r for r in crawled.records
+                if r["type"] in ("response", "revisit")
+                and r["headers"]["WARC-Target-URI"] == url
+            ]  # fmt: skip
+            assert len(captures) == len(records) >= 2, path
+            assert sum(c.revisit for c in captures) == sum(r["type"] == "revisit" for r in records)
+            assert [c.at for c in captures] == sorted((c.at for c in captures), reverse=True)
+            for capture in captures:
+                with open(crawled.warc_dir / capture.file, "rb") as handle:
+                    handle.seek(capture.offset)
+                    record = next(iter(ArchiveIterator(handle)))
+                    assert record.rec_headers.get_header("WARC-Target-URI") == url
+                    assert record.rec_type == ("revisit" if capture.revisit else "response")
+    finally:
+        copies.close()

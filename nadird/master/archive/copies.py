@@ -4,14 +4,17 @@ Kept in the state directory's `archive.db` (SQLite), so that a crawl resumed
 or revisiting days later still writes revisits, not second copies. One row per
 URI, keyed by a 16-byte hash of it (a row stays near 80 bytes whatever the
 URI's length): its payload digest and the WARC-Date of the response that
-holds it.
+holds it. And, for the console's URL page, where each page's own record
+went (`captures`): one row per page archived, about 60 bytes, keyed by the
+page's fingerprint and time; the file names are kept once each (`files`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from nadird.master.archive.records import Stored
@@ -22,8 +25,30 @@ CREATE TABLE IF NOT EXISTS copies (
     uri_hash BLOB PRIMARY KEY,
     digest TEXT NOT NULL,
     date TEXT NOT NULL
-) WITHOUT ROWID
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS files (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS captures (
+    fp BLOB NOT NULL,
+    at REAL NOT NULL,
+    file INTEGER NOT NULL REFERENCES files (id),
+    offset INTEGER NOT NULL,
+    revisit INTEGER NOT NULL,
+    rendered INTEGER NOT NULL,
+    PRIMARY KEY (fp, at, file, offset)
+) WITHOUT ROWID;
 """
+
+
+@dataclass(frozen=True, slots=True)
+class Capture:
+    """Where a page's own record (its response, or a revisit) was archived."""
+
+    fp: bytes  # the page's fingerprint (the URL the store keeps)
+    at: float  # when the page was fetched (its result's fetched_at)
+    file: str  # the WARC file's name, in warc.dir
+    offset: int  # where the record's gzip member starts in the file
+    revisit: bool  # a revisit record (not modified, or the same payload as before)
+    rendered: bool  # a conversion record holds the DOM a browser rendered
 
 
 class Copies:
@@ -32,7 +57,8 @@ class Copies:
         self._db = sqlite3.connect(state_dir / ARCHIVE_FILE, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(_SCHEMA)
+        self._db.executescript(_SCHEMA)
+        self._files: dict[str, int] = {}
 
     def get(self, uri: str) -> Stored | None:
         row = self._db.execute(
@@ -40,16 +66,43 @@ class Copies:
         ).fetchone()
         return None if row is None else Stored(row[0], row[1])
 
-    def put(self, copies: Mapping[str, Stored]) -> None:
+    def put(self, copies: Mapping[str, Stored], captures: Iterable[Capture] = ()) -> None:
         """Called once the records are in the file, in one transaction."""
-        if not copies:
+        captures = list(captures)
+        if not copies and not captures:
             return
         self._db.execute("BEGIN")
         self._db.executemany(
             "INSERT OR REPLACE INTO copies (uri_hash, digest, date) VALUES (?, ?, ?)",
             [(_key(uri), c.digest, c.date) for uri, c in copies.items()],
         )
+        self._db.executemany(
+            "INSERT OR REPLACE INTO captures VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (c.fp, c.at, self._file_id(c.file), c.offset, c.revisit, c.rendered)
+                for c in captures
+            ],
+        )
         self._db.execute("COMMIT")
+
+    def captures(self, fp: bytes, limit: int) -> list[Capture]:
+        """The page's latest captures, newest first."""
+        rows = self._db.execute(
+            "SELECT c.at, f.name, c.offset, c.revisit, c.rendered FROM captures c"
+            " JOIN files f ON f.id = c.file WHERE c.fp = ? ORDER BY c.at DESC LIMIT ?",
+            (fp, limit),
+        ).fetchall()
+        return [
+            Capture(fp, at, name, offset, bool(rv), bool(rd)) for at, name, offset, rv, rd in rows
+        ]
+
+    def _file_id(self, name: str) -> int:
+        known = self._files.get(name)
+        if known is None:
+            self._db.execute("INSERT OR IGNORE INTO files (name) VALUES (?)", (name,))
+            row = self._db.execute("SELECT id FROM files WHERE name = ?", (name,)).fetchone()
+            known = self._files[name] = int(row[0])
+        return known
 
     def close(self) -> None:
         self._db.close()

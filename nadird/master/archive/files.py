@@ -18,6 +18,7 @@ import time
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import Path
 from typing import IO, Any
 
@@ -44,6 +45,16 @@ class Recovered:
     records: int  # whole records kept
     cut: int  # bytes of an unfinished record cut off
     renamed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Placed:
+    """Where a batch of records went: the file's name (as it is once closed),
+    each record's offset in it (where its gzip member starts), the bytes written."""
+
+    file: str
+    offsets: list[int]
+    written: int
 
 
 class WarcFiles:
@@ -78,21 +89,28 @@ class WarcFiles:
     def write(self, records: Sequence[Any], warcinfo: Any) -> int:
         """Append `records` (all, or on an OSError none: the file is cut back);
         returns the bytes written. `warcinfo` makes the record a new file starts with."""
+        return self.append(records, warcinfo).written
+
+    def append(self, records: Sequence[Any], warcinfo: Any) -> Placed:
+        """As write(), and where each record went (for the console's URL page)."""
         if not records:
-            return 0
+            return Placed("", [], 0)
         if self._file is None:
             self._open(warcinfo)
-        assert self._file is not None
+        assert self._file is not None and self._temp is not None
+        name = self._temp.name.removesuffix(".open")
         start = self._file.tell()
+        members = [self._member(record) for record in records]
+        offsets = list(accumulate((len(m) for m in members[:-1]), initial=start))
         try:
-            self._write_all(b"".join(self._member(record) for record in records))
+            self._write_all(b"".join(members))
         except OSError:
             self._cut_back(start)
             raise
         written = self._file.tell() - start
         if self._file.tell() >= self.max_size:
             self.close()
-        return written
+        return Placed(name, offsets, written)
 
     def _write_all(self, data: bytes) -> None:
         """Unbuffered (a failed write fails here, not at a later flush or

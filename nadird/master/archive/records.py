@@ -185,6 +185,18 @@ class PageRecords:
         )
 
 
+def own_record(records: list[Record]) -> tuple[int, bool] | None:
+    """Of one page's records (PageRecords.page): the index of its own answer
+    (the response or revisit its metadata record names), and whether a
+    conversion record holds a rendered DOM; None for a page with no records."""
+    ids = [r.rec_headers.get_header("WARC-Record-ID") for r in records]
+    meta = next((r for r in records if r.rec_type == "metadata"), None)
+    if meta is None:
+        return None
+    index = ids.index(meta.rec_headers.get_header("WARC-Concurrent-To"))
+    return index, any(r.rec_type == "conversion" for r in records)
+
+
 def _warc_headers(exchange: Exchange, date: str) -> dict[str, str]:
     headers = {"WARC-Date": date}
     if exchange.ip:

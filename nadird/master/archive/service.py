@@ -20,9 +20,9 @@ from nadird import __version__
 from nadird.common.errors import ConfigError
 from nadird.common.logs import get_logger
 from nadird.config import Config, WarcConfig
-from nadird.master.archive.copies import Copies
+from nadird.master.archive.copies import Capture, Copies
 from nadird.master.archive.files import Recovered, WarcFiles, recover
-from nadird.master.archive.records import PageRecords, Stored
+from nadird.master.archive.records import PageRecords, Stored, own_record
 from nadird.master.leasing.acceptance import refusal
 from nadird.master.leasing.leases import LeaseTable
 from nadird.master.observe.health import StateHealth
@@ -72,6 +72,7 @@ class Archive:
         """Archive the accepted `pages` of `msg`; False when they could not be."""
         records: list[Any] = []
         archived: dict[str, Stored] = {}
+        owners: list[tuple[PageResult, int, bool]] = []  # page, its own record's index, rendered
 
         def lookup(uri: str) -> Stored | None:  # a copy earlier in this batch counts
             return archived.get(uri) or self._copies.get(uri)
@@ -82,20 +83,34 @@ class Archive:
             except Exception as exc:  # warcio raises several kinds on a bad head
                 self._bad_exchange(page, msg.node, exc)
                 continue
+            own = own_record(built)
+            if own is not None:
+                owners.append((page, len(records) + own[0], own[1]))
             records += built
             archived.update(copies)
         if not records:
             return True
         try:
-            written = self._files.write(records, self._builder.warcinfo)
+            placed = self._files.append(records, self._builder.warcinfo)
         except OSError as exc:
             self.stats["warc_failures"] += 1
             self._health.failed(WARC, exc)
             return False
         self._health.ok(WARC)
-        self._copies.put(archived)
+        captures = [
+            Capture(
+                page.fp,
+                page.fetched_at,
+                placed.file,
+                placed.offsets[index],
+                records[index].rec_type == "revisit",
+                rendered,
+            )
+            for page, index, rendered in owners
+        ]
+        self._copies.put(archived, captures)
         self.stats["warc_records"] += len(records)
-        self.stats["warc_bytes"] += written
+        self.stats["warc_bytes"] += placed.written
         self.stats["warc_revisits"] += sum(1 for r in records if r.rec_type == "revisit")
         return True
 
@@ -109,6 +124,10 @@ class Archive:
             worker=node,
             error=f"{type(exc).__name__}: {exc}"[:200],
         )
+
+    def captures(self, fp: bytes, limit: int) -> list[Capture]:
+        """Where the page `fp` was archived, its latest `limit` fetches, newest first."""
+        return self._copies.captures(fp, limit)
 
     def rotate(self) -> Path | None:
         """Close the current file (SIGHUP); the next record starts a new one."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from nadird.master.console import catalog_history
+from nadird.master.console import catalog_history, catalog_news
 
 EN: Final[dict[str, str]] = {
     "lang.name": "English",
@@ -325,4 +325,6 @@ ZH_CN: Final[dict[str, str]] = {
 
 EN.update(catalog_history.EN)
 ZH_CN.update(catalog_history.ZH_CN)
+EN.update(catalog_news.EN)
+ZH_CN.update(catalog_news.ZH_CN)
 CATALOGS: Final[dict[str, dict[str, str]]] = {"en": EN, "zh-CN": ZH_CN}

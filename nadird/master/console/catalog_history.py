@@ -70,7 +70,11 @@ EN: Final[dict[str, str]] = {
     "url.rate_value": "{per_day} changes a day (one every {every})",
     "url.rate_unknown": "not known yet",
     "url.fetches": "Recent fetches",
-    "url.fetches_hint": "Since the master started, from its last {count} fetches of any URL.",
+    "url.fetches_hint": (
+        "Since the master started, from its last {count} fetches of any URL. Older fetches:"
+        " the web archive's list below (with warc:, every fetch) and the versions (the"
+        " fetches that changed the page); the store keeps no other record of a fetch."
+    ),
     "url.no_fetches": "None among the master's recent fetches.",
     "url.not_modified": "304: not modified",
     "url.elapsed": "Took",
@@ -192,7 +196,10 @@ ZH_CN: Final[dict[str, str]] = {
     "url.rate_value": "每天 {per_day} 次变化（每 {every} 一次）",
     "url.rate_unknown": "尚不清楚",
     "url.fetches": "最近的抓取",
-    "url.fetches_hint": "主节点启动以来，取自其最近 {count} 次抓取（所有 URL）。",
+    "url.fetches_hint": (
+        "主节点启动以来，取自其最近 {count} 次抓取（所有 URL）。更早的抓取：见下方网页存档列表"
+        "（配置 warc: 时包含每次抓取）和版本（改变了页面的抓取）；存储不保存抓取的其他记录。"
+    ),
     "url.no_fetches": "主节点最近的抓取中没有。",
     "url.not_modified": "304：未修改",
     "url.elapsed": "耗时",

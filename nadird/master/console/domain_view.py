@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nadird.common.urls import host_of
+from nadird.master.console.news_view import Latency, domain_latency
 from nadird.master.results.recent import RecentError, RecentFetch
 from nadird.master.view import status
 
@@ -29,6 +30,7 @@ class DomainView:
     changes: int  # of which found the page changed
     new_pages: int  # pages answered since start that were no revisit
     hours: float  # since the master started
+    latency: list[Latency]  # discovery latency in each feeds job that timed the domain
 
     @property
     def change_share(self) -> float | None:
@@ -53,7 +55,7 @@ def domain_view(master: MasterView, name: str) -> DomainView | None:
     hours = max(0.0, time.time() - master.started_at) / 3600
     return DomainView(
         domain, queue, robots, fetches[:SHOWN], errors[:SHOWN], checks, changes,
-        max(0, answered - checks), hours,
+        max(0, answered - checks), hours, domain_latency(master.status(), domain),
     )  # fmt: skip
 
 

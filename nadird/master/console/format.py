@@ -46,6 +46,14 @@ def seconds(value: float | None) -> str:
     return f"{days} d {hours} h"
 
 
+def latency(value: float | None) -> str:
+    """A discovery latency: tenths of a second under a minute (articles of a
+    feed come within seconds, where `seconds` would say 0 s or 1 s)."""
+    if value is None:
+        return "—"
+    return f"{value:.1f} s" if value < 60 else seconds(value)
+
+
 def wall(value: float | None) -> str:
     """A wall-clock time in UTC, to the second."""
     if value is None:
@@ -86,6 +94,7 @@ FILTERS: dict[str, Callable[..., str]] = {
     "number": number,
     "measure": measure,
     "seconds": seconds,
+    "latency": latency,
     "wall": wall,
     "value": value,
 }

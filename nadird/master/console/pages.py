@@ -10,6 +10,7 @@ from aiohttp import web
 
 from nadird.common.errors import StoreError
 from nadird.master.console import format as fmt
+from nadird.master.console import news_view
 from nadird.master.console.app import PREFIX, ConsoleApp, PageError, redirect
 from nadird.master.console.browser_sessions import Session
 from nadird.master.console.domains import SORTS, domain_page
@@ -90,6 +91,9 @@ class Pages:
         return self._render(
             request, "overview.html", session, "", n=numbers, stats=stats,
             window=window if window in WINDOWS else "hour", every=self.master.history.every,
+            feeds=news_view.discovery(stats, self.master.discovery_buckets()),
+            sources=news_view.SOURCES,
+            articles=news_view.articles(stats),
         )  # fmt: skip
 
     async def jobs(self, request: web.Request, session: Session) -> web.Response:

@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from nadird.common.errors import InvalidURL
 from nadird.common.urls import canonicalize, domain_of, fingerprint
+from nadird.job.article import ARTICLE_ERROR, ARTICLE_FIELDS, FALLBACK
 from nadird.master.console import format as fmt
+from nadird.master.console.archive_view import ArchiveView, archive_view
 from nadird.master.console.diffs import VersionView, numeric_columns, version_views
 from nadird.master.console.paging import Page, page_number
 from nadird.master.results.recent import RecentFetch
@@ -28,6 +30,9 @@ VERSIONS_PER_PAGE = 20
 CHART_VERSIONS = 1000
 FETCHES_SHOWN = 50
 Why = tuple[str, dict[str, Any]]  # a catalog key and its parameters
+# Article fields shown whole in the Stored table: the text and the Markdown
+# are long (their words are counted instead; the versions list has them).
+LONG_FIELDS = frozenset({"text", "markdown"})
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,24 @@ class UrlView:
     page: Page = field(default_factory=lambda: Page(1, VERSIONS_PER_PAGE, 0))
     versions: list[VersionView] = field(default_factory=list)
     chart: dict[str, Any] | None = None
+    archive: ArchiveView | None = None  # None: the master writes no WARC
+
+    @property
+    def article(self) -> list[tuple[str, Any]]:
+        """The latest stored version's article fields (job with `article:`),
+        in the item's order, then why extraction was given up and which fields
+        took the generic step; empty for a page with no article field."""
+        data = self.record.data if self.record is not None and self.record.data else {}
+        if not any(name in data for name in (*ARTICLE_FIELDS, ARTICLE_ERROR)):
+            return []
+        facts: list[tuple[str, Any]] = []
+        for name in (*ARTICLE_FIELDS, ARTICLE_ERROR, FALLBACK):
+            value = data.get(name)
+            if name in LONG_FIELDS and isinstance(value, str):
+                facts.append((name, {"words": len(value.split())}))
+            elif value is not None and value != [] and value != "":
+                facts.append((name, value))
+        return facts
 
 
 def why_of(policy: RevisitPolicy | None, url: str) -> list[Why]:
@@ -95,6 +118,7 @@ async def url_view(master: MasterView, url: str, query: Mapping[str, str]) -> Ur
         record, entry = await _known(master, url)
     fetches = [f for f in reversed(master.recent_fetches()) if f.url == url][:FETCHES_SHOWN]
     view = UrlView(url, domain_of(url), record, schedule_of(master, entry, url), fetches)
+    view.archive = archive_view(master, fingerprint(url))
     job = record.job if record is not None else entry.job if entry is not None else None
     if job is None:
         return view

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Any, cast
 
+from prometheus_client import Metric
+
 from nadird.master.frontier.queues import DomainQueue
 from nadird.master.leasing.nodes import NodeLeases
 from nadird.master.observe.counts import (
@@ -28,11 +30,29 @@ from nadird.store.items import KeyedItem
 if TYPE_CHECKING:
     from nadird.master.alerts.engine import Event, OpenAlert
     from nadird.master.alerts.service import Alerts
+    from nadird.master.archive.copies import Capture
+    from nadird.master.archive.service import Archive
     from nadird.master.core import MasterCore
     from nadird.master.results.writer import ResultWriter
     from nadird.master.revisits.changes import FieldChange
     from nadird.master.service.loops import LoopGuard
     from nadird.master.service.replica import Replicator
+
+
+LATENCY = "nadird_discovery_latency_seconds"
+
+
+def latency_buckets(families: Iterable[Metric]) -> dict[str, list[tuple[float, float]]]:
+    """Per job, the discovery latency histogram's (upper bound, cumulative count)."""
+    buckets: dict[str, list[tuple[float, float]]] = {}
+    for family in families:
+        if family.name != LATENCY:
+            continue
+        for sample in family.samples:
+            if sample.name == LATENCY + "_bucket":
+                bound = float(sample.labels["le"])
+                buckets.setdefault(sample.labels["job"], []).append((bound, sample.value))
+    return buckets
 
 
 class MasterReads:
@@ -43,6 +63,7 @@ class MasterReads:
     loops: LoopGuard
     alerts: Alerts
     replica: Replicator | None
+    archive: Archive | None
 
     def loop_failure(self) -> str | None:
         return self.loops.failure
@@ -199,6 +220,14 @@ class MasterReads:
     def domain_revisits(self, domain: str) -> tuple[int, int]:
         revisits = self.core.revisits
         return revisits.domain_checks[domain], revisits.domain_changes[domain]
+
+    def discovery_buckets(self) -> dict[str, list[tuple[float, float]]]:
+        return latency_buckets(self.core.discovery.collect())
+
+    def captures(self, fp: bytes, limit: int) -> tuple[str, list[Capture]] | None:
+        if self.archive is None:
+            return None
+        return str(self.archive.directory), self.archive.captures(fp, limit)
 
     async def stored_page(self, fp: bytes) -> PageRecord | None:
         read = getattr(self.writer.store, "stored_page", None)

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from nadird.config import Config
     from nadird.job.request import RequestSpec
     from nadird.master.alerts.engine import Event, OpenAlert
+    from nadird.master.archive.copies import Capture
     from nadird.master.observe.health import StateHealth
     from nadird.master.revisits.changes import FieldChange
 
@@ -146,6 +147,14 @@ class MasterView(Protocol):
 
     def domain_revisits(self, domain: str) -> tuple[int, int]:
         """Checks of known URLs of the domain since start, and the changes they found."""
+
+    def discovery_buckets(self) -> dict[str, list[tuple[float, float]]]:
+        """Per feeds job, its discovery latency histogram since start:
+        (upper bound in seconds, cumulative count), the last bound infinite."""
+
+    def captures(self, fp: bytes, limit: int) -> tuple[str, list[Capture]] | None:
+        """The WARC directory and where the page's latest `limit` fetches were
+        archived, newest first; None when the master writes no archive."""
 
     async def stored_page(self, fp: bytes) -> PageRecord | None:
         """A page's stored record with its body; None if not stored (or the

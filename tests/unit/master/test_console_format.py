@@ -24,3 +24,9 @@ def test_a_field_value_and_a_catalog_string_keep_no_control() -> None:
     text = Strings("en").t("changes.problem", problem="disk \u2067full")
     shown = fmt.shown(text)
     assert isinstance(shown, Markup) and "disk \\u2067full" in shown and "\u2067" not in shown
+
+
+def test_a_discovery_latency_keeps_its_tenths_under_a_minute() -> None:
+    assert [fmt.latency(v) for v in (0.04, 4.25, 59.9, 90.0, None)] == [
+        "0.0 s", "4.2 s", "59.9 s", "1 m 30 s", "—",
+    ]  # fmt: skip

@@ -18,7 +18,7 @@ from warcio.archiveiterator import ArchiveIterator
 from nadird.common.urls import fingerprint
 from nadird.config import Config, MasterConfig, WarcConfig
 from nadird.master.archive.files import OPEN_SUFFIX, WarcFiles, recover
-from nadird.master.archive.records import PageRecords
+from nadird.master.archive.records import PageRecords, own_record
 from nadird.master.archive.service import WARC, Archive
 from nadird.master.observe.health import StateHealth
 from nadird.protocol.codec import decode, encode
@@ -212,3 +212,24 @@ def test_a_restarted_master_still_writes_revisits_for_what_it_archived(tmp_path:
     [again] = [h for h in records if h.get_header("WARC-Type") == "revisit"]
     assert again.get_header("WARC-Refers-To-Date") == first.get_header("WARC-Date")
     assert again.get_header("WARC-Payload-Digest") == first.get_header("WARC-Payload-Digest")
+
+
+def test_a_pages_own_record_is_its_final_answer_after_a_redirect(tmp_path: Path) -> None:
+    final = URL + "/moved"
+    hop = exchange(b"", status="301 Moved Permanently")
+    result = dataclasses.replace(
+        page(b"<p>here</p>", final), url=URL, fp=fingerprint(URL),
+        exchanges=[hop, exchange(b"<p>here</p>", url=final)], rendered=True, body=b"<p>dom</p>",
+    )  # fmt: skip
+    built, _ = PageRecords().page(result, "job", "node", lambda uri: None)
+    own = own_record(built)
+    assert own is not None
+    index, rendered = own
+    assert built[index].rec_headers.get_header("WARC-Target-URI") == final and rendered
+    files = WarcFiles(tmp_path, "crawl", 10**9, {})
+    placed = files.append(built, PageRecords().warcinfo)
+    with open(files.current or "", "rb") as handle:  # the offset is where that record starts
+        handle.seek(placed.offsets[index])
+        record = next(iter(ArchiveIterator(handle)))
+    assert record.rec_type == "response" and record.content_stream().read() == b"<p>here</p>"
+    assert own_record([]) is None

@@ -130,7 +130,17 @@ function startRefresh() {
   window.setTimeout(tick, REFRESH_MS);
 }
 
+// A "Copy" button (a command on the URL page): its data-copy to the clipboard.
+async function copy(button) {
+  await navigator.clipboard.writeText(button.dataset.copy);
+  button.textContent = button.dataset.copied;
+}
+
 function start() {
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest("button.copy");
+    if (button !== null) copy(button).catch(() => {});
+  });
   document.addEventListener("submit", (event) => {
     event.preventDefault();
     submit(event.target).catch(() => window.location.reload());

@@ -1,0 +1,62 @@
+"""What the console's index of WARC captures costs (state/archive.db, the
+`captures` table of master/archive/copies.py): bytes on disk per fetch
+recorded, the time to record a batch as the archive writer does (one
+transaction per results message), and the URL page's read of one page's
+latest 20 captures, with `--pages` pages fetched `--fetches` times each.
+
+    python scripts/bench_archive_captures.py --pages 100000 --fetches 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from nadird.master.archive.copies import ARCHIVE_FILE, Capture, Copies
+
+BATCH = 50  # pages per results message
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", type=int, default=100_000)
+    parser.add_argument("--fetches", type=int, default=5)
+    args = parser.parse_args()
+    fps = [hashlib.blake2b(b"%d" % n, digest_size=16).digest() for n in range(args.pages)]
+    with tempfile.TemporaryDirectory() as tmp:
+        copies = Copies(Path(tmp))
+        batches: list[float] = []
+        for round_ in range(args.fetches):
+            file = f"nadird-20261202{round_:06d}-{round_ + 1:05d}-4242.warc.gz"
+            for start in range(0, args.pages, BATCH):
+                captures = [
+                    Capture(fp, 1.8e9 + round_ * 3600 + n, file, 1000 + n * 5000, round_ > 0, False)
+                    for n, fp in enumerate(fps[start : start + BATCH])
+                ]
+                began = time.perf_counter()
+                copies.put({}, captures)
+                batches.append(time.perf_counter() - began)
+        reads: list[float] = []
+        for fp in fps[:: max(1, args.pages // 2000)]:
+            began = time.perf_counter()
+            found = copies.captures(fp, 20)
+            reads.append(time.perf_counter() - began)
+            assert len(found) == args.fetches
+        copies.close()
+        size = sum(p.stat().st_size for p in Path(tmp).glob(ARCHIVE_FILE + "*"))
+    rows = args.pages * args.fetches
+    print(f"rows (fetches recorded): {rows:,}")
+    print(f"archive.db: {size / 1e6:.1f} MB, {size / rows:.0f} bytes per fetch")
+    print(f"batch of {BATCH}: median {statistics.median(batches) * 1e3:.2f} ms")
+    print(
+        f"one page's latest 20: median {statistics.median(reads) * 1e6:.0f} us,"
+        f" p99 {statistics.quantiles(reads, n=100)[98] * 1e6:.0f} us"
+    )
+
+
+if __name__ == "__main__":
+    main()

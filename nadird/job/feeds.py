@@ -91,6 +91,25 @@ def with_hubs(
     return replace(policy, rules=(*rules, *policy.rules))
 
 
+# Every URL: the hubs' rule of a URL known to be a hub (hub_policy).
+_ANY_URL = re.compile("")
+
+
+def hub_policy(policy: RevisitPolicy) -> RevisitPolicy:
+    """The policy of a URL that answered as a feed or sitemap, whatever its
+    address: the hubs' rule (with_hubs put it first) matches it. A policy
+    without that rule (not a feeds job's) is returned as it is."""
+    if not policy.rules or policy.rules[0].pattern is not FEED_URLS:
+        return policy
+    return _as_hub(policy)
+
+
+@functools.lru_cache(maxsize=64)
+def _as_hub(policy: RevisitPolicy) -> RevisitPolicy:
+    first = policy.rules[0]
+    return replace(policy, rules=(Rule(_ANY_URL, first.schedule), *policy.rules[1:]))
+
+
 # Queue ranks of a `feeds:` job, added to its priority less the depth:
 # feeds and sitemaps first, new articles next, listing pages (the job's
 # hub_patterns) after them, archive pages last.
@@ -99,9 +118,10 @@ ARTICLE_BONUS = 20
 ARCHIVE_PENALTY = -20
 
 
-def news_rank(url: str, listing: bool) -> int:
-    """The rank a URL of a `feeds:` job gets (`listing`: it matched hub_patterns)."""
-    if is_feed_url(url):
+def news_rank(url: str, listing: bool, hub: bool = False) -> int:
+    """The rank a URL of a `feeds:` job gets (`listing`: it matched
+    hub_patterns; `hub`: it answered as a feed or sitemap before)."""
+    if hub or is_feed_url(url):
         return FEED_BONUS
     if page_number(url) is not None:
         return ARCHIVE_PENALTY

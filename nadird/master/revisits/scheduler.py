@@ -33,6 +33,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 from nadird.common.urls import domain_of
+from nadird.job.feeds import hub_policy
 from nadird.job.spec import Job
 from nadird.master.frontier.admission import priority
 from nadird.master.frontier.queues import Frontier
@@ -74,6 +75,11 @@ def modified_epoch(header: str) -> float | None:
         return parsedate_to_datetime(header).timestamp()
     except (TypeError, ValueError):
         return None
+
+
+def _answered_as_feed(page: PageResult) -> bool:
+    """Whether the worker read the page as a feed or sitemap (worker/feed_page.py)."""
+    return bool(page.data) and isinstance(page.data.get("_feed"), dict)
 
 
 class Revisits:
@@ -185,6 +191,8 @@ class Revisits:
         """The entry's plan group and due time (adaptive: its group's interval,
         less what this fetch ran late, see schedule.next_due)."""
         old = None if prev is None else plan_key(prev)
+        if entry.hub:
+            policy = hub_policy(policy)
         allocated, probe = regroup(self.planner, policy, entry, old)
         if prev is None or entry.plan_rule is None:
             self.planner.outside_fetch(entry.domain)
@@ -226,6 +234,7 @@ class Revisits:
             etag=page.etag or (prev.etag if prev and unchanged else ""),
             last_modified=page.last_modified or (prev.last_modified if prev and unchanged else ""),
             signature=signature,
+            hub=_answered_as_feed(page) if not unchanged else bool(prev and prev.hub),
         )
 
     def _watch(self, page: PageResult, entry: Entry, prev: Entry | None, unchanged: bool) -> None:
@@ -277,7 +286,7 @@ class Revisits:
             if job is None:  # the job was removed or stopped revisiting
                 parked.append((entry.fp, None))
                 continue
-            rank = priority(job, entry.depth, entry.url)
+            rank = priority(job, entry.depth, entry.url, entry.hub)
             if entry.next_due is not None and is_probe(state_of(entry), entry.next_due):
                 rank += PROBE_BOOST
             row = Row(entry.url, entry.fp, entry.depth, entry.job, rank, entry.domain)

@@ -22,7 +22,9 @@ plan_rule and plan_class, the page's group in its domain's revisit plan
 (revisit/plan.py; plan_rule NULL: not adaptive, plan_class NULL: rate not
 known yet; added to an older table when it opens), counted per group in
 the table revisit_plan_counts, which triggers keep exact in the transaction
-of every change (revisit_counts.py): a start reads the counts, not the rows.
+of every change (revisit_counts.py): a start reads the counts, not the rows;
+hub (1: a feeds job's hub by what it answered, not by its address; added
+to an older table when it opens).
 """
 
 from __future__ import annotations
@@ -61,7 +63,8 @@ CREATE TABLE IF NOT EXISTS revisits (
     watched TEXT,
     request BLOB,
     plan_rule INTEGER,
-    plan_class INTEGER
+    plan_class INTEGER,
+    hub INTEGER NOT NULL DEFAULT 0
 );
 DROP INDEX IF EXISTS revisits_due;
 CREATE INDEX IF NOT EXISTS revisits_waiting ON revisits (queued, next_due);
@@ -69,7 +72,7 @@ CREATE INDEX IF NOT EXISTS revisits_waiting ON revisits (queued, next_due);
 _COLUMNS = (
     "fp, url, job, domain, depth, next_due, queued, interval, last_fetch, last_change, "
     "checks, changes, stats, etag, last_modified, signature, watched, request, "
-    "plan_rule, plan_class"
+    "plan_rule, plan_class, hub"
 )
 # An upsert, not INSERT OR REPLACE: a replaced row's delete would fire no
 # trigger (recursive_triggers is off), and the old group's count would stay.
@@ -103,6 +106,9 @@ class Entry:
     request: bytes | None = None  # the queue row's (db.Row.request): asked again alike
     plan_rule: int | None = None
     plan_class: int | None = None
+    # A feeds job's hub whatever its address: it answered as a feed or
+    # sitemap (job/feeds.py); kept here so a restarted master knows it.
+    hub: bool = False
 
     def to_row(self) -> tuple[object, ...]:
         return (
@@ -126,12 +132,13 @@ class Entry:
             self.request,
             self.plan_rule,
             self.plan_class,
+            int(self.hub),
         )
 
 
 def _entry(row: Any) -> Entry:  # a row of _COLUMNS
     fp, url, job, domain, depth, due, queued, interval, last, change, checks, changes = row[:12]
-    stats, etag, modified, signature, watched, request, rule, klass = row[12:]
+    stats, etag, modified, signature, watched, request, rule, klass, hub = row[12:]
     return Entry(
         fp,
         str(url),
@@ -153,6 +160,7 @@ def _entry(row: Any) -> Entry:  # a row of _COLUMNS
         request,
         None if rule is None else int(rule),
         None if klass is None else int(klass),
+        bool(hub),
     )
 
 
@@ -169,6 +177,8 @@ class RevisitTable:
         for name in ("plan_rule", "plan_class"):  # from before per-domain plans
             if name not in columns:
                 db.execute(f"ALTER TABLE revisits ADD COLUMN {name} INTEGER")
+        if "hub" not in columns:  # a table from before hubs told by what they answered
+            db.execute("ALTER TABLE revisits ADD COLUMN hub INTEGER NOT NULL DEFAULT 0")
         prepare_counts(db)  # once the plan columns exist: its triggers read them
         self.etag_hosts = EtagHostTable(db, tx)  # what revisits learnt of ETags per host
         self.policies = PolicyTable(db, tx)  # the policy each job's rows follow

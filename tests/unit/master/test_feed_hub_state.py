@@ -1,0 +1,91 @@
+"""A URL that answered as a feed or sitemap is a hub whatever its address:
+the master keeps that in its revisit table (frontier.db), across restarts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nadird.common.urls import fingerprint
+from nadird.config import config_from_dict
+from nadird.master.frontier.admission import priority
+from nadird.master.frontier.queues import Frontier
+from nadird.master.revisits.scheduler import Revisits
+from nadird.master.state.frontier_db import FrontierDB
+from nadird.master.state.revisit_db import Entry
+from nadird.protocol.messages import PageResult
+
+EXPORT = "http://news.test/export?id=3"  # no feed's address
+ARTICLE = "http://news.test/2026/budget"
+FEEDS = {"revisit": {"adaptive": {"min": "10s", "max": "1h", "initial": "10s"}}}
+
+
+class Wall:
+    now = 1_800_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _open(path: Path, wall: Wall, feeds: object = FEEDS) -> tuple[Revisits, FrontierDB]:
+    jobs = config_from_dict({"jobs": {"news": {"feeds": feeds}}}, "t.yaml").jobs
+    db = FrontierDB(path)
+    return Revisits(db.revisits, Frontier(db), dict(jobs), wall=wall), db
+
+
+def _page(url: str, feed: bool, status: int = 200) -> PageResult:
+    data: dict[str, object] = {"_feed": {"kind": "rss", "entries": 1}} if feed else {}
+    return PageResult(
+        url=url, fp=fingerprint(url), final_url=url, status=status, fetched_at=0.0,
+        depth=1, signature="s1", data=data,
+    )  # fmt: skip
+
+
+def _fetch(revisits: Revisits, page: PageResult) -> Entry:
+    revisits.on_page(page, "news")
+    revisits.settle([page.fp])
+    entry = revisits.table.get(page.fp)
+    assert entry is not None
+    return entry
+
+
+def test_a_feed_at_any_address_is_revisited_as_a_hub_after_a_restart(tmp_path: Path) -> None:
+    wall = Wall()
+    revisits, db = _open(tmp_path / "f.db", wall)
+    feed = _fetch(revisits, _page(EXPORT, feed=True))
+    article = _fetch(revisits, _page(ARTICLE, feed=False))
+    assert feed.hub and feed.next_due == wall.now + 10  # the hubs' first interval
+    assert feed.plan_rule == 0  # the hubs' group: on its own estimate, not the plan's
+    assert not article.hub and article.next_due is None  # articles: fetched once
+    db.close()
+
+    wall.now += 10
+    revisits, db = _open(tmp_path / "f.db", wall)  # a restarted master
+    assert revisits.scan() == 1  # the feed is due, under its hub schedule
+    job = revisits.jobs["news"]
+    assert priority(job, 1, EXPORT, hub=True) > priority(job, 1, ARTICLE)
+    again = _fetch(revisits, _page(EXPORT, feed=False, status=304))
+    assert again.hub and again.next_due is not None  # a 304 keeps what it was
+    db.close()
+
+
+def test_a_hub_keeps_its_schedule_when_the_policy_changes(tmp_path: Path) -> None:
+    wall = Wall()
+    revisits, db = _open(tmp_path / "f.db", wall)
+    _fetch(revisits, _page(EXPORT, feed=True))
+    db.close()
+    slower = {"revisit": {"every": "5m"}}
+    revisits, db = _open(tmp_path / "f.db", wall, slower)
+    while revisits.rescheduling:
+        revisits.tick(60.0)
+    entry = revisits.table.get(fingerprint(EXPORT))
+    assert entry is not None and entry.hub and entry.next_due == wall.now + 300
+    db.close()
+
+
+def test_a_hub_that_stops_answering_as_a_feed_is_an_article_again(tmp_path: Path) -> None:
+    wall = Wall()
+    revisits, _ = _open(tmp_path / "f.db", wall)
+    _fetch(revisits, _page(EXPORT, feed=True))
+    wall.now += 10
+    entry = _fetch(revisits, _page(EXPORT, feed=False))  # now an HTML page
+    assert not entry.hub and entry.next_due is None

@@ -53,6 +53,11 @@ class FeedsSpec:
     max_page: int = 2
     # Entries read from one feed or sitemap; the rest are counted, not sent.
     max_entries: int = 1000
+    # A page one fetch of which found at least this many new articles is
+    # made a hub (a section front, say; 0: none is); a hub made so that
+    # finds none on `forget` checks in a row is a page again.
+    learn: int = 5
+    forget: int = 3
 
     def __post_init__(self) -> None:
         try:
@@ -63,6 +68,10 @@ class FeedsSpec:
             raise ValueError("max_page: must be >= 0")
         if self.max_entries <= 0:
             raise ValueError("max_entries: must be > 0")
+        if self.learn < 0:
+            raise ValueError("learn: must be >= 0")
+        if self.forget <= 0:
+            raise ValueError("forget: must be > 0")
 
 
 def feeds_spec(value: bool | FeedsSpec | dict[str, Any]) -> FeedsSpec | None:
@@ -126,6 +135,11 @@ def news_rank(url: str, listing: bool, hub: bool = False) -> int:
     if page_number(url) is not None:
         return ARCHIVE_PENALTY
     return 0 if listing else ARTICLE_BONUS
+
+
+def is_article(url: str, listing: bool) -> bool:
+    """Whether a URL of a `feeds:` job ranks as an article (news_rank)."""
+    return news_rank(url, listing) == ARTICLE_BONUS
 
 
 def hub_rules(feeds: bool | FeedsSpec) -> int:

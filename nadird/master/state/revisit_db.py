@@ -23,8 +23,8 @@ plan_rule and plan_class, the page's group in its domain's revisit plan
 known yet; added to an older table when it opens), counted per group in
 the table revisit_plan_counts, which triggers keep exact in the transaction
 of every change (revisit_counts.py): a start reads the counts, not the rows;
-hub (1: a feeds job's hub by what it answered, not by its address; added
-to an older table when it opens).
+hub (a feeds job's hub by what it answered or found, not by its address:
+HUB_FEED, HUB_LEARNED, 0 for none; added to an older table when it opens).
 """
 
 from __future__ import annotations
@@ -42,6 +42,8 @@ from nadird.master.state.revisit_policy_db import PolicyTable
 from nadird.revisit.estimate import ChangeStats
 
 CHUNK = 500
+HUB_FEED = 1  # it answered as a feed or sitemap (job/feeds.py)
+HUB_LEARNED = 2  # it kept finding new articles (master/revisits/learned_hubs.py)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS revisits (
     fp BLOB PRIMARY KEY,
@@ -106,9 +108,9 @@ class Entry:
     request: bytes | None = None  # the queue row's (db.Row.request): asked again alike
     plan_rule: int | None = None
     plan_class: int | None = None
-    # A feeds job's hub whatever its address: it answered as a feed or
-    # sitemap (job/feeds.py); kept here so a restarted master knows it.
-    hub: bool = False
+    # A feeds job's hub whatever its address (HUB_FEED, HUB_LEARNED; 0:
+    # none), kept here so a restarted master knows it.
+    hub: int = 0
 
     def to_row(self) -> tuple[object, ...]:
         return (
@@ -132,7 +134,7 @@ class Entry:
             self.request,
             self.plan_rule,
             self.plan_class,
-            int(self.hub),
+            self.hub,
         )
 
 
@@ -160,7 +162,7 @@ def _entry(row: Any) -> Entry:  # a row of _COLUMNS
         request,
         None if rule is None else int(rule),
         None if klass is None else int(klass),
-        bool(hub),
+        int(hub),
     )
 
 

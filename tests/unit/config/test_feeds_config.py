@@ -53,6 +53,8 @@ def test_feeds_and_sitemaps_are_hubs_first_then_the_jobs_rules(tmp_path: Path) -
         ("{max_page: -1}", "jobs.news.feeds: max_page: must be >= 0"),
         ("{max_entries: 0}", "jobs.news.feeds: max_entries: must be > 0"),
         ("{hubs: '(['}", "jobs.news.feeds: hubs: invalid regex"),
+        ("{learn: -1}", "jobs.news.feeds: learn: must be >= 0"),
+        ("{forget: 0}", "jobs.news.feeds: forget: must be > 0"),
         ("{revisit: {every: soon}}", "jobs.news.feeds.revisit.every: expected a duration"),
         ("{revisit: {rules: []}}", "jobs.news.feeds.revisit"),
         ("sometimes", "jobs.news.feeds: expected bool or mapping"),

@@ -11,7 +11,7 @@ from nadird.master.frontier.admission import priority
 from nadird.master.frontier.queues import Frontier
 from nadird.master.revisits.scheduler import Revisits
 from nadird.master.state.frontier_db import FrontierDB
-from nadird.master.state.revisit_db import Entry
+from nadird.master.state.revisit_db import HUB_LEARNED, Entry
 from nadird.protocol.messages import PageResult
 
 EXPORT = "http://news.test/export?id=3"  # no feed's address
@@ -89,3 +89,46 @@ def test_a_hub_that_stops_answering_as_a_feed_is_an_article_again(tmp_path: Path
     wall.now += 10
     entry = _fetch(revisits, _page(EXPORT, feed=False))  # now an HTML page
     assert not entry.hub and entry.next_due is None
+
+
+SECTION = "http://news.test/world/latest"
+
+
+def _learn(revisits: Revisits, url: str, articles: int, status: int = 200) -> Entry:
+    page = _page(url, feed=False, status=status)
+    if status == 200:
+        page.links = [f"{url}/a{k}" for k in range(articles + 1)]
+    revisits.on_page(page, "news")
+    if status == 200:
+        revisits.found_articles("news", [(page.fp, articles)])
+    revisits.settle([page.fp])
+    entry = revisits.table.get(page.fp)
+    assert entry is not None
+    return entry
+
+
+def test_a_page_that_finds_new_articles_is_a_hub_until_it_stops(tmp_path: Path) -> None:
+    wall = Wall()
+    revisits, _ = _open(tmp_path / "f.db", wall, {**FEEDS, "learn": 3, "forget": 2})
+    assert _learn(revisits, ARTICLE, 2).next_due is None  # too few: an article, fetched once
+    entry = _learn(revisits, SECTION, 3)
+    assert entry.hub == HUB_LEARNED and entry.next_due == wall.now + 10
+    assert entry.plan_rule == 0  # on the hubs' own estimate
+    wall.now += 10
+    assert _learn(revisits, SECTION, 0).hub == HUB_LEARNED  # one idle check: kept
+    wall.now += 10
+    assert _learn(revisits, SECTION, 1).next_due is not None  # it found one: idle count reset
+    wall.now += 10
+    assert _learn(revisits, SECTION, 0, status=304).hub == HUB_LEARNED
+    wall.now += 10
+    entry = _learn(revisits, SECTION, 0)  # two idle checks in a row: a page again
+    assert entry.hub == 0 and entry.next_due is None and entry.plan_rule is None
+    assert (revisits.hubs.learned, revisits.hubs.forgotten) == (1, 1)
+
+
+def test_archive_pages_and_jobs_that_do_not_learn_make_no_hub(tmp_path: Path) -> None:
+    wall = Wall()
+    revisits, _ = _open(tmp_path / "f.db", wall, {**FEEDS, "learn": 0})
+    assert _learn(revisits, SECTION, 50).hub == 0
+    revisits, _ = _open(tmp_path / "g.db", wall)
+    assert _learn(revisits, "http://news.test/archive?page=2", 50).hub == 0

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from nadird.common.errors import ConfigError
+from nadird.revisit.durations import parse_duration
 from nadird.revisit.parse import parse_revisit
 from nadird.revisit.policy import RevisitPolicy, Rule
 
@@ -58,6 +59,11 @@ class FeedsSpec:
     # finds none on `forget` checks in a row is a page again.
     learn: int = 5
     forget: int = 3
+    # An article is fetched again once, this long after its first fetch
+    # (for corrections), unless the job's `revisit:` gives it a schedule;
+    # "never" by default: a second fetch of every article would take as much
+    # of each site's politeness budget as the new articles themselves.
+    recheck: str | float = "never"
 
     def __post_init__(self) -> None:
         try:
@@ -68,10 +74,20 @@ class FeedsSpec:
             raise ValueError("max_page: must be >= 0")
         if self.max_entries <= 0:
             raise ValueError("max_entries: must be > 0")
+        if self.recheck != "never":
+            try:
+                parse_duration(self.recheck)
+            except ValueError as exc:
+                raise ValueError(f"recheck: {exc} or never") from None
         if self.learn < 0:
             raise ValueError("learn: must be >= 0")
         if self.forget <= 0:
             raise ValueError("forget: must be > 0")
+
+
+def recheck_after(spec: FeedsSpec) -> float | None:
+    """Seconds after its first fetch an article is fetched again (None: never)."""
+    return None if spec.recheck == "never" else parse_duration(spec.recheck)
 
 
 def feeds_spec(value: bool | FeedsSpec | dict[str, Any]) -> FeedsSpec | None:
@@ -127,14 +143,16 @@ ARTICLE_BONUS = 20
 ARCHIVE_PENALTY = -20
 
 
-def news_rank(url: str, listing: bool, hub: bool = False) -> int:
+def news_rank(url: str, listing: bool, hub: bool = False, known: bool = False) -> int:
     """The rank a URL of a `feeds:` job gets (`listing`: it matched
-    hub_patterns; `hub`: it answered as a feed or sitemap before)."""
+    hub_patterns; `hub`: it answered as a feed or sitemap, or was learned;
+    `known`: fetched before, an article checked again ranks as a listing,
+    after the new ones)."""
     if hub or is_feed_url(url):
         return FEED_BONUS
     if page_number(url) is not None:
         return ARCHIVE_PENALTY
-    return 0 if listing else ARTICLE_BONUS
+    return 0 if listing or known else ARTICLE_BONUS
 
 
 def is_article(url: str, listing: bool) -> bool:

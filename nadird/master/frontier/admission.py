@@ -45,18 +45,23 @@ def links_of(page: PageResult) -> LinkBatch:
     return page.links, page.link_fps, page.depth + 1, page.url, requests
 
 
-def priority(job: Job, depth: int, url: str = "", hub: bool = False) -> int:
-    """Seeds first, then hub pages (job.hub_patterns), then by depth (`hub`:
-    a feeds job's URL that answered as a feed or sitemap)."""
-    return _priority(job, depth, url, hub_patterns(job), hub)
+def priority(job: Job, depth: int, url: str = "", hub: bool = False, known: bool = False) -> int:
+    """Seeds first, then hub pages (job.hub_patterns), then by depth (a
+    feeds job's `hub`: it answered as a feed or was learned; `known`: a revisit)."""
+    return _priority(job, depth, url, hub_patterns(job), hub, known)
 
 
 def _priority(
-    job: Job, depth: int, url: str, hubs: tuple[re.Pattern[str], ...], hub: bool = False
+    job: Job,
+    depth: int,
+    url: str,
+    hubs: tuple[re.Pattern[str], ...],
+    hub: bool = False,
+    known: bool = False,
 ) -> int:
     rank = job.priority + (SEED_BONUS if depth == 0 else 0) - depth
     if job.feeds:  # feeds, then articles, then listings, archives last (job/feeds.py)
-        return rank + news_rank(url, any(p.search(url) for p in hubs), hub)
+        return rank + news_rank(url, any(p.search(url) for p in hubs), hub, known)
     for pattern in hubs:  # a loop, not any(): this runs for every new URL
         if pattern.search(url):
             return rank + job.hub_bonus

@@ -33,7 +33,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 from nadird.common.urls import domain_of
-from nadird.job.feeds import FeedsSpec, hub_policy
+from nadird.job.feeds import FeedsSpec, hub_policy, is_article, is_listing, recheck_after
 from nadird.job.spec import Job
 from nadird.master.frontier.admission import priority
 from nadird.master.frontier.queues import Frontier
@@ -86,6 +86,18 @@ def _hub_kind(page: PageResult, prev: Entry | None, unchanged: bool) -> int:
         return HUB_FEED
     kind = prev.hub if prev is not None else 0
     return kind if unchanged or kind == HUB_LEARNED else 0
+
+
+def recheck_due(job: Job, spec: FeedsSpec, entry: Entry) -> float | None:
+    """When a feeds job's article is fetched again for corrections: once,
+    `recheck` after its first fetch (job/feeds.py); None: not again (and
+    never for hubs, listing or archive pages)."""
+    after = recheck_after(spec)
+    if after is None or entry.hub or entry.checks > 0:
+        return None
+    if not is_article(entry.url, is_listing(entry.url, job.hub_patterns)):
+        return None
+    return entry.last_fetch + after
 
 
 class Revisits:
@@ -218,6 +230,9 @@ class Revisits:
         self._place(policy, None if prev is None else plan_key(prev), entry, late)
         if prev is None or entry.plan_rule is None:
             self.planner.outside_fetch(entry.domain)
+        job = self.jobs.get(entry.job)
+        if entry.next_due is None and job is not None and isinstance(job.feeds, FeedsSpec):
+            entry.next_due = recheck_due(job, job.feeds, entry)
 
     def _place(self, policy: RevisitPolicy, old: Key | None, entry: Entry, late: float) -> None:
         if entry.hub:  # a hub whatever its address: the hubs' schedule
@@ -313,7 +328,7 @@ class Revisits:
             if job is None:  # the job was removed or stopped revisiting
                 parked.append((entry.fp, None))
                 continue
-            rank = priority(job, entry.depth, entry.url, bool(entry.hub))
+            rank = priority(job, entry.depth, entry.url, bool(entry.hub), known=True)
             if entry.next_due is not None and is_probe(state_of(entry), entry.next_due):
                 rank += PROBE_BOOST
             row = Row(entry.url, entry.fp, entry.depth, entry.job, rank, entry.domain)

@@ -132,3 +132,19 @@ def test_archive_pages_and_jobs_that_do_not_learn_make_no_hub(tmp_path: Path) ->
     assert _learn(revisits, SECTION, 50).hub == 0
     revisits, _ = _open(tmp_path / "g.db", wall)
     assert _learn(revisits, "http://news.test/archive?page=2", 50).hub == 0
+
+
+def test_an_article_is_checked_again_once_after_recheck(tmp_path: Path) -> None:
+    wall = Wall()
+    revisits, _ = _open(tmp_path / "f.db", wall, {**FEEDS, "recheck": "1h"})
+    first = _fetch(revisits, _page(ARTICLE, feed=False))
+    assert first.next_due == wall.now + 3600  # once, for corrections
+    assert _fetch(revisits, _page("http://news.test/tag/world", feed=False)).next_due is None
+    wall.now += 3600
+    assert revisits.scan() == 1
+    job = revisits.jobs["news"]
+    # Queued after new articles: it ranks as a listing page does.
+    assert priority(job, 1, ARTICLE, known=True) < priority(job, 1, ARTICLE)
+    assert _fetch(revisits, _page(ARTICLE, feed=False)).next_due is None  # not a third time
+    never, _ = _open(tmp_path / "g.db", wall)  # the default: never
+    assert _fetch(never, _page(ARTICLE, feed=False)).next_due is None

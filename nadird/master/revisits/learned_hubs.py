@@ -1,4 +1,8 @@
-"""Hubs learned from what pages find: a feeds job's page that keeps naming
+"""A feeds job's pages on the master: which are hubs by what they answered
+(a feed or sitemap at any address) or found, and when an article is
+checked again (`recheck`).
+
+Hubs learned from what pages find: a page that keeps naming
 new articles (a section front, a "latest" page) is checked like a feed.
 
 A page whose fetch found at least `learn` new article links (job/feeds.py:
@@ -16,10 +20,41 @@ hub `forget` more checks).
 
 from __future__ import annotations
 
-from nadird.job.feeds import FeedsSpec, is_hub, page_number
-from nadird.master.state.revisit_db import HUB_LEARNED, Entry
+from nadird.job.feeds import (
+    FeedsSpec,
+    is_article,
+    is_hub,
+    is_listing,
+    page_number,
+    recheck_after,
+)
+from nadird.job.spec import Job
+from nadird.master.state.revisit_db import HUB_FEED, HUB_LEARNED, Entry
+from nadird.protocol.messages import PageResult
 
 MAX_TRACKED = 100_000  # learned hubs whose idle checks are counted
+
+
+def hub_kind(page: PageResult, prev: Entry | None, unchanged: bool) -> int:
+    """HUB_FEED when the worker read the page as a feed or sitemap
+    (worker/feed_page.py); else what it was, unless it was a feed no more
+    (a 304 keeps it; learned hubs are learned_hubs.py's)."""
+    if page.data and isinstance(page.data.get("_feed"), dict):
+        return HUB_FEED
+    kind = prev.hub if prev is not None else 0
+    return kind if unchanged or kind == HUB_LEARNED else 0
+
+
+def recheck_due(job: Job, spec: FeedsSpec, entry: Entry) -> float | None:
+    """When a feeds job's article is fetched again for corrections: once,
+    `recheck` after its first fetch (job/feeds.py); None: not again (and
+    never for hubs, listing or archive pages)."""
+    after = recheck_after(spec)
+    if after is None or entry.hub or entry.checks > 0:
+        return None
+    if not is_article(entry.url, is_listing(entry.url, job.hub_patterns)):
+        return None
+    return entry.last_fetch + after
 
 
 class LearnedHubs:

@@ -33,20 +33,20 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 from nadird.common.urls import domain_of
-from nadird.job.feeds import FeedsSpec, hub_policy, is_article, is_listing, recheck_after
+from nadird.job.feeds import FeedsSpec, hub_policy
 from nadird.job.spec import Job
 from nadird.master.frontier.admission import priority
 from nadird.master.frontier.queues import Frontier
 from nadird.master.observe.metrics import PageHistogram
 from nadird.master.revisits.changes import FieldChange, watched_changes
 from nadird.master.revisits.etag_health import EtagHealth
-from nadird.master.revisits.learned_hubs import LearnedHubs
+from nadird.master.revisits.learned_hubs import LearnedHubs, hub_kind, recheck_due
 from nadird.master.revisits.pace import PlanPace
 from nadird.master.revisits.plan import Key, RevisitPlanner
 from nadird.master.revisits.reschedule import Rescheduler, plan_key, regroup, state_of
 from nadird.master.revisits.steady_wall import SteadyWall
 from nadird.master.row import Row
-from nadird.master.state.revisit_db import HUB_FEED, HUB_LEARNED, Entry, RevisitTable
+from nadird.master.state.revisit_db import Entry, RevisitTable
 from nadird.protocol.messages import PageResult
 from nadird.revisit.policy import RevisitPolicy
 from nadird.revisit.schedule import UrlState, due_for, due_when_found, is_probe, record_fetch
@@ -76,28 +76,6 @@ def modified_epoch(header: str) -> float | None:
         return parsedate_to_datetime(header).timestamp()
     except (TypeError, ValueError):
         return None
-
-
-def _hub_kind(page: PageResult, prev: Entry | None, unchanged: bool) -> int:
-    """HUB_FEED when the worker read the page as a feed or sitemap
-    (worker/feed_page.py); else what it was, unless it was a feed no more
-    (a 304 keeps it; learned hubs are learned_hubs.py's)."""
-    if page.data and isinstance(page.data.get("_feed"), dict):
-        return HUB_FEED
-    kind = prev.hub if prev is not None else 0
-    return kind if unchanged or kind == HUB_LEARNED else 0
-
-
-def recheck_due(job: Job, spec: FeedsSpec, entry: Entry) -> float | None:
-    """When a feeds job's article is fetched again for corrections: once,
-    `recheck` after its first fetch (job/feeds.py); None: not again (and
-    never for hubs, listing or archive pages)."""
-    after = recheck_after(spec)
-    if after is None or entry.hub or entry.checks > 0:
-        return None
-    if not is_article(entry.url, is_listing(entry.url, job.hub_patterns)):
-        return None
-    return entry.last_fetch + after
 
 
 class Revisits:
@@ -276,7 +254,7 @@ class Revisits:
             etag=page.etag or (prev.etag if prev and unchanged else ""),
             last_modified=page.last_modified or (prev.last_modified if prev and unchanged else ""),
             signature=signature,
-            hub=_hub_kind(page, prev, unchanged),
+            hub=hub_kind(page, prev, unchanged),
         )
 
     def _watch(self, page: PageResult, entry: Entry, prev: Entry | None, unchanged: bool) -> None:

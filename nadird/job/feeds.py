@@ -78,7 +78,8 @@ class FeedsSpec:
             try:
                 parse_duration(self.recheck)
             except ValueError as exc:
-                raise ValueError(f"recheck: {exc} or never") from None
+                said = str(exc).removeprefix("expected ")
+                raise ValueError(f"recheck: expected never or {said}") from None
         if self.learn < 0:
             raise ValueError("learn: must be >= 0")
         if self.forget <= 0:

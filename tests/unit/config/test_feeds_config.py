@@ -57,7 +57,7 @@ def test_feeds_and_sitemaps_are_hubs_first_then_the_jobs_rules(tmp_path: Path) -
         ("{hubs: '(['}", "jobs.news.feeds: hubs: invalid regex"),
         ("{learn: -1}", "jobs.news.feeds: learn: must be >= 0"),
         ("{forget: 0}", "jobs.news.feeds: forget: must be > 0"),
-        ("{recheck: soon}", "jobs.news.feeds: recheck: expected a duration like 90s"),
+        ("{recheck: soon}", "jobs.news.feeds: recheck: expected never or a duration like 90s"),
         ("{revisit: {every: soon}}", "jobs.news.feeds.revisit.every: expected a duration"),
         ("{revisit: {rules: []}}", "jobs.news.feeds.revisit"),
         ("sometimes", "jobs.news.feeds: expected bool or mapping"),

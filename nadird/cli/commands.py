@@ -18,6 +18,7 @@ from nadird.config.seeds import line_seed
 if TYPE_CHECKING:
     from nadird.cli.crawl import CrawlOptions
     from nadird.store.backend import Store
+    from nadird.store.cursor import Cursor
 
 EXIT_OK, EXIT_RUNTIME = 0, 1
 
@@ -190,11 +191,16 @@ def _export(args: argparse.Namespace) -> int:
         raise ConfigError("(command line)", "--since", "not with --items")
     if args.changes and args.items:
         raise ConfigError("(command line)", "--items", "not with --changes")
+    if args.cursor is not None and (args.changes or args.items):
+        raise ConfigError(
+            "(command line)", "--cursor", "records only (not with --changes, --items)"
+        )
     if args.changes or args.items:
         return _export_lines(args)
     if args.format == "jsonl" and (args.fields or args.encoding != "utf-8"):
         option = "--fields" if args.fields else "--encoding"
         raise ConfigError("(command line)", option, "csv only (JSON lines are always UTF-8)")
+    cursor = _cursor(args)
     config = _config(args)
     _log_to_stderr(args, "export", config)
     store = _existing_store(args, config)
@@ -203,7 +209,14 @@ def _export(args: argparse.Namespace) -> int:
         await store.open()
         try:
             rows = await export_to(
-                store, args.out, args.format, args.job, args.fields, args.encoding, args.since
+                store,
+                args.out,
+                args.format,
+                args.job,
+                args.fields,
+                args.encoding,
+                args.since,
+                cursor,
             )
         except UnknownField as exc:
             raise ConfigError("(command line)", "--fields", str(exc)) from None
@@ -215,6 +228,18 @@ def _export(args: argparse.Namespace) -> int:
     rows, note = asyncio.run(go())
     print(f"exported {rows} records{note}", file=sys.stderr)
     return EXIT_OK
+
+
+def _cursor(args: argparse.Namespace) -> Cursor | None:
+    """The --cursor file's state (--since starts a new one); exit 2 on a bad file."""
+    from nadird.store.cursor import Cursor, CursorError
+
+    if args.cursor is None:
+        return None
+    try:
+        return Cursor(args.cursor, args.since)
+    except CursorError as exc:
+        raise ConfigError("(command line)", "--cursor", str(exc)) from None
 
 
 def _export_lines(args: argparse.Namespace) -> int:

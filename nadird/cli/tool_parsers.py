@@ -129,3 +129,9 @@ def _add_export(sub: argparse._SubParsersAction[CommandParser]) -> None:
         help="only records fetched from TIME (--changes: changes found from TIME);"
         " ISO 8601, epoch seconds, or 6h ago",
     )
+    export.add_argument(
+        "--cursor",
+        metavar="FILE",
+        help="only records not written by the last export with this FILE, which is"
+        " then updated (created when absent, from --since if given): poll what is new",
+    )

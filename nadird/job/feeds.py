@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from nadird.common.errors import ConfigError
+from nadird.revisit.durations import parse_duration
 from nadird.revisit.parse import parse_revisit
 from nadird.revisit.policy import RevisitPolicy, Rule
 
@@ -53,6 +54,16 @@ class FeedsSpec:
     max_page: int = 2
     # Entries read from one feed or sitemap; the rest are counted, not sent.
     max_entries: int = 1000
+    # A page one fetch of which found at least this many new articles is
+    # made a hub (a section front, say; 0: none is); a hub made so that
+    # finds none on `forget` checks in a row is a page again.
+    learn: int = 5
+    forget: int = 3
+    # An article is fetched again once, this long after its first fetch
+    # (for corrections), unless the job's `revisit:` gives it a schedule;
+    # "never" by default: a second fetch of every article would take as much
+    # of each site's politeness budget as the new articles themselves.
+    recheck: str | float = "never"
 
     def __post_init__(self) -> None:
         try:
@@ -63,6 +74,21 @@ class FeedsSpec:
             raise ValueError("max_page: must be >= 0")
         if self.max_entries <= 0:
             raise ValueError("max_entries: must be > 0")
+        if self.recheck != "never":
+            try:
+                parse_duration(self.recheck)
+            except ValueError as exc:
+                said = str(exc).removeprefix("expected ")
+                raise ValueError(f"recheck: expected never or {said}") from None
+        if self.learn < 0:
+            raise ValueError("learn: must be >= 0")
+        if self.forget <= 0:
+            raise ValueError("forget: must be > 0")
+
+
+def recheck_after(spec: FeedsSpec) -> float | None:
+    """Seconds after its first fetch an article is fetched again (None: never)."""
+    return None if spec.recheck == "never" else parse_duration(spec.recheck)
 
 
 def feeds_spec(value: bool | FeedsSpec | dict[str, Any]) -> FeedsSpec | None:
@@ -91,6 +117,25 @@ def with_hubs(
     return replace(policy, rules=(*rules, *policy.rules))
 
 
+# Every URL: the hubs' rule of a URL known to be a hub (hub_policy).
+_ANY_URL = re.compile("")
+
+
+def hub_policy(policy: RevisitPolicy) -> RevisitPolicy:
+    """The policy of a URL that answered as a feed or sitemap, whatever its
+    address: the hubs' rule (with_hubs put it first) matches it. A policy
+    without that rule (not a feeds job's) is returned as it is."""
+    if not policy.rules or policy.rules[0].pattern is not FEED_URLS:
+        return policy
+    return _as_hub(policy)
+
+
+@functools.lru_cache(maxsize=64)
+def _as_hub(policy: RevisitPolicy) -> RevisitPolicy:
+    first = policy.rules[0]
+    return replace(policy, rules=(Rule(_ANY_URL, first.schedule), *policy.rules[1:]))
+
+
 # Queue ranks of a `feeds:` job, added to its priority less the depth:
 # feeds and sitemaps first, new articles next, listing pages (the job's
 # hub_patterns) after them, archive pages last.
@@ -99,13 +144,21 @@ ARTICLE_BONUS = 20
 ARCHIVE_PENALTY = -20
 
 
-def news_rank(url: str, listing: bool) -> int:
-    """The rank a URL of a `feeds:` job gets (`listing`: it matched hub_patterns)."""
-    if is_feed_url(url):
+def news_rank(url: str, listing: bool, hub: bool = False, known: bool = False) -> int:
+    """The rank a URL of a `feeds:` job gets (`listing`: it matched
+    hub_patterns; `hub`: it answered as a feed or sitemap, or was learned;
+    `known`: fetched before, an article checked again ranks as a listing,
+    after the new ones)."""
+    if hub or is_feed_url(url):
         return FEED_BONUS
     if page_number(url) is not None:
         return ARCHIVE_PENALTY
-    return 0 if listing else ARTICLE_BONUS
+    return 0 if listing or known else ARTICLE_BONUS
+
+
+def is_article(url: str, listing: bool) -> bool:
+    """Whether a URL of a `feeds:` job ranks as an article (news_rank)."""
+    return news_rank(url, listing) == ARTICLE_BONUS
 
 
 def hub_rules(feeds: bool | FeedsSpec) -> int:

@@ -320,6 +320,7 @@ class MasterCore:
         late: dict[str, list[tuple[bytes, int]]] = {}
         debug = gate.debug  # once per message: no per-URL cost while debug is off
         unchanged: list[bytes] = []  # 304s: settled without a store write
+        linked: list[bytes] = []  # per batch of links: the page's fp
         for page in msg.pages:
             row = lease.pending.pop(page.fp, None) if lease is not None else None
             if row is None and lease is not None and page.fp in lease.urls:
@@ -331,6 +332,7 @@ class MasterCore:
             if page.links:
                 links.append(links_of(page))
                 sources.append((page.final_url or page.url, msg.node))
+                linked.append(page.fp)
             self.claims.check(self.admission.jobs.get(held.job), page, time.time())
             if row is not None:
                 if self.failures.invalid_handed_over(page, row, held.job):
@@ -352,13 +354,22 @@ class MasterCore:
             # One frontier transaction for the whole message, committed before
             # the records are handed to the store writer: no page can be
             # acknowledged (its URL forgotten) before the links it found.
-            self.admission.admit_many(held.job, links, sources)
+            articles = self._admit(held.job, links, sources)
             self.revisits.found(held.job, [fp for batch in links for fp in batch[1]])
+            if articles is not None:  # a feeds job: pages that find articles become hubs
+                self.revisits.found_articles(held.job, zip(linked, articles, strict=True))
         if lease is not None:
             self.closer.close_if_finished(lease, now)
         if debug:
             self.store_trace.results(records, msg.lease, lease.domain if lease else None)
         return self.near_dups.check(records)
+
+    def _admit(self, job: str, links: list[LinkBatch], sources: list[Source]) -> list[int] | None:
+        """Admit the links; for a feeds job, how many new articles each batch named."""
+        spec = self.admission.jobs.get(job)
+        articles: list[int] | None = [] if spec is not None and spec.feeds else None
+        self.admission.admit_many(job, links, sources, articles)
+        return articles
 
     def _answered(self, job: str, domain: str, pages: int) -> None:
         self.domain_results[domain] += pages

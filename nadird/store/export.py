@@ -16,7 +16,7 @@ import csv
 import io
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal, TextIO
 
@@ -24,6 +24,7 @@ from nadird.common.errors import StoreError
 from nadird.common.record import Cell, facts
 from nadird.store.backend import Store
 from nadird.store.base import EXPORTED, PageRecord
+from nadird.store.cursor import Cursor
 
 ExportFormat = Literal["jsonl", "csv"]
 
@@ -68,21 +69,39 @@ async def export_to(
     fields: Sequence[str] | None = None,
     encoding: str = "utf-8",
     since: float | None = None,
+    cursor: Cursor | None = None,
 ) -> int:
     """export_records into a file (or stdout when `path` is None) in `encoding`;
-    with `since`, only the records fetched at or after it (epoch seconds).
+    with `since`, only the records fetched at or after it (epoch seconds);
+    with `cursor`, only those it has not seen (store/cursor.py; saved after).
 
     The CSV columns are checked before the file is opened: an unknown field
     leaves no empty or half-written file behind.
     """
+    wanted = _wanted(since, cursor)
     if fmt == "csv":
         columns = await csv_columns(store, job, fields)
         with open_output(path, encoding) as out:
-            return await write_csv(store, out, columns, job, since)
-    if fields is not None:
-        raise ValueError("fields choose CSV columns; JSON lines always hold every field")
-    with open_output(path, encoding) as out:
-        return await _export_jsonl(store, out, job, since)
+            rows = await write_csv(store, out, columns, job, wanted)
+    else:
+        if fields is not None:
+            raise ValueError("fields choose CSV columns; JSON lines always hold every field")
+        with open_output(path, encoding) as out:
+            rows = await _export_jsonl(store, out, job, wanted)
+    if cursor is not None:  # once every line is out: a failed export is done again
+        cursor.save()
+    return rows
+
+
+Wanted = Callable[[PageRecord], bool] | None
+
+
+def _wanted(since: float | None, cursor: Cursor | None) -> Wanted:
+    if cursor is not None:
+        return cursor.wants
+    if since is not None:
+        return lambda record: record.fetched_at >= since
+    return None
 
 
 async def export_changes(
@@ -130,12 +149,10 @@ def open_output(path: str | None, encoding: str) -> Iterator[TextIO]:
         stdout.detach()  # sys.stdout keeps its buffer
 
 
-async def _export_jsonl(
-    store: Store, out: TextIO, job: str | None, since: float | None = None
-) -> int:
+async def _export_jsonl(store: Store, out: TextIO, job: str | None, wanted: Wanted = None) -> int:
     rows = 0
     async for record in store.iter_records(job):
-        if since is not None and record.fetched_at < since:
+        if wanted is not None and not wanted(record):
             continue
         out.write(json.dumps(record.export_dict(), ensure_ascii=False, separators=(",", ":")))
         out.write("\n")
@@ -168,7 +185,7 @@ async def write_csv(
     out: TextIO,
     columns: Sequence[str],
     job: str | None,
-    since: float | None = None,
+    wanted: Wanted = None,
 ) -> int:
     # "\n" rather than csv's default "\r\n": `out` is usually stdout or a file
     # read by Unix tools, where "\r\n" would leave a stray "\r"; spreadsheets
@@ -177,7 +194,7 @@ async def write_csv(
     writer.writerow(columns)
     rows = 0
     async for record in store.iter_records(job):
-        if since is not None and record.fetched_at < since:
+        if wanted is not None and not wanted(record):
             continue
         # A field first written after the header (live store) is left out:
         # the header cannot grow.

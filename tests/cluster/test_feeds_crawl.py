@@ -38,10 +38,12 @@ jobs:
 """
 
 
-def _crawl(tmp_path: Path, seeds: list[str]) -> dict[str, Any]:
+def _crawl(
+    tmp_path: Path, seeds: list[str], text: str = CONFIG, seconds: int = SECONDS
+) -> dict[str, Any]:
     config = tmp_path / "news.yaml"
-    config.write_text(CONFIG)
-    args = [sys.executable, "-m", "nadird", "crawl", "-c", str(config), "--for", f"{SECONDS}s"]
+    config.write_text(text)
+    args = [sys.executable, "-m", "nadird", "crawl", "-c", str(config), "--for", f"{seconds}s"]
     args += ["--workers", "1", "--store", f"sqlite:///{tmp_path}/news.db", *seeds]
     proc = subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -97,3 +99,21 @@ def _epoch(value: Any) -> float:
     if isinstance(value, int | float):
         return float(value)
     return datetime.fromisoformat(value).timestamp()
+
+
+def test_a_home_page_that_keeps_naming_new_articles_is_learned_as_a_hub(tmp_path: Path) -> None:
+    # No hub by address (`hubs: ""`), no feed: only what the home page finds
+    # makes it a hub, checked again and again.
+    site = NewsSite("home.test", "home", 1.5, 20, 0.5)
+    config = CONFIG.replace("max: 10s}}}", 'max: 10s, initial: 0.5s}}, hubs: ""}')
+    assert config != CONFIG
+    with run_in_thread() as server:
+        news = NewsWeb([site], ScaledClock(1.0)).install(server)
+        started = time.time()
+        summary = _crawl(tmp_path, news.seeds(), config, seconds=14)
+        log = server.entries()
+        report = judge_news(news, log, started + 5, started + 14 - 2)
+    homes = [e for e in log if e.path == "/"]
+    assert len(homes) >= 5, [e.t_start - started for e in homes]
+    assert report.published >= 3 and report.share_fetched >= 0.8, report
+    assert summary["pages"] >= report.fetched

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from nadird.common.logs import gate
-from nadird.job.feeds import news_rank
+from nadird.job.feeds import is_article, news_rank
 from nadird.job.request import pack_wire
 from nadird.job.spec import Job
 from nadird.master.frontier.domains import DomainCache
@@ -45,15 +45,23 @@ def links_of(page: PageResult) -> LinkBatch:
     return page.links, page.link_fps, page.depth + 1, page.url, requests
 
 
-def priority(job: Job, depth: int, url: str = "") -> int:
-    """Seeds first, then hub pages (job.hub_patterns), then by depth."""
-    return _priority(job, depth, url, hub_patterns(job))
+def priority(job: Job, depth: int, url: str = "", hub: bool = False, known: bool = False) -> int:
+    """Seeds first, then hub pages (job.hub_patterns), then by depth (a
+    feeds job's `hub`: it answered as a feed or was learned; `known`: a revisit)."""
+    return _priority(job, depth, url, hub_patterns(job), hub, known)
 
 
-def _priority(job: Job, depth: int, url: str, hubs: tuple[re.Pattern[str], ...]) -> int:
+def _priority(
+    job: Job,
+    depth: int,
+    url: str,
+    hubs: tuple[re.Pattern[str], ...],
+    hub: bool = False,
+    known: bool = False,
+) -> int:
     rank = job.priority + (SEED_BONUS if depth == 0 else 0) - depth
     if job.feeds:  # feeds, then articles, then listings, archives last (job/feeds.py)
-        return rank + news_rank(url, any(p.search(url) for p in hubs))
+        return rank + news_rank(url, any(p.search(url) for p in hubs), hub, known)
     for pattern in hubs:  # a loop, not any(): this runs for every new URL
         if pattern.search(url):
             return rank + job.hub_bonus
@@ -97,13 +105,19 @@ class Admission:
         return self.admit_many(job_name, [(urls, fps, depth, "", requests)])
 
     def admit_many(
-        self, job_name: str, batches: Iterable[LinkBatch], sources: Sequence[Source] = ()
+        self,
+        job_name: str,
+        batches: Iterable[LinkBatch],
+        sources: Sequence[Source] = (),
+        articles: list[int] | None = None,
     ) -> int:
         """Admit the links of several pages of one job in ONE frontier
         transaction (a results message carries dozens of pages: one commit
         each was the master's largest cost). Returns how many were new.
         `sources` (one per batch): the links came from a worker, the new ones
-        are checked (link_check.py); without, they are the master's (seeds)."""
+        are checked (link_check.py); without, they are the master's (seeds).
+        `articles` gets, per batch, how many new links were articles (a
+        feeds job's rank: neither feeds, listings nor archive pages)."""
         job = self.jobs.get(job_name)
         if job is None:
             return 0
@@ -116,6 +130,8 @@ class Admission:
         debug = gate.debug
         for index, (urls, fps, depth, referer, requests) in enumerate(batches):
             first = len(rows)
+            if articles is not None:
+                articles.append(0)
             if job.max_depth is not None and depth > job.max_depth:
                 continue
             found = self._candidates(
@@ -137,6 +153,8 @@ class Admission:
                 per_domain[domain] += 1
                 rank = _priority(job, depth, url, hubs)
                 rows.append(Row(url, fp, depth, job_name, rank, domain, request=request))
+                if articles is not None and is_article(url, any(p.search(url) for p in hubs)):
+                    articles[-1] += 1
             if debug:
                 trace.admitted(rows[first:], referer)
         if rows:

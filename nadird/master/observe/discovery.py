@@ -9,8 +9,10 @@ publication to now is its discovery latency. Only entries published after
 the master first read their feed are timed: the ones listed then are as old
 as the site, not as slow as the crawler (they are counted all the same). Articles are counted by the
 source that named them first: feed, sitemap, hub (a hub page's links) or
-link (any other page). Entries a feed listed but could not give (no link,
-an unreadable date, past max_entries) are counted by reason.
+link (any other page). What an entry stated (title, dates) fills its
+article's item where the page states nothing (entry_fields.py). Entries a
+feed listed but could not give (no link, an unreadable date, past
+max_entries) are counted by reason.
 
 Kept in memory: a restarted master counts afresh.
 """
@@ -29,6 +31,7 @@ from prometheus_client.registry import Collector
 from nadird.common.urls import domain_of
 from nadird.job.feeds import FeedsSpec, is_hub, is_listing
 from nadird.job.spec import Job
+from nadird.master.observe.entry_fields import EntryFields
 from nadird.protocol.messages import PageResult
 
 MAX_PENDING = 200_000  # entries remembered until their article comes in
@@ -56,6 +59,7 @@ class Discovery(Collector):
         self._latest: dict[tuple[str, str], deque[float]] = {}
         self._counts: dict[str, list[int]] = {}  # job -> histogram bucket counts
         self._sums: dict[str, float] = {}
+        self.fields = EntryFields()  # what entries stated, for their articles' items
         # feed fp -> when the master first read it (bounded like _pending)
         self._watched: OrderedDict[bytes, float] = OrderedDict()
 
@@ -92,6 +96,7 @@ class Discovery(Collector):
             fp = fps.get(str(entry.get("url"))) if isinstance(entry, dict) else None
             if fp is None:
                 continue
+            self.fields.remember(fp, entry)
             published = _epoch(entry.get("published"))
             stated = published if published is not None and published >= since else None
             known = self._pending.get(fp)
@@ -111,6 +116,8 @@ class Discovery(Collector):
             self._pending.popitem(last=False)
 
     def _arrived(self, page: PageResult, job: str, now: float) -> None:
+        if page.data is not None:
+            self.fields.fill(page.fp, page.data)
         source, published = self._pending.pop(page.fp, ("link", None))
         self.found[(job, source)] += 1
         if published is None:

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from nadird.common.logs import get_logger
+from nadird.job.feeds import hub_policy
 from nadird.job.spec import Job
 from nadird.master.revisits.plan import Key, RevisitPlanner
 from nadird.master.state.revisit_db import Entry, RevisitTable
@@ -82,6 +83,8 @@ def place(planner: RevisitPlanner, policy: RevisitPolicy | None, entry: Entry) -
         planner.move(entry.domain, plan_key(entry), None)
         entry.plan_rule = entry.plan_class = entry.next_due = None
         return
+    if entry.hub:
+        policy = hub_policy(policy)
     allocated, probe = regroup(planner, policy, entry, plan_key(entry))
     entry.next_due = due_for(policy, entry.url, state_of(entry), allocated, probe=probe)
 

@@ -33,14 +33,16 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 from nadird.common.urls import domain_of
+from nadird.job.feeds import FeedsSpec, hub_policy
 from nadird.job.spec import Job
 from nadird.master.frontier.admission import priority
 from nadird.master.frontier.queues import Frontier
 from nadird.master.observe.metrics import PageHistogram
 from nadird.master.revisits.changes import FieldChange, watched_changes
 from nadird.master.revisits.etag_health import EtagHealth
+from nadird.master.revisits.learned_hubs import LearnedHubs, hub_kind, recheck_due
 from nadird.master.revisits.pace import PlanPace
-from nadird.master.revisits.plan import RevisitPlanner
+from nadird.master.revisits.plan import Key, RevisitPlanner
 from nadird.master.revisits.reschedule import Rescheduler, plan_key, regroup, state_of
 from nadird.master.revisits.steady_wall import SteadyWall
 from nadird.master.row import Row
@@ -122,6 +124,7 @@ class Revisits:
             buckets=LATENESS_BUCKETS,
         )
         self._recent_lateness: deque[float] = deque(maxlen=LATENESS_KEPT)
+        self.hubs = LearnedHubs()  # feeds jobs' pages that keep finding articles
 
     @property
     def active(self) -> bool:
@@ -163,9 +166,27 @@ class Revisits:
         late = 0.0
         if prev is not None:
             late = self._observe_revisit(page, prev, entry, now)
+        feeds = None if job is None else job.feeds
+        if isinstance(feeds, FeedsSpec) and (unchanged or not page.links):
+            self.hubs.found(entry, feeds, 0)  # a 304 or a page without links: no article
         self._schedule(policy, prev, entry, late)
         self._pending[page.fp] = entry
         return not unchanged
+
+    def found_articles(self, job_name: str, found: Iterable[tuple[bytes, int]]) -> None:
+        """New article links found by fetches of a feeds job's pages (fp,
+        count; the pages' rows not yet written): a page that finds enough is
+        made a hub, a learned hub that finds none long enough is not one
+        any more (learned_hubs.py); either way its due time is computed again."""
+        job = self._policy_job(job_name)
+        policy = None if job is None else job.revisit_policy()
+        feeds = None if job is None else job.feeds
+        if policy is None or not isinstance(feeds, FeedsSpec):
+            return
+        for fp, articles in found:
+            entry = self._pending.get(fp)
+            if entry is not None and self.hubs.found(entry, feeds, articles):
+                self._place(policy, plan_key(entry), entry, 0.0)
 
     def _observe_revisit(self, page: PageResult, prev: Entry, entry: Entry, now: float) -> float:
         """Lateness (of a revisit the due scan queued; returned) and what its ETag did."""
@@ -184,10 +205,17 @@ class Revisits:
     ) -> None:
         """The entry's plan group and due time (adaptive: its group's interval,
         less what this fetch ran late, see schedule.next_due)."""
-        old = None if prev is None else plan_key(prev)
-        allocated, probe = regroup(self.planner, policy, entry, old)
+        self._place(policy, None if prev is None else plan_key(prev), entry, late)
         if prev is None or entry.plan_rule is None:
             self.planner.outside_fetch(entry.domain)
+        job = self.jobs.get(entry.job)
+        if entry.next_due is None and job is not None and isinstance(job.feeds, FeedsSpec):
+            entry.next_due = recheck_due(job, job.feeds, entry)
+
+    def _place(self, policy: RevisitPolicy, old: Key | None, entry: Entry, late: float) -> None:
+        if entry.hub:  # a hub whatever its address: the hubs' schedule
+            policy = hub_policy(policy)
+        allocated, probe = regroup(self.planner, policy, entry, old)
         state = state_of(entry)
         entry.next_due = due_for(policy, entry.url, state, allocated, probe=probe, late=late)
 
@@ -226,6 +254,7 @@ class Revisits:
             etag=page.etag or (prev.etag if prev and unchanged else ""),
             last_modified=page.last_modified or (prev.last_modified if prev and unchanged else ""),
             signature=signature,
+            hub=hub_kind(page, prev, unchanged),
         )
 
     def _watch(self, page: PageResult, entry: Entry, prev: Entry | None, unchanged: bool) -> None:
@@ -277,7 +306,7 @@ class Revisits:
             if job is None:  # the job was removed or stopped revisiting
                 parked.append((entry.fp, None))
                 continue
-            rank = priority(job, entry.depth, entry.url)
+            rank = priority(job, entry.depth, entry.url, bool(entry.hub), known=True)
             if entry.next_due is not None and is_probe(state_of(entry), entry.next_due):
                 rank += PROBE_BOOST
             row = Row(entry.url, entry.fp, entry.depth, entry.job, rank, entry.domain)
@@ -382,6 +411,8 @@ class Revisits:
             **self._lateness_summary(),
             "revisit_etag_ignored_hosts": len(self.etags.broken),
             "revisit_etag_withheld": self.etags.withheld,
+            "revisit_hubs_learned": self.hubs.learned,
+            "revisit_hubs_forgotten": self.hubs.forgotten,
             "revisit_plans": len(self.planner.plans),
             "revisit_rescheduling": len(self.rescheduler.passes),
             "revisit_rescheduled": self.rescheduler.jobs_done,

@@ -22,7 +22,9 @@ plan_rule and plan_class, the page's group in its domain's revisit plan
 (revisit/plan.py; plan_rule NULL: not adaptive, plan_class NULL: rate not
 known yet; added to an older table when it opens), counted per group in
 the table revisit_plan_counts, which triggers keep exact in the transaction
-of every change (revisit_counts.py): a start reads the counts, not the rows.
+of every change (revisit_counts.py): a start reads the counts, not the rows;
+hub (a feeds job's hub by what it answered or found, not by its address:
+HUB_FEED, HUB_LEARNED, 0 for none; added to an older table when it opens).
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ from nadird.master.state.revisit_policy_db import PolicyTable
 from nadird.revisit.estimate import ChangeStats
 
 CHUNK = 500
+HUB_FEED = 1  # it answered as a feed or sitemap (job/feeds.py)
+HUB_LEARNED = 2  # it kept finding new articles (master/revisits/learned_hubs.py)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS revisits (
     fp BLOB PRIMARY KEY,
@@ -61,7 +65,8 @@ CREATE TABLE IF NOT EXISTS revisits (
     watched TEXT,
     request BLOB,
     plan_rule INTEGER,
-    plan_class INTEGER
+    plan_class INTEGER,
+    hub INTEGER NOT NULL DEFAULT 0
 );
 DROP INDEX IF EXISTS revisits_due;
 CREATE INDEX IF NOT EXISTS revisits_waiting ON revisits (queued, next_due);
@@ -69,7 +74,7 @@ CREATE INDEX IF NOT EXISTS revisits_waiting ON revisits (queued, next_due);
 _COLUMNS = (
     "fp, url, job, domain, depth, next_due, queued, interval, last_fetch, last_change, "
     "checks, changes, stats, etag, last_modified, signature, watched, request, "
-    "plan_rule, plan_class"
+    "plan_rule, plan_class, hub"
 )
 # An upsert, not INSERT OR REPLACE: a replaced row's delete would fire no
 # trigger (recursive_triggers is off), and the old group's count would stay.
@@ -103,6 +108,9 @@ class Entry:
     request: bytes | None = None  # the queue row's (db.Row.request): asked again alike
     plan_rule: int | None = None
     plan_class: int | None = None
+    # A feeds job's hub whatever its address (HUB_FEED, HUB_LEARNED; 0:
+    # none), kept here so a restarted master knows it.
+    hub: int = 0
 
     def to_row(self) -> tuple[object, ...]:
         return (
@@ -126,12 +134,13 @@ class Entry:
             self.request,
             self.plan_rule,
             self.plan_class,
+            self.hub,
         )
 
 
 def _entry(row: Any) -> Entry:  # a row of _COLUMNS
     fp, url, job, domain, depth, due, queued, interval, last, change, checks, changes = row[:12]
-    stats, etag, modified, signature, watched, request, rule, klass = row[12:]
+    stats, etag, modified, signature, watched, request, rule, klass, hub = row[12:]
     return Entry(
         fp,
         str(url),
@@ -153,6 +162,7 @@ def _entry(row: Any) -> Entry:  # a row of _COLUMNS
         request,
         None if rule is None else int(rule),
         None if klass is None else int(klass),
+        int(hub),
     )
 
 
@@ -169,6 +179,8 @@ class RevisitTable:
         for name in ("plan_rule", "plan_class"):  # from before per-domain plans
             if name not in columns:
                 db.execute(f"ALTER TABLE revisits ADD COLUMN {name} INTEGER")
+        if "hub" not in columns:  # a table from before hubs told by what they answered
+            db.execute("ALTER TABLE revisits ADD COLUMN hub INTEGER NOT NULL DEFAULT 0")
         prepare_counts(db)  # once the plan columns exist: its triggers read them
         self.etag_hosts = EtagHostTable(db, tx)  # what revisits learnt of ETags per host
         self.policies = PolicyTable(db, tx)  # the policy each job's rows follow

@@ -26,6 +26,8 @@ def test_true_takes_the_defaults_and_a_mapping_sets_them(tmp_path: Path) -> None
         max_page=0, max_entries=50
     )
     assert load(tmp_path, "false").feeds is False
+    assert load(tmp_path, "{recheck: 1h}").feeds == FeedsSpec(recheck="1h")
+    assert load(tmp_path, "{recheck: 600}").feeds == FeedsSpec(recheck=600)
     # The wire form (a mapping) comes back as the same spec on a worker.
     job = load(tmp_path, "{max_page: 3}")
     assert Job.from_wire(job.to_wire()).feeds == job.feeds
@@ -53,6 +55,9 @@ def test_feeds_and_sitemaps_are_hubs_first_then_the_jobs_rules(tmp_path: Path) -
         ("{max_page: -1}", "jobs.news.feeds: max_page: must be >= 0"),
         ("{max_entries: 0}", "jobs.news.feeds: max_entries: must be > 0"),
         ("{hubs: '(['}", "jobs.news.feeds: hubs: invalid regex"),
+        ("{learn: -1}", "jobs.news.feeds: learn: must be >= 0"),
+        ("{forget: 0}", "jobs.news.feeds: forget: must be > 0"),
+        ("{recheck: soon}", "jobs.news.feeds: recheck: expected never or a duration like 90s"),
         ("{revisit: {every: soon}}", "jobs.news.feeds.revisit.every: expected a duration"),
         ("{revisit: {rules: []}}", "jobs.news.feeds.revisit"),
         ("sometimes", "jobs.news.feeds: expected bool or mapping"),

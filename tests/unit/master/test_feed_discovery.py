@@ -80,3 +80,30 @@ def test_an_article_a_home_page_named_first_is_timed_by_its_feed_date() -> None:
     status = found.status()["default"]
     assert status["articles"] == {"hub": 1}
     assert status["latency"]["news.test"]["p50"] == 3.0
+
+
+def test_what_an_entry_stated_fills_the_article_item_where_the_page_states_nothing() -> None:
+    found = Discovery()
+    stated = {"title": "Budget vote", "published": _iso(NOW), "updated": _iso(NOW + 60)}
+    feed = _feed([("/a/1", NOW), ("/a/2", NOW)])
+    entries = feed.data["entries"]
+    assert isinstance(entries, list)
+    entries[0].update(stated)
+    entries[1].update(stated)
+    found.on_page(feed, JOB, NOW + 1)
+    own = page(f"{SITE}/a/1", data={"title": "The budget vote, as the page says", "text": "t"})
+    found.on_page(own, JOB, NOW + 2)
+    assert own.data == {
+        "title": "The budget vote, as the page says",  # the page's own wins
+        "text": "t",
+        "published": stated["published"],
+        "modified": stated["updated"],
+        "_from_feed": ["published", "modified"],
+    }
+    bare = page(f"{SITE}/a/2", data={"title": ""})  # empty: stated nothing
+    found.on_page(bare, JOB, NOW + 3)
+    assert bare.data["title"] == "Budget vote" and bare.data["_from_feed"][0] == "title"
+    unlisted = page(f"{SITE}/a/3", data={})
+    found.on_page(unlisted, JOB, NOW + 4)
+    assert unlisted.data == {}  # no entry named it: nothing filled
+    assert found.fields.filled == 2

@@ -75,13 +75,14 @@ APP_PAGE = (
 )
 
 
-def embedding_page(wacz_url: str, page_url: str) -> str:
-    """The HTML that embeds the replay of `page_url` from the WACZ at `wacz_url`
-    (the service worker is looked for at replay/sw.js, its default place)."""
+def embedding_page(wacz_url: str, page_url: str, ts: str = "") -> str:
+    """The HTML that embeds the replay of `page_url` (at the capture nearest
+    `ts`, 14 digits; the latest without) from the WACZ at `wacz_url` (the
+    service worker is looked for at replay/sw.js, its default place)."""
     return (
         "<!doctype html><html><head><meta charset='utf-8'>"
         '<script src="ui.js"></script></head><body>'
-        f'<replay-web-page source="{wacz_url}" url="{page_url}" '
+        f'<replay-web-page source="{wacz_url}" url="{page_url}" ts="{ts}" '
         'style="display:block;width:1200px;height:800px"></replay-web-page>'
         "</body></html>"
     )
@@ -89,7 +90,7 @@ def embedding_page(wacz_url: str, page_url: str) -> str:
 
 def install(server: SyntheticWeb, files: Path, wacz: Path) -> None:
     """Serve the player from `files` and the package as /crawl.wacz; the page
-    /embed?url=URL shows URL's replay ("" for the list of pages)."""
+    /embed?url=URL&ts=TS shows URL's replay ("" for the list of pages)."""
     served = {
         "/ui.js": files / "ui.js",
         "/replay/ui.js": files / "ui.js",
@@ -99,7 +100,7 @@ def install(server: SyntheticWeb, files: Path, wacz: Path) -> None:
 
     async def serve(request: web.Request, host: str) -> web.StreamResponse:
         if request.path == "/embed":
-            page = embedding_page("crawl.wacz", request.query["url"])
+            page = embedding_page("crawl.wacz", request.query["url"], request.query.get("ts", ""))
             return web.Response(text=page, content_type="text/html")
         if request.path == "/replay/":
             return web.Response(text=APP_PAGE, content_type="text/html")

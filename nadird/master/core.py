@@ -31,6 +31,7 @@ from nadird.master.leasing.robots_notes import RobotsNotes
 from nadird.master.leasing.welcome import Welcomer
 from nadird.master.observe import trace
 from nadird.master.observe.metrics import MasterMetrics
+from nadird.master.results.bag_done import BagEnd
 from nadird.master.results.blocking import BlockStreaks
 from nadird.master.results.by_job import JobTallies
 from nadird.master.results.claims import Claims
@@ -130,6 +131,10 @@ class MasterCore:
         self.welcomer = Welcomer(
             config, self.nodes, leases, self.closer, self.adoption, self.lease_mark, frontier, stats
         )
+        self.bag_end = BagEnd(
+            leases, self.dispatcher, self.admission, self.revisits, self.claims, self.failures,
+            self.closer, stats,
+        )  # fmt: skip
         self.job_control = JobControl(
             self.admission, frontier, self.revisits, self.dispatcher.sessions, self.paused
         )
@@ -216,40 +221,12 @@ class MasterCore:
                 self.lease_mark.cover(now)
             return [(identity, Pong(seq=msg.seq))]
         elif isinstance(msg, BagDone):
-            self._on_bag_done(node, msg, now)
+            self.bag_end.on_bag_done(node, msg, now)
         elif isinstance(msg, Bye):
             self.forget_node(node, "bye", now)
         else:
             self.drop(f"unexpected {msg.KIND}", node.node)
         return []
-
-    def _on_bag_done(self, node: Node, msg: BagDone, now: float) -> None:
-        lease = self.leases.current(msg.lease, msg.epoch)
-        if lease is None or lease.node != node.node:
-            self.stats["stale_bag_done"] += 1
-            return
-        lease.done = True
-        lease.wait = self.claims.rest(msg.wait, node.node, self.config.fetch.throttle)
-        if msg.robots and self.robots is not None:
-            kept = self.robots.remember(self.claims.robots(msg.robots, lease.domain))
-            self.revisits.crawl_delays(kept.items())
-        job = self.admission.jobs.get(lease.job)
-        if job is not None and job.login is not None:
-            rest = self.sessions.reported(lease.job, lease.domain, msg, job.login, now)
-            lease.wait = max(lease.wait, rest)
-            self.stats["login_failures"] += msg.login_failures
-        throttled = set(msg.throttled)
-        for fp in msg.returned:
-            row = lease.pending.pop(fp, None)
-            if row is None:
-                continue
-            if fp in throttled:
-                self.failures.throttled(row, lease.wait, lease)
-            else:
-                lease.returned.append(row)
-        if gate.debug:
-            trace.returned(lease, lease.returned, "handed back by the worker")
-        self.closer.close_if_finished(lease, now)
 
     def forget_node(self, node: Node, why: str, now: float) -> None:
         self.nodes.remove(node, now)

@@ -23,11 +23,8 @@ priority than the job's, as it only tells something if it runs on time.
 
 from __future__ import annotations
 
-import contextlib
-import math
-import sqlite3
 import time
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -37,9 +34,9 @@ from nadird.job.feeds import FeedsSpec, hub_policy
 from nadird.job.spec import Job
 from nadird.master.frontier.admission import priority
 from nadird.master.frontier.queues import Frontier
-from nadird.master.observe.metrics import PageHistogram
 from nadird.master.revisits.changes import FieldChange, watched_changes
 from nadird.master.revisits.etag_health import EtagHealth
+from nadird.master.revisits.gauges import CheckRate, DueCount, Lateness
 from nadird.master.revisits.learned_hubs import LearnedHubs, hub_kind, recheck_due
 from nadird.master.revisits.pace import PlanPace
 from nadird.master.revisits.plan import Key, RevisitPlanner
@@ -54,16 +51,8 @@ from nadird.revisit.schedule import UrlState, due_for, due_when_found, is_probe,
 NOT_MODIFIED = 304
 MAX_PER_SCAN = 1000  # URLs queued per scan (about one a second)
 DEAD_REST = 60.0  # seconds before a dead-lettered revisit is due again, at least
-OVERDUE_AFTER = 60.0  # a URL due longer than this is overdue
-RATE_WINDOW = 60.0  # seconds over which checks per second are measured
 MAX_FIELD_CHANGES = 10_000  # durable changes waiting for the alerts tick
-# Counting what is due walks an index entry per due URL: 50 ms with a
-# million due, and alerts read the status every tick. A count is reused
-# until this many times its own cost has passed (at most 1/21 of the time).
-COUNT_SHARE = 20.0
 PROBE_BOOST = 1000  # queue priority added to an exploratory check
-LATENESS_KEPT = 1000  # recent revisits the status's lateness quantiles are taken from
-LATENESS_BUCKETS = (1, 5, 15, 60, 300, 900, 3600, 14400, 86400)
 
 Clock = Callable[[], float]
 
@@ -91,7 +80,6 @@ class Revisits:
         self.frontier = frontier
         self.jobs = jobs
         self._wall = SteadyWall(wall, clock)
-        self._clock = clock
         # fp -> the row its fetch makes, written when the queue row leaves.
         self._pending: dict[bytes, Entry] = {}
         self.checks = 0  # fetches of known URLs (this run)
@@ -101,8 +89,6 @@ class Revisits:
         # Checks of known URLs, and changes found, by domain (this run; the domain page).
         self.domain_checks: Counter[str] = Counter()
         self.domain_changes: Counter[str] = Counter()
-        self._samples: deque[tuple[float, int]] = deque()
-        self._due = (0, 0)  # (due, overdue) when last counted
         # Change alerts: job -> the fields its rules watch (set by the alerts
         # service); the changes a fetch found wait in _found until its row is
         # written, then in `field_changes` until the alerts tick takes them.
@@ -110,7 +96,6 @@ class Revisits:
         self._found: dict[bytes, list[FieldChange]] = {}
         self.field_changes: list[FieldChange] = []
         self.field_changes_dropped = 0
-        self._counted = (-math.inf, 0.0)  # (when, seconds it took) on self._clock
         self.pace = PlanPace()  # configured by the master (politeness, robots Crawl-delays)
         self.planner = RevisitPlanner(lambda: self.jobs, self.pace.rate, clock)
         self.planner.load(table.plan_counts())
@@ -118,12 +103,10 @@ class Revisits:
         self.rescheduler = Rescheduler(table, self.planner, clock=clock)
         self.policies_changed()
         self.etags = EtagHealth(table.etag_hosts)
-        self.lateness = PageHistogram(
-            "nadird_revisit_lateness_seconds",
-            "How late revisits ran: fetch time minus due time (wall clock)",
-            buckets=LATENESS_BUCKETS,
-        )
-        self._recent_lateness: deque[float] = deque(maxlen=LATENESS_KEPT)
+        self.late = Lateness()  # the status's gauges (gauges.py)
+        self.lateness = self.late.histogram  # registered with the master's metrics
+        self.due_count = DueCount(table, self._wall, clock)
+        self.rate = CheckRate(clock)
         self.hubs = LearnedHubs()  # feeds jobs' pages that keep finding articles
 
     @property
@@ -193,8 +176,7 @@ class Revisits:
         late = 0.0
         if prev.queued and prev.next_due is not None:
             late = max(0.0, now - prev.next_due)  # a clock set back: on time
-            self.lateness.observe(late)
-            self._recent_lateness.append(late)
+            self.late.observe(late)
         sent_etag = bool(prev.etag) and self.etags.sendable(page.url)
         same = page.signature is not None and page.signature == prev.signature
         self.etags.observe(page.url, sent_etag, page.status, same)
@@ -380,35 +362,19 @@ class Revisits:
 
     # -------------------------------------------------------------- status
     def checks_per_second(self) -> float:
-        now = self._clock()
-        self._samples.append((now, self.checks))
-        while len(self._samples) > 1 and now - self._samples[0][0] > RATE_WINDOW:
-            self._samples.popleft()
-        then, before = self._samples[0]
-        return (self.checks - before) / (now - then) if now > then else 0.0
-
-    def _count_due(self) -> None:
-        now = self._wall()  # read first: the guard reads the monotonic clock too
-        started = self._clock()
-        when, cost = self._counted
-        if started - when < COUNT_SHARE * cost:
-            return
-        # Closed: the last status line of a stopped master keeps the last counts.
-        with contextlib.suppress(sqlite3.ProgrammingError):
-            self._due = (self.table.count_due(now), self.table.count_due(now - OVERDUE_AFTER))
-        self._counted = (started, self._clock() - started)
+        return self.rate.per_second(self.checks)
 
     def status(self) -> dict[str, Any]:
-        self._count_due()
+        due, overdue = self.due_count.counts()
         return {
-            "revisit_due": self._due[0],
-            "revisit_overdue": self._due[1],
+            "revisit_due": due,
+            "revisit_overdue": overdue,
             "revisit_checks": self.checks,
             "revisit_changes": self.changes,
             "revisit_not_modified": self.not_modified,
             "revisit_queued": self.queued,
             "revisit_checks_per_second": round(self.checks_per_second(), 3),
-            **self._lateness_summary(),
+            **self.late.summary(),
             "revisit_etag_ignored_hosts": len(self.etags.broken),
             "revisit_etag_withheld": self.etags.withheld,
             "revisit_hubs_learned": self.hubs.learned,
@@ -417,15 +383,4 @@ class Revisits:
             "revisit_rescheduling": len(self.rescheduler.passes),
             "revisit_rescheduled": self.rescheduler.jobs_done,
             "revisit_rescheduled_rows": self.rescheduler.rows_done,
-        }
-
-    def _lateness_summary(self) -> dict[str, float]:
-        """p50 and p95 of how late the last LATENESS_KEPT revisits ran, seconds."""
-        recent = sorted(self._recent_lateness)
-        if not recent:
-            return {"revisit_lateness_p50": 0.0, "revisit_lateness_p95": 0.0}
-        at = [min(len(recent) - 1, int(q * len(recent))) for q in (0.5, 0.95)]
-        return {
-            "revisit_lateness_p50": round(recent[at[0]], 3),
-            "revisit_lateness_p95": round(recent[at[1]], 3),
         }

@@ -4,6 +4,7 @@ the writer and the alerts. `Master` (server.py) builds on it."""
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Any, cast
 
@@ -18,9 +19,11 @@ from nadird.master.observe.counts import (
     JobProgress,
     StoreProgress,
 )
+from nadird.master.observe.health import StateHealth
 from nadird.master.results.recent import RecentError, RecentFetch
 from nadird.master.state.dead_db import DeadURL
 from nadird.master.state.revisit_db import Entry
+from nadird.master.view import status
 from nadird.master.view.view import DomainReport
 from nadird.revisit.policy import RevisitPolicy
 from nadird.store.base import PageRecord
@@ -56,7 +59,7 @@ def latency_buckets(families: Iterable[Metric]) -> dict[str, list[tuple[float, f
 
 
 class MasterReads:
-    """The part of MasterView read straight from the core and the writer."""
+    """The part of MasterView read straight from the core, the writer and the store."""
 
     core: MasterCore
     writer: ResultWriter
@@ -64,6 +67,27 @@ class MasterReads:
     alerts: Alerts
     replica: Replicator | None
     archive: Archive | None
+    stored: status.StoredTotal
+    health: StateHealth
+    _rate: deque[tuple[float, int]]  # (when, pages written by then), a few recent
+
+    def status(self) -> dict[str, Any]:
+        return {
+            **self.core.status(),
+            "store_pending": self.writer.pending,
+            # Pages in the store (across restarts; a page written again is one
+            # page) and this run's writes (each counted).
+            "stored_total": self.stored.total(),
+            "stored_this_run": self.writer.written,
+            "complete": self.is_complete(),
+        }
+
+    def pages_per_second(self) -> float:
+        return status.pages_per_second(self._rate)
+
+    def is_complete(self) -> bool:
+        """Nothing queued or leased, every result stored, all of it committed."""
+        return not self.core.has_work() and self.writer.pending == 0 and self.health.healthy
 
     def loop_failure(self) -> str | None:
         return self.loops.failure

@@ -1,7 +1,8 @@
 """The master process: sockets, the dispatch loop and housekeeping.
 
 The decisions live in MasterCore and the state directory's files in StateDir
-(state_dir.py); this module moves bytes and runs the timers.
+(state_dir.py); this module moves bytes and runs the timers. What the
+API and the console read is in reads.py.
 """
 
 from __future__ import annotations
@@ -16,13 +17,7 @@ from typing import Any
 import zmq
 import zmq.asyncio
 
-from nadird.common.errors import (
-    BindError,
-    ConfigError,
-    InvalidURL,
-    ProtocolError,
-    SupersededError,
-)
+from nadird.common.errors import BindError, ConfigError, ProtocolError, SupersededError
 from nadird.common.logs import get_logger
 from nadird.common.waits import wait_set
 from nadird.config import Config
@@ -39,7 +34,10 @@ from nadird.master.observe.history import StatsHistory
 from nadird.master.results.retention import HistoryRetention
 from nadird.master.results.writer import ResultWriter
 from nadird.master.revisits.catch_up import catch_up
+from nadird.master.service import seeds
 from nadird.master.service.api import ApiServer
+from nadird.master.service.backpressure import BACKPRESSURE_RECHECK, Backpressure
+from nadird.master.service.group_commit import GroupCommit
 from nadird.master.service.handshakes import HandshakeWatch
 from nadird.master.service.heard import HeardClock
 from nadird.master.service.loops import LoopGuard
@@ -56,9 +54,6 @@ from nadird.store.backend import Store
 
 log = get_logger()
 __all__ = ["FRONTIER_FILE", "ROBOTS_FILE", "SEEN_FILE", "Master", "load_seen"]
-BACKPRESSURE_RECHECK = 1.0  # seconds between looks at a full spool
-# Longest time admissions stay uncommitted while results keep arriving.
-COMMIT_INTERVAL = 0.2
 
 
 class Master(MasterReads):
@@ -104,14 +99,13 @@ class Master(MasterReads):
         self.handshakes = HandshakeWatch()
         self._last_dead_poll = 0.0
         self._heard = HeardClock(time.monotonic())  # workers are judged as of then
-        self._commit_timer: asyncio.TimerHandle | None = None
+        self.commits = GroupCommit(self.db.commit)  # see group_commit.py
         self._rate: collections.deque[tuple[float, int]] = collections.deque(maxlen=12)
         # The crawl's numbers over time, for the console's charts (observe/history.py).
         self.history = StatsHistory(config.console.history_every)
         self.started_at = time.time()  # wall clock: the "since start" of the console's rates
         self.api: ApiServer | None = None
-        self._pressed = False
-        self._behind = False
+        self.backpressure = Backpressure(self.writer, self.health)
         self.stored = status.StoredTotal(store)
         self.core.metrics.watch(self._metrics_state)
         self.replica = Replicator.for_master(config.master, self.core.metrics)  # or None
@@ -203,9 +197,7 @@ class Master(MasterReads):
             self.archive.close()
         await self.stored.stop()
         await self.alerts.stop()
-        if self._commit_timer is not None:
-            self._commit_timer.cancel()
-            self._commit_timer = None
+        self.commits.cancel()
         self.unsaved = await self.state.save(self.core.seen)
         if self.unsaved is not None:
             log.error("state_not_saved", reason=self.unsaved)
@@ -251,47 +243,19 @@ class Master(MasterReads):
     # ---------------------------------------------------------------- seeds
     def admit_seeds(
         self,
-        seeds: Sequence[tuple[RequestSpec | str, str]],
+        given: Sequence[tuple[RequestSpec | str, str]],
         invalid: list[tuple[int, str]] | None = None,
     ) -> int:
-        """Queue new seeds (URLs, or requests checked but for their URLs)
-        with their jobs; returns how many were new. Each invalid URL is
-        counted, logged, and appended to `invalid` as (its index, why)."""
-        added = 0
-        for i, (given, job) in enumerate(seeds):
-            request = RequestSpec(given) if isinstance(given, str) else given
-            try:
-                spec = request.canonical()
-            except InvalidURL as exc:
-                self.core.stats["seeds_invalid"] += 1
-                log.error("seed_invalid", url=request.url, error=str(exc))
-                if invalid is not None:
-                    invalid.append((i, str(exc)))
-                continue
-            admission = self.core.admission
-            added += admission.admit(job, [spec.url], [spec.fingerprint()], 0, [spec.pack()])
+        """Queue new seeds and commit them; see seeds.admit_seeds."""
+        added = seeds.admit_seeds(self.core, given, invalid)
         self.db.commit()
         self._wake.set()
         return added
 
-    # --------------------------------------------------------------- status
-    def status(self) -> dict[str, Any]:
-        return {
-            **self.core.status(),
-            "store_pending": self.writer.pending,
-            # Pages in the store (across restarts; a page written again is one
-            # page) and this run's writes (each counted).
-            "stored_total": self.stored.total(),
-            "stored_this_run": self.writer.written,
-            "complete": self.is_complete(),
-        }
-
+    # ------------------------------------------------------ jobs and status
     def resume_job(self, job: str) -> None:
         self.core.job_control.resume(job)
         self._wake.set()
-
-    def pages_per_second(self) -> float:
-        return status.pages_per_second(self._rate)
 
     def full_status(self) -> dict[str, Any]:
         """Everything /api/stats shows."""
@@ -299,10 +263,6 @@ class Master(MasterReads):
 
     def _metrics_state(self) -> dict[str, Any]:
         return status.for_metrics(self)
-
-    def is_complete(self) -> bool:
-        """Nothing queued or leased, every result stored, all of it committed."""
-        return not self.core.has_work() and self.writer.pending == 0 and self.health.healthy
 
     # -------------------------------------------------------------- sockets
     async def _send_all(self, out: Outgoing) -> None:
@@ -362,21 +322,9 @@ class Master(MasterReads):
             elif len(frames) != 1:
                 self._drop(f"expected 1 frame, got {len(frames)}", "results")
             else:
-                self._commit_soon()
+                self.commits.soon()
                 self._on_results_frame(frames[0].buffer, user)
             await asyncio.sleep(0)
-
-    def _commit_soon(self) -> None:
-        """Group commit: the frontier's writes of every message handled in the
-        next COMMIT_INTERVAL go in one commit. A commit per results message
-        cost more than everything else the master did with the message."""
-        if self._commit_timer is None:
-            loop = asyncio.get_running_loop()
-            self._commit_timer = loop.call_later(COMMIT_INTERVAL, self._commit_now)
-
-    def _commit_now(self) -> None:
-        self._commit_timer = None
-        self.db.commit()
 
     def _on_results_frame(self, payload: memoryview, user: str) -> None:
         try:
@@ -401,7 +349,7 @@ class Master(MasterReads):
     # ------------------------------------------------------------- dispatch
     async def _dispatch_loop(self) -> None:
         while True:
-            if self._backpressure():
+            if self.backpressure.holds():
                 timeout: float | None = BACKPRESSURE_RECHECK
             else:
                 await self._send_all(self.core.dispatch(time.monotonic()))
@@ -409,30 +357,6 @@ class Master(MasterReads):
                 timeout = None if due is None else max(0.0, due - time.monotonic())
             await wait_set(self._wake, timeout)
             self._wake.clear()
-
-    def _backpressure(self) -> bool:
-        """The store's outage spool is over its cap, or the store is far behind
-        the results (writer.behind): hand out no new work."""
-        if self.writer.behind() != self._behind:
-            self._behind = not self._behind
-            if self._behind:
-                log.warning("store_behind", pending=self.writer.pending)
-            else:
-                log.info("store_behind_over", pending=self.writer.pending)
-        pressed = self.writer.store.backpressure
-        if pressed != self._pressed:
-            self._pressed = pressed
-            if pressed:
-                log.warning(
-                    "store_backpressure",
-                    reason="spool over store.spool_max_bytes",
-                    spool_records=self.writer.store.spool_records,
-                )
-            else:
-                log.info("store_backpressure_over")
-        # A state file or the store that cannot be written: no new work
-        # (StateHealth logs it and tries again).
-        return pressed or self._behind or not self.health.healthy
 
     # --------------------------------------------------------- housekeeping
     async def _housekeeping_loop(self) -> None:

@@ -4,7 +4,7 @@ SQLite in WAL mode, used from the master's event-loop thread: every statement
 here touches a handful of rows through an index, so it costs microseconds, and
 a commit in WAL mode with synchronous=NORMAL does not fsync (it survives a
 crash of the process, not a power cut). Everything rides in one open
-transaction that the master commits in groups (see Master._commit_soon): a
+transaction that the master commits in groups (see service/group_commit.py): a
 commit per results message was the master's largest cost. Crash safety does
 not need more: a page's links are written before its URL can be deleted (the
 deletion waits for the store), in the same transaction, so no commit can

@@ -12,7 +12,7 @@ and a URL seen twice is a loop, reported at once instead of after max hops
 (unless the jar took a new cookie on the way: a site that sets its cookie
 and sends the client back to the same URL is no loop). A fetch with a
 cookie jar (cookies.py) sends and takes cookies on every hop.
-Bodies are read raw and decoded in bounded pieces (see decoding.py).
+Bodies are read raw and decoded in bounded pieces (responses.py, decoding.py).
 """
 
 from __future__ import annotations
@@ -27,28 +27,25 @@ from dataclasses import dataclass, field
 import aiohttp
 from yarl import URL
 
-from nadird.common.errors import ConfigError, ErrorKind, FetchError, InvalidURL
+from nadird.common.errors import ConfigError, ErrorKind, FetchError
 from nadird.common.logs import get_logger
-from nadird.common.urls import canonicalize
 from nadird.config import FetchConfig
 from nadird.job.request import RequestSpec
 from nadird.protocol.exchange import Exchange
 from nadird.worker.fetch.addresses import AddressPolicy
 from nadird.worker.fetch.capture import HopRecorder
 from nadird.worker.fetch.cookies import DomainJar, cookie_header
-from nadird.worker.fetch.decoding import Bounded, accept_encoding, decoder_for
+from nadird.worker.fetch.decoding import accept_encoding
 from nadird.worker.fetch.failures import classify
 from nadird.worker.fetch.hops import Hop
 from nadird.worker.fetch.proxies import Proxy, ProxyPool
 from nadird.worker.fetch.proxy_sources import ProviderFeeds
 from nadird.worker.fetch.resolver import PolicyResolver
+from nadird.worker.fetch.responses import kept_headers, loop_key, read_limited, redirect_target
 from nadird.worker.fetch.throttle import pacing_trace
 
 log = get_logger()
-READ_CHUNK = 64 * 1024
 REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
-# Response headers the worker acts on (politeness, robots directives).
-KEPT_HEADERS = ("retry-after", "x-robots-tag", "etag", "last-modified")
 # How long a fetch waits for a provider to refill an empty pool before it
 # fails (kind `proxy`, retried later like any transient failure).
 PROXY_WAIT = 5.0
@@ -65,7 +62,7 @@ class FetchOutcome:
     charset: str | None
     body: bytes
     redirects: list[str] = field(default_factory=list)
-    # KEPT_HEADERS and fetch.store_headers, by lower-case name.
+    # responses.KEPT_HEADERS and fetch.store_headers, by lower-case name.
     headers: dict[str, str] = field(default_factory=dict)
     elapsed: float = 0.0  # seconds from the first byte sent to the last byte read
     truncated: bool = False
@@ -274,7 +271,7 @@ class Fetcher:
         limit = self.config.max_redirects if max_redirects is None else max_redirects
         # encoded=True: the URL is already canonical; re-quoting could change it.
         current = URL(url, encoded=True)
-        seen = {_loop_key(str(current))}
+        seen = {loop_key(str(current))}
         redirects: list[str] = []
         exchanges: list[Exchange] = []
         while True:
@@ -288,19 +285,21 @@ class Fetcher:
                 if location is None or limit == 0:
                     body, truncated = b"", False
                     if hop.method != "HEAD":  # its Content-Length is the GET's
-                        body, truncated = await self._read_limited(resp, max_bytes, truncate, kept)
+                        body, truncated = await read_limited(
+                            self.config, resp, max_bytes, truncate, kept
+                        )
                     outcome = self._outcome(resp, body, truncated, redirects)
                     outcome.exchanges = [*exchanges, kept.exchange()] if kept else []
                     return outcome
                 if kept is not None:
                     exchanges.append(await kept.read_rest(resp))
-            target = _redirect_target(current, location)
+            target = redirect_target(current, location)
             redirects.append(str(current))
             if len(redirects) > limit:
                 raise FetchError(
                     ErrorKind.TOO_MANY_REDIRECTS, f"more than {limit} from {url[:200]}"
                 )
-            key = _loop_key(str(target))
+            key = loop_key(str(target))
             if key in seen:
                 raise FetchError(ErrorKind.REDIRECT_LOOP, f"{str(target)[:200]} seen twice")
             seen.add(key)
@@ -319,7 +318,7 @@ class Fetcher:
             charset=resp.charset,
             body=body,
             redirects=redirects,
-            headers=_kept_headers(resp, self.config.store_headers),
+            headers=kept_headers(resp, self.config.store_headers),
             truncated=truncated,
             cookies={name: morsel.value for name, morsel in resp.cookies.items()},
         )
@@ -361,59 +360,3 @@ class Fetcher:
             return  # a name: the policy resolver checks what it resolves to
         if not self.policy.permits(host.strip("[]")):
             raise FetchError(ErrorKind.BLOCKED_ADDRESS, f"{host} is a refused address")
-
-    async def _read_limited(
-        self,
-        resp: aiohttp.ClientResponse,
-        max_bytes: int | None,
-        truncate: bool,
-        kept: HopRecorder | None = None,
-    ) -> tuple[bytes, bool]:
-        wire_limit = self.config.max_body_bytes
-        limit = self.config.max_decoded_bytes if max_bytes is None else max_bytes
-        declared = resp.content_length
-        if declared is not None and declared > wire_limit and not truncate:
-            raise FetchError(ErrorKind.TOO_LARGE, f"Content-Length {declared} exceeds {wire_limit}")
-        decoder = decoder_for(resp.headers.get("Content-Encoding"))
-        body = Bounded(limit)
-        wire = 0
-        async for chunk in resp.content.iter_chunked(READ_CHUNK):
-            wire += len(chunk)
-            if kept is not None:
-                kept.body.feed(chunk)
-            if wire > wire_limit:
-                if truncate:
-                    return body.joined(), True
-                raise FetchError(ErrorKind.TOO_LARGE, f"body exceeds {wire_limit} bytes")
-            if body.take(decoder.feed(chunk), truncate):
-                return body.joined(), True
-        if body.take(decoder.finish(), truncate):
-            return body.joined(), True
-        return body.joined(), False
-
-
-def _kept_headers(resp: aiohttp.ClientResponse, stored: list[str]) -> dict[str, str]:
-    """The headers the worker acts on and those the store keeps, by lower-case
-    name; a header sent several times counts as one comma-separated value."""
-    names = {*KEPT_HEADERS, *(name.lower() for name in stored)}
-    return {h: ", ".join(resp.headers.getall(h)) for h in names if h in resp.headers}
-
-
-def _redirect_target(current: URL, location: str) -> URL:
-    try:
-        target = current.join(URL(location.strip())).with_fragment(None)
-    except ValueError as exc:
-        raise FetchError(
-            ErrorKind.INVALID_URL, f"bad redirect Location {location[:200]!r}: {exc}"
-        ) from None
-    if target.scheme not in ("http", "https") or not target.host:
-        raise FetchError(ErrorKind.INVALID_URL, f"redirect to {str(target)[:200]!r}")
-    return target
-
-
-def _loop_key(url: str) -> str:
-    """The canonical form: two spellings of one URL are one step of a loop."""
-    try:
-        return canonicalize(url)
-    except InvalidURL as exc:
-        raise FetchError(ErrorKind.INVALID_URL, str(exc)) from None

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from nadird.testing.checks import start_crawl
+from nadird.testing.checks import page_requests, start_crawl
 from nadird.testing.cluster import Cluster, Proc, wait_until
 from nadird.testing.graph import SiteGraph
 from nadird.testing.web import run_in_thread
@@ -27,9 +27,11 @@ def test_a_worker_killed_and_started_again_takes_its_name_back_at_once(
     # than its restart takes, so only its closed connection lets it back in.
     graph = SiteGraph(hosts=4, pages=400)
     master_settings = {"heartbeat_interval": 2.0, "lease_ttl": 10.0}
-    with run_in_thread(graph, latency=0.02):
+    with run_in_thread(graph, latency=0.02) as web:
         master = start_crawl(cluster, graph, workers=1, master=master_settings)
         assert wait_until(lambda: events(master, "worker_joined"), 30)
+        # Crawling: the old process holds bags when it is killed.
+        assert wait_until(lambda: len(page_requests(web)) > 10, 30)
         old = cluster.proc("w1")
         old.kill(signal.SIGKILL)
         old.popen.wait(10)

@@ -25,6 +25,7 @@ from nadird.common.logs import get_logger
 from nadird.config.api_token import load_token
 from nadird.master import console
 from nadird.master.console.browser_sessions import same
+from nadird.master.frontier.seen import write_atomic
 from nadird.master.observe.history import WINDOWS
 from nadird.master.view import status
 from nadird.master.view.api_body import (
@@ -104,7 +105,8 @@ class ApiServer:
         host = self.api.host if ":" not in self.api.host else f"[{self.api.host}]"
         self.url = f"http://{host}:{port}"
         state = Path(self.master.config.master.state_dir)
-        (state / "api.json").write_text(json.dumps({"url": self.url}), encoding="utf-8")
+        # Whole or absent: the CLI's client reads it while the master starts.
+        write_atomic(state / "api.json", json.dumps({"url": self.url}).encode())
         log.info("api_started", url=self.url)
 
     async def stop(self) -> None:

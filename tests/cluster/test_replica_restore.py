@@ -131,7 +131,16 @@ def test_a_restored_master_goes_on_where_the_lost_one_left_off(
     assert not fetched_again, sorted(fetched_again)[:5]
     fetched_again = {f"http://{e.host}{e.path}" for e in after} & done_before
     assert not fetched_again, sorted(fetched_again)[:5]
-    assert last_event(cluster, "master", "seen_rebuilt")["stored"] == len(restored)
+    # A snapshot before the loss trimmed the admission log: the seen set is
+    # rebuilt from the restored store. A loss before any snapshot leaves the
+    # log whole, and replaying it gives every URL the crawl knew.
+    master_logs = next(p for p in reversed(cluster.procs) if p.name == "master").logs()
+    rebuilt = [e for e in master_logs if e.get("event") == "seen_rebuilt"]
+    if rebuilt:
+        assert rebuilt[-1]["stored"] == len(restored)
+    else:
+        loaded = last_event(cluster, "master", "seen_loaded")
+        assert loaded["snapshot"] is False and loaded["replayed"] == crawl["known"]
 
 
 def test_a_replica_that_cannot_be_written_is_counted_and_reported_and_the_crawl_goes_on(

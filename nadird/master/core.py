@@ -30,7 +30,7 @@ from nadird.master.leasing.nodes import Node, NodeRegistry
 from nadird.master.leasing.robots_notes import RobotsNotes
 from nadird.master.leasing.welcome import Welcomer
 from nadird.master.observe import trace
-from nadird.master.observe.metrics import MasterMetrics
+from nadird.master.observe.metrics import COUNTERS, MasterMetrics
 from nadird.master.results.bag_done import BagEnd
 from nadird.master.results.blocking import BlockStreaks
 from nadird.master.results.by_job import JobTallies
@@ -173,7 +173,7 @@ class MasterCore:
             "workers": len(self.nodes),
             "seen": self.seen.added,
             "overflow": self.frontier.overflowed,
-            **{k: v for k, v in sorted(self.stats.items())},
+            **{k: self.stats[k] for k in sorted(COUNTERS.keys() | self.stats.keys())},  # 0s too
             **(self.revisits.status() if self.revisits.scanning else {}),
             **({"logins": self.sessions.status(time.monotonic())} if self.sessions.domains else {}),
             **({"feeds": feeds} if (feeds := self.discovery.status()) else {}),

@@ -24,12 +24,12 @@ from nadird.master.frontier.link_check import LinkCheck
 from nadird.master.frontier.queues import Frontier
 from nadird.master.frontier.seen import SeenSet
 from nadird.master.observe import trace
-from nadird.master.row import Row
+from nadird.master.row import VIA_SEED, Row
 from nadird.protocol.messages import PageResult
 
 SEED_BONUS = 1000
 # The links of one page: URLs, their fingerprints, the depth they enter at,
-# the page's URL ("" for seeds), and per URL its packed request
+# the page's final URL ("" for seeds: their `via`), and per URL its packed request
 # (RequestSpec.pack(), None for a plain GET; empty when all are plain GETs).
 LinkBatch = tuple[Sequence[str], Sequence[bytes], int, str, Sequence[bytes | None]]
 # Where a batch came from: the page's final URL and the worker that sent it.
@@ -42,7 +42,8 @@ Candidates = tuple[Sequence[str], Sequence[bytes], Sequence[bytes | None], set[b
 def links_of(page: PageResult) -> LinkBatch:
     """A page's links as admission takes them: they enter one level deeper."""
     requests = [pack_wire(w) for w in page.link_requests]
-    return page.links, page.link_fps, page.depth + 1, page.url, requests
+    # The page that holds the links: the end of a redirect chain.
+    return page.links, page.link_fps, page.depth + 1, page.final_url or page.url, requests
 
 
 def priority(job: Job, depth: int, url: str = "", hub: bool = False, known: bool = False) -> int:
@@ -130,6 +131,7 @@ class Admission:
         debug = gate.debug
         for index, (urls, fps, depth, referer, requests) in enumerate(batches):
             first = len(rows)
+            via = referer or VIA_SEED
             if articles is not None:
                 articles.append(0)
             if job.max_depth is not None and depth > job.max_depth:
@@ -152,7 +154,7 @@ class Admission:
                 seen.mark(fp)
                 per_domain[domain] += 1
                 rank = _priority(job, depth, url, hubs)
-                rows.append(Row(url, fp, depth, job_name, rank, domain, request=request))
+                rows.append(Row(url, fp, depth, job_name, rank, domain, request=request, via=via))
                 if articles is not None and is_article(url, any(p.search(url) for p in hubs)):
                     articles[-1] += 1
             if debug:

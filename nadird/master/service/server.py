@@ -114,7 +114,7 @@ class Master(MasterReads):
             self.alerts = Alerts(config.alerts, source, config.node, self.core.stats)
             # The web archive (warc:), written from the exchanges workers send.
             self.archive = (
-                Archive(config, config.warc, self.health, source, self.core.stats)
+                Archive(config, config.warc, self.health, source, self.core.stats, self.db.vias)
                 if config.warc
                 else None
             )
@@ -337,9 +337,11 @@ class Master(MasterReads):
             return
         self._wake.set()  # a handler failure is the loop guard's to count
         # Archived before stored; see Archive.take for what is not.
-        if self.archive is not None and not self.archive.take(msg, user, self.core.leases):
-            self._drop("archive not writable (warc.required)", msg.node)
-            return
+        if self.archive is not None:
+            held = self.core.lease_of(msg, time.monotonic())
+            if not self.archive.take(msg, user, held):
+                self._drop("archive not writable (warc.required)", msg.node)
+                return
         self.writer.add(self.core.on_results(msg, time.monotonic(), user))
 
     def _on_durable(self, records: Any) -> None:

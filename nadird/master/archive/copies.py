@@ -7,13 +7,16 @@ URI's length): its payload digest and the WARC-Date of the response that
 holds it. And, for the console's URL page, where each page's own record
 went (`captures`): one row per page archived, about 60 bytes, keyed by the
 page's fingerprint and time; the file names are kept once each (`files`).
+The captures follow the files: those of a file no longer in the archive's
+directory (deleted or moved away by its operator) are dropped when the
+master looks (forget_gone), so the table is as large as the archive kept.
 """
 
 from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,6 +98,24 @@ class Copies:
         return [
             Capture(fp, at, name, offset, bool(rv), bool(rd)) for at, name, offset, rv, rd in rows
         ]
+
+    def forget_gone(self, present: Callable[[str], bool]) -> tuple[list[str], int]:
+        """Drop the captures of the files `present` says are gone: (their
+        names, the rows dropped). One scan of the captures, only when a file
+        is gone (they are not indexed by file: that would cost every insert)."""
+        gone = [(i, name) for i, name in self._db.execute("SELECT id, name FROM files")]
+        gone = [(i, name) for i, name in gone if not present(name)]
+        if not gone:
+            return [], 0
+        ids = [i for i, _ in gone]
+        marks = ",".join("?" * len(ids))
+        self._db.execute("BEGIN")
+        dropped = self._db.execute(f"DELETE FROM captures WHERE file IN ({marks})", ids).rowcount
+        self._db.execute(f"DELETE FROM files WHERE id IN ({marks})", ids)
+        self._db.execute("COMMIT")
+        for _, name in gone:
+            self._files.pop(name, None)
+        return [name for _, name in gone], dropped
 
     def _file_id(self, name: str) -> int:
         known = self._files.get(name)

@@ -59,6 +59,7 @@ class Archive:
         self._via_of: ViaOf = via_of or (lambda rows: {})
         # warc_records, warc_bytes, warc_revisits, warc_failures (/metrics).
         self.stats: Counter[str] = Counter() if stats is None else stats
+        self.forget_gone()  # files removed while the master was down
 
     @property
     def files(self) -> list[Path]:
@@ -118,6 +119,7 @@ class Archive:
             archived.update(copies)
         if not records:
             return True
+        closed = len(self._files.closed)
         try:
             placed = self._files.append(records, self._builder.warcinfo)
         except OSError as exc:
@@ -140,6 +142,8 @@ class Archive:
         self.stats["warc_records"] += len(records)
         self.stats["warc_bytes"] += placed.written
         self.stats["warc_revisits"] += sum(1 for r in records if r.rec_type == "revisit")
+        if len(self._files.closed) > closed:  # it reached max_size
+            self.forget_gone()
         return True
 
     def _bad_exchange(self, page: PageResult, node: str, exc: Exception) -> None:
@@ -160,10 +164,25 @@ class Archive:
     def rotate(self) -> Path | None:
         """Close the current file (SIGHUP); the next record starts a new one."""
         try:
-            return self._files.close()
+            closed = self._files.close()
         except OSError as exc:
             self._health.failed(WARC, exc)
             return None
+        self.forget_gone()
+        return closed
+
+    def forget_gone(self) -> int:
+        """Drop the captures (archive.db) of the files no longer in the
+        directory, deleted or moved away; how many. Looked at when the
+        master starts and whenever a file is closed."""
+        names, rows = self._copies.forget_gone(self._present)
+        if names:
+            self.stats["warc_captures_dropped"] += rows
+            log.info("warc_captures_dropped", files=len(names), rows=rows, first=names[0])
+        return rows
+
+    def _present(self, name: str) -> bool:
+        return (self.directory / name).exists() or (self.directory / (name + ".open")).exists()
 
     def close(self) -> None:
         self.rotate()

@@ -114,3 +114,24 @@ async def test_a_master_without_warc_says_so(tmp_path: Path) -> None:
         await login(client, master.api.url)  # type: ignore[union-attr]
         html = await url_page(client, master)
     assert "This master writes no WARC files" in html and 'id="captures"' not in html
+
+
+async def test_the_captures_of_a_file_deleted_leave_archive_db_when_a_file_closes(
+    master: Master,
+) -> None:
+    archive = master.archive
+    assert archive is not None
+    message = Results(node="w1", lease="l", epoch=1, job="default", pages=[])
+    archive.add(message, [fetched(1000.0, b"<p>first</p>")])
+    first = archive.rotate()
+    archive.add(message, [fetched(2000.0, b"<p>second</p>")])
+    assert first is not None and archive.forget_gone() == 0  # every file is there
+    first.unlink()  # the operator deletes (or moves away) the older file
+    second = archive.rotate()  # the master looks when a file closes
+    assert second is not None and archive.stats["warc_captures_dropped"] == 1
+    await master.writer.store.write([stored(2000.0, "two")])
+    async with http() as client:
+        await login(client, master.api.url)  # type: ignore[union-attr]
+        (only,) = rows(await url_page(client, master))
+    assert only[2] == second.name
+    assert archive.forget_gone() == 0  # counted once

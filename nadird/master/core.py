@@ -77,6 +77,7 @@ class MasterCore:
         self.nodes = NodeRegistry()
         self.seen = seen
         self.admission = Admission(seen, self.frontier, dict(config.jobs))
+        self.admission.keep_via = config.warc is not None  # only the archive reads it
         # Shares the jobs mapping with admission (reloads and deletions too);
         # its wall clock is the system's unless a test shifts it (revisit_clock.py).
         self.revisits = Revisits(

@@ -90,6 +90,9 @@ class Admission:
         self.capped: Counter[str] = Counter()
         self.domain_of = DomainCache()
         self.check = LinkCheck()
+        # Whether rows keep their `via` (the page that led to them): about 75
+        # bytes a queued URL, for the archive's metadata records only.
+        self.keep_via = True
         # (job, domain) -> URLs admitted, for jobs with max_pages_per_domain;
         # filled from disk on first use.
         self._domains: dict[tuple[str, str], int] = {}
@@ -131,7 +134,7 @@ class Admission:
         debug = gate.debug
         for index, (urls, fps, depth, referer, requests) in enumerate(batches):
             first = len(rows)
-            via = referer or VIA_SEED
+            via = (referer or VIA_SEED) if self.keep_via else None
             if articles is not None:
                 articles.append(0)
             if job.max_depth is not None and depth > job.max_depth:

@@ -2,7 +2,9 @@
 `captures` table of master/archive/copies.py): bytes on disk per fetch
 recorded, the time to record a batch as the archive writer does (one
 transaction per results message), and the URL page's read of one page's
-latest 20 captures, with `--pages` pages fetched `--fetches` times each.
+latest 20 captures, with `--pages` pages fetched `--fetches` times each;
+then what dropping the captures of one file gone from the directory costs
+(Copies.forget_gone: a scan of the table) and of finding none gone.
 
     python scripts/bench_archive_captures.py --pages 100000 --fetches 5
 """
@@ -46,8 +48,14 @@ def main() -> None:
             found = copies.captures(fp, 20)
             reads.append(time.perf_counter() - began)
             assert len(found) == args.fetches
-        copies.close()
         size = sum(p.stat().st_size for p in Path(tmp).glob(ARCHIVE_FILE + "*"))
+        began = time.perf_counter()
+        assert copies.forget_gone(lambda name: True) == ([], 0)
+        none_gone = time.perf_counter() - began
+        began = time.perf_counter()
+        _, dropped = copies.forget_gone(lambda name: not name.startswith("nadird-20261202000000"))
+        one_gone = time.perf_counter() - began
+        copies.close()
     rows = args.pages * args.fetches
     print(f"rows (fetches recorded): {rows:,}")
     print(f"archive.db: {size / 1e6:.1f} MB, {size / rows:.0f} bytes per fetch")
@@ -56,6 +64,8 @@ def main() -> None:
         f"one page's latest 20: median {statistics.median(reads) * 1e6:.0f} us,"
         f" p99 {statistics.quantiles(reads, n=100)[98] * 1e6:.0f} us"
     )
+    print(f"no file gone: {none_gone * 1e3:.2f} ms")
+    print(f"one file gone ({dropped:,} rows dropped): {one_gone * 1e3:.0f} ms")
 
 
 if __name__ == "__main__":

@@ -135,3 +135,18 @@ async def test_the_captures_of_a_file_deleted_leave_archive_db_when_a_file_close
         (only,) = rows(await url_page(client, master))
     assert only[2] == second.name
     assert archive.forget_gone() == 0  # counted once
+
+
+async def test_the_url_page_names_the_page_that_led_to_it(master: Master) -> None:
+    archive = master.archive
+    assert archive is not None
+    message = Results(node="w1", lease="l", epoch=1, job="default", pages=[])
+    parent = "http://site.test/list?page=2&sort=a"
+    archive.add(message, [fetched(1000.0, b"<p>one</p>")], {fingerprint(URL): parent})
+    async with http() as client:
+        await login(client, master.api.url)  # type: ignore[union-attr]
+        html = await url_page(client, master)
+    via = re.search(r'<p id="via">.*?<a href="([^"]+)"><bdi>([^<]+)</bdi>', html)
+    assert via is not None, html
+    assert unescape(via.group(2)) == parent
+    assert unescape(via.group(1)) == f"/ui/url?u={quote(parent, safe='/')}"

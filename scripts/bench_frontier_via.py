@@ -47,7 +47,7 @@ def fill(path: Path, urls: int, domains: int, keep_via: bool) -> tuple[float, Fr
         for page in range(base, min(urls, base + LINKS * PAGES), LINKS):
             links = [page_url(n, domains) for n in range(page, min(urls, page + LINKS))]
             fps = [fingerprint(u) for u in links]
-            batches.append((links, fps, 2, page_url(page + urls, domains), ()))
+            batches.append((links, fps, 2, page_url(page + urls, domains), (), {}))
         admission.admit_many("default", batches)
         db.commit()
     return time.process_time() - started, db

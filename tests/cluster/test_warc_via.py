@@ -1,22 +1,28 @@
 """What the archive says about how a page was reached, and which exchanges it
 keeps: each page's metadata record names the page whose link led to it
 (checked against the synthetic web's own links), and results that arrive
-after their lease ended (a stalled worker's) are archived like the others."""
+after their lease ended (a worker gone silent past its lease) are archived
+like the others."""
 
 from __future__ import annotations
 
+import gzip
 import json
-import signal
+import socket
 import time
-from collections import Counter
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from test_warc_cluster import scrape
+import zmq
+from support.forgery_helpers import Forger, local_member
+from support.hostile import Page, html_page, sitemap_index, sitemap_xml
+from support.hostile_helpers import hostile_web
 from test_warc_crawl import read_records
 
-from nadird.testing.checks import page_requests, start_crawl
+from nadird.protocol.exchange import Exchange
+from nadird.protocol.messages import PageResult
+from nadird.testing.checks import start_crawl
 from nadird.testing.cluster import Cluster, wait_until
 from nadird.testing.graph import SiteGraph
 from nadird.testing.web import run_in_thread
@@ -26,11 +32,6 @@ pytestmark = pytest.mark.slow
 
 def metadata(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [json.loads(r["payload"]) for r in records if r["type"] == "metadata"]
-
-
-def host_path(url: str) -> tuple[str, str]:
-    parts = urlsplit(url)
-    return (parts.hostname or "", parts.path + (f"?{parts.query}" if parts.query else ""))
 
 
 def test_every_page_names_a_parent_that_links_to_it(cluster: Cluster) -> None:
@@ -49,38 +50,85 @@ def test_every_page_names_a_parent_that_links_to_it(cluster: Cluster) -> None:
             assert page["url"] in graph.out_links(page["via"]), page
 
 
-def late_results(cluster: Cluster) -> float:
-    return scrape(cluster).get("nadird_late_results_total", 0.0)
+def fetch_raw(port: int, url: str) -> Exchange:
+    """A real exchange with the synthetic web: the bytes as they came back."""
+    parts = urlsplit(url)
+    request = f"GET {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\nConnection: close\r\n\r\n"
+    started = time.time()
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+        conn.sendall(request.encode())
+        answer = b"".join(iter(lambda: conn.recv(65536), b""))
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return Exchange(url, started, request.encode(), head + b"\r\n\r\n", body, ip="127.0.0.1")
 
 
 def test_results_of_a_lease_that_ended_are_archived(cluster: Cluster) -> None:
-    graph = SiteGraph(hosts=2, pages=60)
+    """A worker takes a bag, goes silent past its lease, then delivers: its
+    late results are archived, beside the pages the next worker fetched."""
+    graph = SiteGraph(hosts=2, pages=20)
     warc_dir = cluster.workdir / "warc"
-    # Slow answers: the worker has fetches in flight when it stalls.
-    with run_in_thread(graph, latency=0.2) as web:
+    ctx = zmq.Context()
+    with run_in_thread(graph) as web:
         master = start_crawl(
-            cluster,
-            graph,
-            workers=1,
-            warc={"dir": str(warc_dir)},
+            cluster, graph, workers=0, warc={"dir": str(warc_dir)},
             master={"late_result_window": 60.0},
+        )  # fmt: skip
+        member = local_member(cluster)  # the keys this host's workers share
+        late = Forger(ctx, cluster.control, cluster.results, "late", member, key="worker")
+        bag = late.take_a_bag()
+        assert bag.archive > 0  # the master asks for the exchanges
+        pages = [
+            PageResult(
+                url=url, fp=fp, final_url=url, status=200, fetched_at=time.time(), depth=depth,
+                row=row, data={"title": "late"}, exchanges=[fetch_raw(web.port, url)],
+            )
+            for url, fp, depth, row in zip(bag.urls, bag.fps, bag.depths, bag.rows, strict=True)
+        ]  # fmt: skip
+        gone = lambda: any(  # noqa: E731
+            e.get("event") == "worker_left" and e.get("worker") == "late"
+            for e in cluster.proc("master").logs()
         )
-        assert wait_until(lambda: len(page_requests(web)) >= 10, 60)
-        stalled = cluster.proc("w1")
-        for _ in range(3):  # a stall whose fetches all end before it sends nothing late
-            stalled.kill(signal.SIGSTOP)
-            time.sleep(3.0)  # past lease_ttl (1.5 s): its leases end, their URLs go back
-            stalled.kill(signal.SIGCONT)
-            if wait_until(lambda: late_results(cluster) > 0, 5):
-                break
+        assert wait_until(gone, 30)  # silent: its lease ended, its URLs went back
+        late.push(pages, bag.lease, bag.epoch, "late", late.session, key="worker")
+        cluster.start("worker", "w1", cluster.worker_config(1))
         assert cluster.wait(master, 120) == 0
-        served = Counter(host_path(f"http://{e.host}{e.path}") for e in page_requests(web))
+        late.close()
+    ctx.term()
     stopped = next(e for e in cluster.proc("master").logs() if e.get("event") == "master_stopped")
-    assert stopped.get("late_results", 0) > 0, stopped
+    assert stopped.get("late_results") == len(pages), stopped
     records = read_records(warc_dir)
-    described = {page["url"] for page in metadata(records)}
-    # Every page stored has its records, those stored from late results too.
-    assert {r.url for r in cluster.records()} <= described
-    answers = [r for r in records if r["type"] in ("response", "revisit")]
-    archived = Counter(host_path(r["headers"]["WARC-Target-URI"]) for r in answers)
-    assert archived.keys() == served.keys() and archived <= served
+    by_late = {m["url"] for m in metadata(records) if m["node"] == "late"}
+    assert by_late == set(bag.urls)
+    bodies = {
+        r["headers"]["WARC-Target-URI"]: r["payload"]
+        for r in records
+        if r["type"] == "response" and r["headers"]["WARC-Target-URI"] in by_late
+    }
+    assert bodies == {p.url: p.exchanges[0].body for p in pages}
+
+
+def test_a_url_read_from_a_sitemap_names_the_sitemap(cluster: Cluster) -> None:
+    warc_dir = cluster.workdir / "warc"
+    with hostile_web() as (web, hostile):
+        host = "s.test"
+
+        def u(path: str) -> str:
+            return f"http://{host}:{web.port}{path}"
+
+        hostile.add_host(host, robots=f"User-agent: *\nAllow: /\nSitemap: {u('/sm/index.xml')}\n")
+        hostile.add_page(host, "/", Page(html_page("home", ["/linked"])))
+        hostile.add_html(host, "/linked")
+        index = sitemap_index([u("/sm/pages.xml.gz")])
+        hostile.add_page(host, "/sm/index.xml", Page(index, content_type="application/xml"))
+        listed = gzip.compress(sitemap_xml([u("/listed"), u("/linked")]))
+        hostile.add_page(host, "/sm/pages.xml.gz", Page(listed, content_type="application/gzip"))
+        hostile.add_html(host, "/listed")
+        config = cluster.master_config(
+            jobs={"default": {"sitemaps": True}}, seeds=[u("/")], warc={"dir": str(warc_dir)}
+        )
+        master = cluster.start("master", "master", config)
+        cluster.start("worker", "w1", cluster.worker_config(1))
+        assert cluster.wait(master, 60) == 0
+    vias = {page["url"]: page["via"] for page in metadata(read_records(warc_dir))}
+    # The page's own link wins over the sitemap's listing of the same URL.
+    assert vias == {u("/"): "seed", u("/linked"): u("/"), u("/listed"): u("/sm/pages.xml.gz")}

@@ -25,7 +25,9 @@ def queued(db: FrontierDB) -> dict[str, tuple[int, bytes]]:
     return {url: (i, fp) for i, fp, url in db._db.execute("SELECT id, fp, url FROM queue")}
 
 
-def page_with_links(url: str, final_url: str, links: list[str]) -> PageResult:
+def page_with_links(
+    url: str, final_url: str, links: list[str], link_vias: list[str] | None = None
+) -> PageResult:
     return PageResult(
         url=url,
         final_url=final_url,
@@ -35,14 +37,21 @@ def page_with_links(url: str, final_url: str, links: list[str]) -> PageResult:
         fetched_at=1000.0,
         links=links,
         link_fps=[fingerprint(u) for u in links],
+        link_vias=link_vias or [],
     )
 
 
 def test_a_seed_is_led_by_seed_and_a_link_by_the_page_it_was_on(tmp_path: Path) -> None:
     adm = admission(tmp_path / "f.db")
     adm.admit("j", ["http://a.test/"], [fingerprint("http://a.test/")], 0)
-    # The page redirected: its links were on the final page, which is their via.
-    found = page_with_links("http://a.test/", "http://a.test/home", ["http://a.test/x"])
+    # The page redirected: its links were on the final page, which is their via;
+    # a link its worker read from a sitemap names the sitemap.
+    found = page_with_links(
+        "http://a.test/",
+        "http://a.test/home",
+        ["http://a.test/x", "http://a.test/listed"],
+        ["", "http://a.test/sitemap.xml"],
+    )
     adm.admit_many("j", [links_of(found)])
     db = adm.frontier.db
     rows = queued(db)
@@ -50,6 +59,7 @@ def test_a_seed_is_led_by_seed_and_a_link_by_the_page_it_was_on(tmp_path: Path) 
     assert {url: vias[i] for url, (i, _) in rows.items()} == {
         "http://a.test/": VIA_SEED,
         "http://a.test/x": "http://a.test/home",
+        "http://a.test/listed": "http://a.test/sitemap.xml",
     }
     # A row id with another URL's fingerprint (a worker's echo is not trusted).
     (seed_id, _), (_, other_fp) = rows["http://a.test/"], rows["http://a.test/x"]

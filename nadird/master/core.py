@@ -270,7 +270,7 @@ class MasterCore:
         or None when they are refused: forged, or from a lease long gone.
         Nothing of a refused message is stored; its URLs stay queued and are
         crawled by whoever holds them."""
-        held = self.lease_of(msg, now)
+        held = self.adoption.lease_named(msg, now, self.late_window())
         lease = held if isinstance(held, Lease) else None
         refused = refusal(msg, user, held)
         if refused is not None or held is None:
@@ -282,19 +282,6 @@ class MasterCore:
         else:
             self._answered(held.job, lease.domain, len(msg.pages))
         return lease, held
-
-    def lease_of(self, msg: Results, now: float) -> Lease | EndedLease | None:
-        """The lease `msg` names: live (a Lease), ended within the late-result
-        window (an EndedLease), or None. Whether its results are taken is
-        acceptance.refusal's to say. Asked twice for one message (the archive
-        asks first), it answers alike."""
-        window = self.late_window()
-        lease = self.leases.current(msg.lease, msg.epoch)
-        held = lease or self.leases.ended.get(msg.lease, msg.epoch, now, window)
-        if held is None:  # the previous run's lease, before (or without) its claim
-            adopted = self.adoption.results_lease(msg, now)
-            held = adopted or self.leases.ended.get(msg.lease, msg.epoch, now, window)
-        return held
 
     def on_results(self, msg: Results, now: float, user: str = "") -> list[PageRecord]:
         """Admit links, settle URLs, schedule retries; returns records to store."""

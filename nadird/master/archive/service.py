@@ -69,7 +69,7 @@ class Archive:
     def take(self, msg: Results, user: str, held: Lease | EndedLease | None) -> bool:
         """Archive results before they are stored, those of a live lease and
         the late ones of a lease that ended (real exchanges too); `held` is
-        the lease the message names (MasterCore.lease_of). False when they
+        the lease the message names (Adoption.lease_named). False when they
         must not be stored (warc.required, and the archive cannot be
         written): the master drops the message, its URLs stay queued and are
         crawled again. Refused results are not archived (nor stored)."""

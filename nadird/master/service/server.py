@@ -338,7 +338,8 @@ class Master(MasterReads):
         self._wake.set()  # a handler failure is the loop guard's to count
         # Archived before stored; see Archive.take for what is not.
         if self.archive is not None:
-            held = self.core.lease_of(msg, time.monotonic())
+            core = self.core
+            held = core.adoption.lease_named(msg, time.monotonic(), core.late_window())
             if not self.archive.take(msg, user, held):
                 self._drop("archive not writable (warc.required)", msg.node)
                 return

@@ -25,6 +25,7 @@ from nadird.config import Config, WarcConfig
 from nadird.master.archive.copies import Capture, Copies
 from nadird.master.archive.files import Recovered, WarcFiles, recover
 from nadird.master.archive.records import PageRecords, Stored, own_record
+from nadird.master.archive.trim import Trim
 from nadird.master.leasing.acceptance import refusal
 from nadird.master.leasing.leases import EndedLease, Lease
 from nadird.master.observe.health import StateHealth
@@ -59,7 +60,8 @@ class Archive:
         self._via_of: ViaOf = via_of or (lambda rows: {})
         # warc_records, warc_bytes, warc_revisits, warc_failures (/metrics).
         self.stats: Counter[str] = Counter() if stats is None else stats
-        self.forget_gone()  # files removed while the master was down
+        self._trim = Trim(self._copies, self.directory, self.stats)
+        self._trim.look()  # files removed while the master was down
 
     @property
     def files(self) -> list[Path]:
@@ -143,7 +145,7 @@ class Archive:
         self.stats["warc_bytes"] += placed.written
         self.stats["warc_revisits"] += sum(1 for r in records if r.rec_type == "revisit")
         if len(self._files.closed) > closed:  # it reached max_size
-            self.forget_gone()
+            self._trim.look()
         return True
 
     def _bad_exchange(self, page: PageResult, node: str, exc: Exception) -> None:
@@ -168,21 +170,13 @@ class Archive:
         except OSError as exc:
             self._health.failed(WARC, exc)
             return None
-        self.forget_gone()
+        self._trim.look()
         return closed
 
-    def forget_gone(self) -> int:
-        """Drop the captures (archive.db) of the files no longer in the
-        directory, deleted or moved away; how many. Looked at when the
-        master starts and whenever a file is closed."""
-        names, rows = self._copies.forget_gone(self._present)
-        if names:
-            self.stats["warc_captures_dropped"] += rows
-            log.info("warc_captures_dropped", files=len(names), rows=rows, first=names[0])
-        return rows
-
-    def _present(self, name: str) -> bool:
-        return (self.directory / name).exists() or (self.directory / (name + ".open")).exists()
+    def trim(self) -> bool:
+        """Drop captures of the files gone from the directory for a moment
+        (trim.py; the master's housekeeping, once a tick); True while more remain."""
+        return self._trim.run()
 
     def close(self) -> None:
         self.rotate()

@@ -77,6 +77,7 @@ class MasterCore:
         self.nodes = NodeRegistry()
         self.seen = seen
         self.admission = Admission(seen, self.frontier, dict(config.jobs))
+        self.admission.keep_via = config.warc is not None  # only the archive reads it
         # Shares the jobs mapping with admission (reloads and deletions too);
         # its wall clock is the system's unless a test shifts it (revisit_clock.py).
         self.revisits = Revisits(
@@ -269,11 +270,8 @@ class MasterCore:
         or None when they are refused: forged, or from a lease long gone.
         Nothing of a refused message is stored; its URLs stay queued and are
         crawled by whoever holds them."""
-        lease = self.leases.current(msg.lease, msg.epoch)
-        held = lease or self.leases.ended.get(msg.lease, msg.epoch, now, self.late_window())
-        if held is None:  # the previous run's lease, before (or without) its claim
-            lease = self.adoption.results_lease(msg, now)
-            held = lease or self.leases.ended.get(msg.lease, msg.epoch, now, self.late_window())
+        held = self.adoption.lease_named(msg, now, self.late_window())
+        lease = held if isinstance(held, Lease) else None
         refused = refusal(msg, user, held)
         if refused is not None or held is None:
             self.refused[refused or "no_lease"] += 1

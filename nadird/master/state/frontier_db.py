@@ -41,8 +41,8 @@ from nadird.master.state.revisit_db import RevisitTable
 from nadird.master.state.schema import prepare
 
 _INSERT_ROW = (
-    "INSERT INTO queue (domain_id, priority, fp, url, depth, job, request) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO queue (domain_id, priority, fp, url, depth, job, request, via) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
 # Row ids or fingerprints per statement: well under SQLite's bound on parameters.
 CHUNK = 500
@@ -66,7 +66,7 @@ class DomainCount:
 
 
 def _row_values(domain_id: int, r: Row) -> tuple[object, ...]:
-    return (domain_id, r.priority, r.fp, r.url, r.depth, r.job, r.request)
+    return (domain_id, r.priority, r.fp, r.url, r.depth, r.job, r.request, r.via)
 
 
 class FrontierDB(DeadLetterRows):
@@ -182,6 +182,17 @@ class FrontierDB(DeadLetterRows):
         for chunk, marks in _chunks(ids):
             held.update(self._db.execute(f"SELECT id, fp FROM queue WHERE id IN ({marks})", chunk))
         return held
+
+    def vias(self, rows: Sequence[tuple[int, bytes]]) -> dict[int, str | None]:
+        """The `via` of queued rows given as (row id, fingerprint): only the
+        ids whose row holds that fingerprint (a row id a worker sent back
+        is checked, not trusted)."""
+        wanted = dict(rows)
+        found: dict[int, str | None] = {}
+        for chunk, marks in _chunks(list(wanted)):
+            cur = self._db.execute(f"SELECT id, fp, via FROM queue WHERE id IN ({marks})", chunk)
+            found.update((i, via) for i, fp, via in cur if wanted[i] == fp)
+        return found
 
     def find(self, domain_id: int, fps: Sequence[bytes]) -> dict[bytes, int]:
         """Row ids of queued fingerprints of one domain. Scans the domain's

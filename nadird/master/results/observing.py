@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from nadird.common.urls import domain_of
 from nadird.job.spec import Job
 from nadird.master.observe.discovery import Discovery
+from nadird.master.observe.entry_fields import EntryBook
 from nadird.master.observe.metrics import MasterMetrics
 from nadird.master.results.by_job import JobTallies
 from nadird.master.results.recent import PageLog
@@ -25,6 +26,7 @@ class PageObserver:
         tallies: JobTallies,
         metrics: MasterMetrics,
         jobs: Mapping[str, Job],
+        hubs: tuple[EntryBook, Callable[[bytes], bool]],
     ) -> None:
         self._stats, self._tallies, self._metrics = stats, tallies, metrics
         self._jobs = jobs  # admission's own mapping: reloads and deletions show here
@@ -32,14 +34,17 @@ class PageObserver:
         self.domain_errors: Counter[str] = Counter()
         self.statuses: Counter[int] = Counter()  # fetched pages by final HTTP status
         self.page_log = PageLog()  # recent failures, last status by domain (console)
-        self.discovery = Discovery()  # feeds jobs: articles by source, latency
+        # Feeds jobs: articles by source, latency; what hubs named is kept
+        # in `hubs[0]`, hubs[1] says whether a page was a hub before a fetch.
+        book, self._was_hub = hubs
+        self.discovery = Discovery(book)
         metrics.registry.register(self.discovery)
 
     def observe(self, page: PageResult, job: str) -> None:
         self.page_log.observe(page)
         spec = self._jobs.get(job)
         if spec is not None and spec.feeds:
-            self.discovery.on_page(page, spec, time.time())
+            self.discovery.on_page(page, spec, time.time(), self._was_hub(page.fp))
         if page.status:  # a response came back: a fetched page, whatever its status
             self._metrics.fetch_seconds.observe(page.elapsed)
             self.statuses[page.status] += 1

@@ -74,6 +74,7 @@ class Discovery(Collector):
             return
         summary = _summary(page)
         if summary is not None:
+            self._book.watched_since(page.fp, now)  # from its first read, even empty
             for reason in FAILED_REASONS:
                 count = summary.get(reason)
                 if isinstance(count, int) and count > 0:

@@ -164,7 +164,7 @@ class MasterCore:
     def apply_config(self, new: Config) -> None:
         self.config = new
         self.dispatcher.config = self.failures.config = self.welcomer.config = new
-        self.admission.jobs = self.revisits.jobs = dict(new.jobs)
+        self.admission.jobs = self.revisits.jobs = self.observer.jobs = dict(new.jobs)
         self.revisits.pace.configure(new)
         self.revisits.policies_changed()
         master = new.master

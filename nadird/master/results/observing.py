@@ -29,7 +29,9 @@ class PageObserver:
         hubs: tuple[EntryBook, Callable[[bytes], bool]],
     ) -> None:
         self._stats, self._tallies, self._metrics = stats, tallies, metrics
-        self._jobs = jobs  # admission's own mapping: reloads and deletions show here
+        # Admission's own mapping (deletions show here); a reload gives the
+        # master a new one, which MasterCore.apply_config sets here too.
+        self.jobs = jobs
         self.errors: Counter[str] = Counter()  # failed attempts by kind (not HTTP statuses)
         self.domain_errors: Counter[str] = Counter()
         self.statuses: Counter[int] = Counter()  # fetched pages by final HTTP status
@@ -42,7 +44,7 @@ class PageObserver:
 
     def observe(self, page: PageResult, job: str) -> None:
         self.page_log.observe(page)
-        spec = self._jobs.get(job)
+        spec = self.jobs.get(job)
         if spec is not None and spec.feeds:
             self.discovery.on_page(page, spec, time.time(), self._was_hub(page.fp))
         if page.status:  # a response came back: a fetched page, whatever its status
@@ -50,7 +52,7 @@ class PageObserver:
             self.statuses[page.status] += 1
         if page.body:
             self._stats["bytes"] += len(page.body)
-        self._tallies.articles.observe(page, job, self._jobs)
+        self._tallies.articles.observe(page, job, self.jobs)
         kind = page.error_kind
         if kind is not None:
             self.errors[kind.value] += 1

@@ -4,8 +4,9 @@ feed_named     one row per article a feed, sitemap or hub page named and
                that has not come in yet: the source, the stated publication
                when it is timed, and what the entry stated. A row leaves
                when its article's result comes in, or MAX_AGE after it was
-               noted (an article never fetched: capped, refused, failed), so
-               the table holds about the articles waiting in the queue.
+               noted (an article never fetched: capped, refused, failed;
+               checked at the first naming of a run and every TRIM_EVERY after), so the
+               table holds about the articles waiting in the queue.
 feed_watched   when the master first read each feed or sitemap: entries
                published before are as old as the site, not timed.
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from typing import Any
 
 from nadird.master.observe.entry_fields import Named
 from nadird.master.state.redo import RedoTransaction
@@ -40,15 +42,9 @@ CREATE TABLE IF NOT EXISTS feed_watched (fp BLOB PRIMARY KEY, since REAL NOT NUL
 _COLUMNS = "source, timed, title, published, updated"
 
 
-def _named(row: Sequence[object]) -> Named:
+def _named(row: Sequence[Any]) -> Named:
     source, timed, title, published, updated = row
-    return Named(
-        str(source),
-        None if timed is None else float(str(timed)),
-        str(title),
-        str(published),
-        str(updated),
-    )
+    return Named(str(source), None if timed is None else float(timed), title, published, updated)
 
 
 class FeedNamedTable:
@@ -56,7 +52,9 @@ class FeedNamedTable:
         self._db = db
         self._tx = tx
         db.executescript(_SCHEMA)
-        self._written = 0  # namings written since the last trim
+        # Namings written since the last trim; the first write of a run trims
+        # (a master that names few still does; opening the file writes nothing).
+        self._written = TRIM_EVERY
 
     def get_many(self, fps: Sequence[bytes]) -> dict[bytes, Named]:
         found: dict[bytes, Named] = {}
@@ -76,10 +74,17 @@ class FeedNamedTable:
             f"INSERT OR REPLACE INTO feed_named (fp, {_COLUMNS}, noted) VALUES (?,?,?,?,?,?,?)",
             [(fp, n.source, n.timed, n.title, n.published, n.updated, now) for fp, n in rows],
         )
-        self._written += len(rows)
         if self._written >= TRIM_EVERY:
-            self._written = 0
-            self._tx.write("DELETE FROM feed_named WHERE noted < ?", (now - MAX_AGE,))
+            self._trim(now)
+        self._written += len(rows)
+
+    def _trim(self, now: float) -> None:
+        """Forget the namings older than MAX_AGE (through the index on `noted`)."""
+        self._written = 0
+        before = (now - MAX_AGE,)
+        # Read first: a start with nothing to trim writes nothing.
+        if self._db.execute("SELECT 1 FROM feed_named WHERE noted < ?", before).fetchone():
+            self._tx.write("DELETE FROM feed_named WHERE noted < ?", before)
 
     def take(self, fp: bytes) -> Named | None:
         row = self._db.execute(f"SELECT {_COLUMNS} FROM feed_named WHERE fp=?", (fp,)).fetchone()

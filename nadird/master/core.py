@@ -37,7 +37,7 @@ from nadird.master.results.by_job import JobTallies
 from nadird.master.results.claims import Claims
 from nadird.master.results.failing import FailureRouter
 from nadird.master.results.fallback import Fallbacks
-from nadird.master.results.feed_links import FeedLinks, NewArticles
+from nadird.master.results.feed_links import NewArticles
 from nadird.master.results.near_dups import NearDuplicates
 from nadird.master.results.observing import PageObserver
 from nadird.master.results.records import record_from_result
@@ -98,15 +98,11 @@ class MasterCore:
         self._drop_log = PerKeyLimit()
         self.metrics = MasterMetrics()
         self.metrics.registry.register(self.revisits.lateness)
-        feeds = (db.feed_named, self.revisits.is_hub)  # what hubs named, which are hubs
-        self.observer = PageObserver(
-            self.stats, self.tallies, self.metrics, self.admission.jobs, feeds
-        )
+        self.observer = PageObserver(self.stats, self.tallies, self.metrics, self.revisits, db)
         # The observer's counters, under the names the views read.
         self.errors, self.statuses = self.observer.errors, self.observer.statuses
         self.domain_errors, self.page_log = self.observer.domain_errors, self.observer.page_log
         self.discovery = self.observer.discovery
-        self.feed_links = FeedLinks(self.revisits, self.discovery)
         # Whether a worker's connection (by its socket identity) is still
         # open; the server asks its socket. Without one: assume it is.
         self.connected: Callable[[bytes], bool] = lambda _identity: True
@@ -164,7 +160,7 @@ class MasterCore:
     def apply_config(self, new: Config) -> None:
         self.config = new
         self.dispatcher.config = self.failures.config = self.welcomer.config = new
-        self.admission.jobs = self.revisits.jobs = self.observer.jobs = dict(new.jobs)
+        self.admission.jobs = self.revisits.jobs = dict(new.jobs)
         self.revisits.pace.configure(new)
         self.revisits.policies_changed()
         master = new.master
@@ -339,7 +335,7 @@ class MasterCore:
             articles = self._admit(held.job, links, sources)
             self.revisits.found(held.job, [fp for batch in links for fp in batch[1]])
             if articles is not None:  # a feeds job: hubs learned, articles noted
-                self.feed_links.found(held.job, msg.pages, linked, articles)
+                self.observer.feed_links.found(held.job, msg.pages, linked, articles)
         if lease is not None:
             self.closer.close_if_finished(lease, now)
         if debug:

@@ -37,6 +37,7 @@ from nadird.master.results.by_job import JobTallies
 from nadird.master.results.claims import Claims
 from nadird.master.results.failing import FailureRouter
 from nadird.master.results.fallback import Fallbacks
+from nadird.master.results.feed_links import NewArticles
 from nadird.master.results.near_dups import NearDuplicates
 from nadird.master.results.observing import PageObserver
 from nadird.master.results.records import record_from_result
@@ -98,7 +99,7 @@ class MasterCore:
         self._drop_log = PerKeyLimit()
         self.metrics = MasterMetrics()
         self.metrics.registry.register(self.revisits.lateness)
-        self.observer = PageObserver(self.stats, self.tallies, self.metrics, self.admission.jobs)
+        self.observer = PageObserver(self.stats, self.tallies, self.metrics, self.revisits, db)
         # The observer's counters, under the names the views read.
         self.errors, self.statuses = self.observer.errors, self.observer.statuses
         self.domain_errors, self.page_log = self.observer.domain_errors, self.observer.page_log
@@ -331,18 +332,18 @@ class MasterCore:
             # acknowledged (its URL forgotten) before the links it found.
             articles = self._admit(held.job, links, sources)
             self.revisits.found(held.job, [fp for batch in links for fp in batch[1]])
-            if articles is not None:  # a feeds job: pages that find articles become hubs
-                self.revisits.found_articles(held.job, zip(linked, articles, strict=True))
+            if articles is not None:  # a feeds job: hubs learned, articles noted
+                self.observer.feed_links.found(held.job, msg.pages, linked, articles)
         if lease is not None:
             self.closer.close_if_finished(lease, now)
         if debug:
             self.store_trace.results(records, msg.lease, lease.domain if lease else None)
         return self.near_dups.check(records)
 
-    def _admit(self, job: str, links: list[LinkBatch], sources: list[Source]) -> list[int] | None:
-        """Admit the links; for a feeds job, how many new articles each batch named."""
+    def _admit(self, job: str, links: list[LinkBatch], sources: list[Source]) -> NewArticles | None:
+        """Admit the links; for a feeds job, the new articles each batch named."""
         spec = self.admission.jobs.get(job)
-        articles: list[int] | None = [] if spec is not None and spec.feeds else None
+        articles: NewArticles | None = [] if spec is not None and spec.feeds else None
         self.admission.admit_many(job, links, sources, articles)
         return articles
 

@@ -119,3 +119,21 @@ def test_a_home_page_that_keeps_naming_new_articles_is_learned_as_a_hub(tmp_path
     assert len(homes) >= 5, [e.t_start - started for e in homes]
     assert report.published >= 3 and report.share_fetched >= 0.8, report
     assert summary["pages"] >= report.fetched
+
+
+def test_feeds_on_the_command_line_follows_a_feed_without_a_config(tmp_path: Path) -> None:
+    site = NewsSite("rss.test", "rss", 1.5, 20, 0.5)
+    with run_in_thread() as server:
+        news = NewsWeb([site], ScaledClock(1.0)).install(server)
+        args = [sys.executable, "-m", "nadird", "crawl", "--feeds", "--for", "8s"]
+        args += ["--delay", "0.2", "--resolve", "*.test=127.0.0.1", "--allow-private"]
+        args += ["--workers", "1", "--store", f"sqlite:///{tmp_path}/news.db", *news.seeds()]
+        proc = subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        log = server.entries()
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert summary["feeds"]["default"]["articles"].get("feed", 0) > 0, summary
+    # Read as a feed, never as HTML; archive pages past max_page never asked
+    # for (the hubs' first check again is after 30 s by default: later).
+    assert [e.status for e in log if e.path == "/feed.xml"] == [200]
+    assert not [e.path for e in log if re.search(r"page=([3-9]|\d\d)", e.path)]

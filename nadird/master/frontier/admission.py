@@ -123,15 +123,16 @@ class Admission:
         job_name: str,
         batches: Iterable[LinkBatch],
         sources: Sequence[Source] = (),
-        articles: list[int] | None = None,
+        articles: list[list[bytes]] | None = None,
     ) -> int:
         """Admit the links of several pages of one job in ONE frontier
         transaction (a results message carries dozens of pages: one commit
         each was the master's largest cost). Returns how many were new.
         `sources` (one per batch): the links came from a worker, the new ones
         are checked (link_check.py); without, they are the master's (seeds).
-        `articles` gets, per batch, how many new links were articles (a
-        feeds job's rank: neither feeds, listings nor archive pages)."""
+        `articles` gets, per batch, the fingerprints of the new links that
+        are articles (a feeds job's rank: neither feeds, listings nor
+        archive pages)."""
         job = self.jobs.get(job_name)
         if job is None:
             return 0
@@ -147,7 +148,7 @@ class Admission:
             first = len(rows)
             via = (referer or VIA_SEED) if keep_via else None
             if articles is not None:
-                articles.append(0)
+                articles.append([])
             if job.max_depth is not None and depth > job.max_depth:
                 continue
             found = self._candidates(
@@ -172,7 +173,7 @@ class Admission:
                 row = Row(url, fp, depth, job_name, rank, domain, request=request, via=found_in)
                 rows.append(row)
                 if articles is not None and is_article(url, any(p.search(url) for p in hubs)):
-                    articles[-1] += 1
+                    articles[-1].append(fp)
             if debug:
                 trace.admitted(rows[first:], referer)
         if rows:

@@ -20,6 +20,9 @@ Tables:
   admitted      seq, fp: every admission since the last seen-set snapshot
   dead_letters  URLs whose retries ran out, with the last error (dead_db.py)
   overflow      URLs dropped by the queue caps, counted and kept for the record
+and, sharing the file and the transaction: the revisit schedule
+(revisit_db.py), the near-duplicate index (neardup_db.py) and what feeds
+named of articles not fetched yet (feed_db.py).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from nadird.common.errors import StateError
 from nadird.master.observe.health import StateHealth
 from nadird.master.row import Row
 from nadird.master.state.dead_db import DeadLetterRows, DeadURL
+from nadird.master.state.feed_db import FeedNamedTable
 from nadird.master.state.neardup_db import NearDupTable
 from nadird.master.state.redo import RedoTransaction
 from nadird.master.state.revisit_db import RevisitTable
@@ -90,6 +94,8 @@ class FrontierDB(DeadLetterRows):
         self.revisits = RevisitTable(self._db, self._tx)
         # So does the near-duplicate index of article texts (neardup_db.py).
         self.near_dups = NearDupTable(self._db, self._tx)
+        # And what feeds jobs' hubs named of articles not fetched yet (feed_db.py).
+        self.feed_named = FeedNamedTable(self._db, self._tx)
 
     # ------------------------------------------------------ transactions
     def commit(self, retry_now: bool = False) -> bool:

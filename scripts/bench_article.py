@@ -11,7 +11,9 @@ footer, JSON-LD and Open Graph, then promotion boxes and an inline script
 * `parse`: decoding and lxml (what every HTML page costs a worker);
 * `fields`: the worker's item step for a job with three CSS fields;
 * `article`: the item step for `article: true` (engine, dates, language,
-  kind, text and markdown), and its parts: the engine alone, and the rest.
+  kind, text and markdown), and its parts: the engine alone, and the rest;
+* `fingerprint`: the near-duplicate fingerprint of the article's text,
+  which the worker takes after the item step.
 
 Times are CPU time of this thread (time.thread_time) after one warm-up (the
 language model loads on first use). The steps take turns, one run of each
@@ -33,6 +35,7 @@ from collections.abc import Callable
 from importlib.metadata import version
 from typing import Any
 
+from nadird.common.simhash import text_simhash
 from nadird.items.processors import Context
 from nadird.job.spec import Job, Selector
 from nadird.worker.parse.article.engine import run_engine
@@ -151,6 +154,7 @@ def measure(kb: int, repeat: int) -> dict[str, Any]:
             "parse+fields": item(fields_job),
             "parse+article": item(article_job),
             "parse+engine": engine,
+            "fingerprint": lambda: text_simhash(data["text"]),
         },
         repeat,
     )
@@ -167,6 +171,11 @@ def measure(kb: int, repeat: int) -> dict[str, Any]:
         "cpu_ms_per_page": ms(median),
         "cpu_ms_per_page_fastest": ms(fastest),
         "article_ms_beyond_parse": round((median["parse+article"] - median["parse"]) * 1000, 2),
+        # What a worker spends on the page for `article: true` beyond the
+        # parse: the fields, then the near-duplicate fingerprint of the text.
+        "worker_ms_beyond_parse": round(
+            (median["parse+article"] - median["parse"] + median["fingerprint"]) * 1000, 2
+        ),
     }
 
 

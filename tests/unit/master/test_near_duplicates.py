@@ -95,3 +95,39 @@ def test_the_master_marks_copies_per_job_and_remembers_across_a_restart(
 def test_drop_needs_an_article_job() -> None:
     with pytest.raises(ValueError, match="near_duplicates: drop needs article:"):
         Job(near_duplicates="drop")
+
+
+def test_an_index_of_the_former_layout_is_converted_and_answers_the_same(tmp_path: Path) -> None:
+    """A frontier.db written with a row per fingerprint and band (the layout
+    before buckets) is converted when opened, and finds the same firsts."""
+    import sqlite3
+
+    from nadird.master.state.neardup_db import _JOB_SHIFT
+
+    story, near, other = 0x0123_4567_89AB_CDEF, 0x0123_4567_89AB_CDEF ^ 0b1011, -5
+    path = tmp_path / "frontier.db"
+    FrontierDB(path).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("DROP TABLE near_dup_buckets")
+        conn.execute(
+            "CREATE TABLE near_dup_bands (band INTEGER NOT NULL, simhash INTEGER NOT NULL,"
+            " text INTEGER NOT NULL, PRIMARY KEY (band, simhash, text)) WITHOUT ROWID"
+        )
+        conn.execute("INSERT INTO near_dup_jobs (id, name) VALUES (1, 'news')")
+        for text, (url, fingerprint) in enumerate(
+            [("https://a.test/1", story), ("https://c.test/1", other)], 1
+        ):
+            conn.execute("INSERT INTO near_dup_texts (id, url) VALUES (?, ?)", (text, url))
+            conn.executemany(
+                "INSERT INTO near_dup_bands VALUES (?, ?, ?)",
+                [((1 << _JOB_SHIFT) | band, fingerprint, text) for band in bands(fingerprint)],
+            )
+    db = FrontierDB(path)
+    assert db.near_dups.first_of("news", near, "https://b.test/1", NEAR_BITS) == "https://a.test/1"
+    assert db.near_dups.first_of("news", other, "https://d.test/1", NEAR_BITS) == "https://c.test/1"
+    assert db.near_dups.first_of("blogs", near, "https://e.test/1", NEAR_BITS) is None
+    assert db.near_dups.texts() == 3
+    assert db.close()
+    with sqlite3.connect(path) as conn:
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    assert "near_dup_bands" not in tables and "near_dup_buckets" in tables

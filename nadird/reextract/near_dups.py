@@ -39,8 +39,8 @@ async def mark_near_duplicates(store: PageStore, job: Job, chunk: int) -> Counte
     """Decide `near_duplicate_of` for every fingerprinted page of the job;
     the pages written, per MARKED, DROPPED and CLEARED."""
     written: Counter[str] = Counter()
-    if job.near_duplicates == "keep":
-        return written
+    if not job.article or job.near_duplicates == "keep":
+        return written  # no fingerprints taken (worker/parse/item.py), nothing to decide
     with tempfile.TemporaryDirectory(prefix="nadird-near-dups-") as tmp:
         db = sqlite3.connect(Path(tmp) / "index.db", isolation_level=None)
         try:

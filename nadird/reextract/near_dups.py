@@ -126,8 +126,8 @@ async def _write_answers(
 
 def _update(page: StoredPage, job: Job, db: sqlite3.Connection) -> PageUpdate | None:
     record = page.record
-    if record is None:
-        return None
+    if record is None or page.reason is not None:
+        return None  # skipped by the pass too (a MongoDB duplicate, no item...)
     # A page without a fingerprint (its text too short now) is nobody's copy.
     row = db.execute("SELECT first FROM answer WHERE key = ?", (page.key,)).fetchone()
     first = None if row is None else row[0]

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from support.articles.wire import COPIES, OTHER
-from support.reextract_helpers import page_record
+from support.reextract_helpers import WIRE_FIRST as ORIGINAL
+from support.reextract_helpers import wire_records as records
 
 from nadird.job.spec import Job
 from nadird.reextract.core import Rules
@@ -18,22 +19,6 @@ from nadird.reextract.run import Options, reextract
 from nadird.store.sqlite.store import SqliteStore
 
 HTML = ["text/html"]
-ORIGINAL = "/wire/gazette/tunnel"  # fetched first, stored third
-
-
-def records() -> list[Any]:
-    """The wire copies as stored without fingerprints, in the store's order
-    (COPIES'), fetched in another: ORIGINAL first."""
-    paths = list(COPIES)
-    stored = []
-    for i, path in enumerate(paths):
-        url = f"http://wire.test{path}"
-        record = page_record(i, COPIES[path].encode(), url=url, final_url=url)
-        record.fetched_at = 1_800_000_000.0 + (0 if path == ORIGINAL else 10 + i)
-        stored.append(record)
-    # A page stored as a copy of a page whose text it does not share.
-    stored[paths.index(OTHER)].near_duplicate_of = "http://wire.test/wire/ledger/tunnel"
-    return stored
 
 
 def run_twice(path: Path, job: Job) -> tuple[Any, Any, dict[str, Any]]:

@@ -131,3 +131,32 @@ def test_an_index_of_the_former_layout_is_converted_and_answers_the_same(tmp_pat
     with sqlite3.connect(path) as conn:
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
     assert "near_dup_bands" not in tables and "near_dup_buckets" in tables
+
+
+def test_a_bucket_grows_in_chunks_of_one_page_and_every_chunk_is_searched(tmp_path: Path) -> None:
+    """600 texts sharing their first band (a bucket of 600 entries): each
+    chunk holds at most CHUNK_ENTRIES, and a copy of the first, of one in
+    the middle and of the last is found."""
+    import random
+    import sqlite3
+
+    from nadird.master.state.neardup_db import CHUNK_ENTRIES, ENTRY
+
+    rnd = random.Random(3)
+    prints: list[int] = []
+    while len(prints) < 600:  # different texts: no two within NEAR_BITS
+        candidate = ((rnd.getrandbits(48) << 16) | 0x1234) - (1 << 63)
+        if all(distance(candidate, p) > NEAR_BITS + 1 for p in prints):
+            prints.append(candidate)
+    db = FrontierDB(tmp_path / "frontier.db")
+    for i, fingerprint in enumerate(prints):
+        assert db.near_dups.first_of("news", fingerprint, f"https://a.test/{i}", NEAR_BITS) is None
+    for i in (0, 300, 599):
+        copy = prints[i] ^ (1 << 40)  # one bit off in another band
+        found = db.near_dups.first_of("news", copy, "https://copy.test/", NEAR_BITS)
+        assert found == f"https://a.test/{i}"
+    assert db.close()
+    with sqlite3.connect(tmp_path / "frontier.db") as conn:
+        sizes = [n for (n,) in conn.execute("SELECT length(entries) FROM near_dup_buckets")]
+    assert max(sizes) == CHUNK_ENTRIES * ENTRY.itemsize  # full chunks, none larger
+    assert sum(sizes) == 4 * 600 * ENTRY.itemsize

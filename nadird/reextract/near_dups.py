@@ -32,7 +32,8 @@ from nadird.master.state.redo import RedoTransaction
 from nadird.store.stored import PageStore, PageUpdate, StoredPage
 
 MARKED, DROPPED, CLEARED = "marked", "dropped", "cleared"
-_COMMIT_EVERY = 1000  # index writes per commit (the redo list stays short)
+_COMMIT_EVERY = 1000  # lookups per commit of the index (its redo list stays short)
+Answers = list[tuple[str, str | None]]  # (page key, the URL of its text's first page)
 
 
 async def mark_near_duplicates(store: PageStore, job: Job, chunk: int) -> Counter[str]:
@@ -88,9 +89,6 @@ def _decide(db: sqlite3.Connection, job: str) -> None:
         _keep(db, tx, answers)
     finally:
         index_db.close()
-
-
-Answers = list[tuple[str, str | None]]  # (page key, its first's URL)
 
 
 def _keep(db: sqlite3.Connection, tx: RedoTransaction, answers: Answers) -> None:

@@ -1,6 +1,6 @@
 """Benchmark: the CPU cost of `article: true` on a news-like page.
 
-    python scripts/bench_article.py [--kb 150] [--repeat 200]
+    python scripts/bench_article.py [--kb 150] [--repeat 200] [--parts]
 
 The page is a news story as a large site serves it: a long article body
 (headings, a list, a table, a figure, links), a navigation menu of a few
@@ -11,7 +11,9 @@ footer, JSON-LD and Open Graph, then promotion boxes and an inline script
 * `parse`: decoding and lxml (what every HTML page costs a worker);
 * `fields`: the worker's item step for a job with three CSS fields;
 * `article`: the item step for `article: true` (engine, dates, language,
-  kind, text and markdown), and its parts: the engine alone, and the rest.
+  kind, text and markdown), and its parts: the engine alone, and the rest;
+* `fingerprint`: the near-duplicate fingerprint of the article's text,
+  which the worker takes after the item step.
 
 Times are CPU time of this thread (time.thread_time) after one warm-up (the
 language model loads on first use). The steps take turns, one run of each
@@ -33,9 +35,11 @@ from collections.abc import Callable
 from importlib.metadata import version
 from typing import Any
 
+from nadird.common.simhash import text_simhash
 from nadird.items.processors import Context
 from nadird.job.spec import Job, Selector
 from nadird.worker.parse.article.engine import run_engine
+from nadird.worker.parse.article.fields import article_fields
 from nadird.worker.parse.item import extract_item
 from nadird.worker.parse.parser import decode_html, parse_html
 
@@ -151,6 +155,7 @@ def measure(kb: int, repeat: int) -> dict[str, Any]:
             "parse+fields": item(fields_job),
             "parse+article": item(article_job),
             "parse+engine": engine,
+            "fingerprint": lambda: text_simhash(data["text"]),
         },
         repeat,
     )
@@ -167,15 +172,55 @@ def measure(kb: int, repeat: int) -> dict[str, Any]:
         "cpu_ms_per_page": ms(median),
         "cpu_ms_per_page_fastest": ms(fastest),
         "article_ms_beyond_parse": round((median["parse+article"] - median["parse"]) * 1000, 2),
+        # What a worker spends on the page for `article: true` beyond the
+        # parse: the fields, then the near-duplicate fingerprint of the text.
+        "worker_ms_beyond_parse": round(
+            (median["parse+article"] - median["parse"] + median["fingerprint"]) * 1000, 2
+        ),
     }
+
+
+def parts(kb: int, repeat: int) -> dict[str, float]:
+    """The article step's parts, each timed alone on one parsed page
+    (median ms): where the time of `parse+article` goes."""
+    from nadird.job.article import ArticleSpec
+    from nadird.worker.parse.article import dates, kind, language, metadata, plain
+    from nadird.worker.parse.article import engine as engine_parts
+    from nadird.worker.parse.article.fields import _article_ld
+
+    body = news_page(kb)
+    doc = parse_html(body, URL)
+    assert doc is not None
+    content = run_engine(doc, URL)
+    ld, types = _article_ld(doc)
+    text = plain.plain_text(content)
+    steps: dict[str, Callable[[], object]] = {
+        "engine fast path": lambda: engine_parts._content(doc, False, fast=True),
+        "links resolved": lambda: engine_parts._resolve(content, URL),
+        "metadata": lambda: metadata.page_metadata(doc),
+        "JSON-LD": lambda: _article_ld(doc),
+        "dates": lambda: dates.page_dates(doc, URL, ld),
+        "link count": lambda: kind.is_link_list(doc),
+        "kind": lambda: kind.page_kind(doc, types, content, dated=True),
+        "plain text": lambda: plain.plain_text(content),
+        "language": lambda: language.page_language(doc, text),
+        "markdown": lambda: engine_parts.markdown_of(content),
+        "fingerprint": lambda: text_simhash(text),
+        "all the fields": lambda: article_fields(doc, len(body), URL, ArticleSpec()),
+    }
+    times = _cpu_times(steps, repeat)
+    return {name: round(statistics.median(runs) * 1000, 2) for name, runs in times.items()}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--kb", type=int, default=150, help="HTML size of the page")
     parser.add_argument("--repeat", type=int, default=200, help="runs of each step")
+    parser.add_argument("--parts", action="store_true", help="also time the article's parts")
     args = parser.parse_args()
     report = measure(args.kb, args.repeat)
+    if args.parts:
+        report["article_parts_ms"] = parts(args.kb, args.repeat)
     report.update(
         date=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         machine=f"{os.cpu_count()} cores {platform.machine()}, {platform.system()} "

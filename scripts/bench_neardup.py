@@ -38,7 +38,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,7 @@ from bench_common import rss_mb  # scripts/: on sys.path when run as a script
 
 from nadird.common.simhash import NEAR_BITS, bands, distance, text_simhash
 from nadird.master.state.frontier_db import FrontierDB
-from nadird.master.state.neardup_db import _JOB_SHIFT
+from nadird.master.state.neardup_db import _JOB_SHIFT, CHUNK_BITS, CHUNK_ENTRIES, ENTRY
 
 COMMIT_EVERY = 200  # lookups between commits (the master: a commit every 0.2 s)
 DOCS = (
@@ -137,9 +137,19 @@ def fingerprints(texts: list[str]) -> dict[str, Any]:
     return report
 
 
+def _chunks(keys: np.ndarray, entries: np.ndarray) -> Iterator[tuple[int, bytes]]:
+    """(row key, packed entries) of each bucket's chunks; `keys` sorted."""
+    unique, starts = np.unique(keys, return_index=True)
+    ends = [*starts[1:], len(keys)]
+    for key, start, end in zip(unique, starts, ends, strict=True):
+        for number, at in enumerate(range(start, end, CHUNK_ENTRIES)):
+            chunk = entries[at : min(at + CHUNK_ENTRIES, end)]
+            yield (int(key) << CHUNK_BITS) | number, chunk.tobytes()
+
+
 def fill(db_path: Path, count: int, seed: int) -> np.ndarray:
     """The index of FrontierDB at `db_path`, filled in bulk with `count`
-    random fingerprints of job 1 (their bands sorted, as an index build would)."""
+    random fingerprints of job 1 (each band's bucket written whole, in chunks)."""
     db = FrontierDB(db_path)
     db.near_dups.first_of("bench", 0, "https://bench.test/0", NEAR_BITS)  # job 1 exists
     assert db.close()
@@ -157,13 +167,15 @@ def fill(db_path: Path, count: int, seed: int) -> np.ndarray:
             ((i, url.format(i % 10_000_000, i)) for i in ids),
         )
     unsigned = prints.view(np.uint64)
+    entries = np.empty(count, dtype=ENTRY)
+    entries["simhash"], entries["text"] = unsigned, np.arange(2, count + 2)
     for band in range(4):
         bits = ((unsigned >> np.uint64(16 * band)) & np.uint64(0xFFFF)).astype(np.int64)
         keys = (1 << _JOB_SHIFT) | (band << 16) | bits
-        order = np.lexsort((prints, keys))
+        order = np.argsort(keys, kind="stable")
         conn.executemany(
-            "INSERT INTO near_dup_bands (band, simhash, text) VALUES (?, ?, ?)",
-            ((int(keys[i]), int(prints[i]), int(i) + 2) for i in order),
+            "INSERT OR REPLACE INTO near_dup_buckets (key, entries) VALUES (?, ?)",
+            _chunks(keys[order], entries[order]),
         )
         conn.commit()
     conn.close()

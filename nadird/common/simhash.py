@@ -41,23 +41,25 @@ _UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _WORD = re.compile(f"[{_UNSPACED}]|[^\\W_{_UNSPACED}]+")
 
 
-def _pairs(text: str) -> list[bytes]:
+def _digests(text: str) -> bytes:
+    """The 8-byte hashes of the text's word pairs, end to end (one bytes
+    object for numpy to read: a Python int per pair cost a fifth of the time)."""
     words = _WORD.findall(text.lower())
-    return [f"{a} {b}".encode() for a, b in itertools.pairwise(words)]
-
-
-def _digest(feature: bytes) -> int:
-    return int.from_bytes(hashlib.blake2b(feature, digest_size=8).digest(), "little")
+    blake2b = hashlib.blake2b
+    return b"".join(
+        [blake2b(f"{a} {b}".encode(), digest_size=8).digest() for a, b in itertools.pairwise(words)]
+    )
 
 
 def text_simhash(text: str) -> int | None:
     """The text's fingerprint; None for a text too short to compare."""
-    pairs = _pairs(text)
-    if len(pairs) < MIN_PAIRS:
+    digests = _digests(text)
+    pairs = len(digests) // 8
+    if pairs < MIN_PAIRS:
         return None
-    hashes = np.fromiter(map(_digest, pairs), dtype=np.uint64, count=len(pairs))
-    bits = np.unpackbits(hashes.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
-    majority = bits.sum(axis=0, dtype=np.int64) * 2 > len(pairs)
+    each = np.frombuffer(digests, dtype=np.uint8).reshape(-1, 8)
+    bits = np.unpackbits(each, axis=1, bitorder="little")  # bit i of a hash: column i
+    majority = bits.sum(axis=0, dtype=np.int64) * 2 > pairs
     value = int.from_bytes(np.packbits(majority, bitorder="little").tobytes(), "little")
     return value - _WIDE if value & _SIGN else value
 

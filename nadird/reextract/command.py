@@ -63,6 +63,7 @@ def summary(job: str, uri: str, done: Pass, stop: Stop) -> dict[str, object]:
         "skipped": dict(sorted(t.skipped.items())),
         "versions": t.versions,
         "article_given_up": dict(sorted(t.article_given_up.items())),
+        "near_duplicates": dict(sorted(t.near_duplicates.items())),
         "seconds": round(done.seconds, 3),
         "pages_per_s": round(done.read_now / done.seconds, 1) if done.seconds > 0 else 0.0,
         "signal": None if stop.received is None else stop.received.name,

@@ -22,6 +22,7 @@ from nadird.common.logs import get_logger
 from nadird.job.spec import Job
 from nadird.reextract.core import Rules
 from nadird.reextract.guard import WouldEmpty, sample
+from nadird.reextract.near_dups import mark_near_duplicates
 from nadird.reextract.pool import Extractors, Verdict
 from nadird.reextract.tally import Progress, Tally
 from nadird.store.stored import Checkpoint, PageStore, PageUpdate, StoredPage, UpdateOutcome
@@ -153,6 +154,9 @@ async def reextract(
         extractors.close()
     if complete:
         await store.update_page_data([], lambda _outcome: Checkpoint(name, None))
+        # Only a finished pass has fingerprinted every page: the copies are
+        # decided over all of them (near_dups.py).
+        tally.near_duplicates = dict(await mark_near_duplicates(store, rules.job, opts.chunk))
     if progress is not None:
         progress.show(tally, final=True)
     return Pass(tally, complete, resumed, time.monotonic() - started, tally.read - before)

@@ -32,6 +32,8 @@ class Tally:
     versions: int = 0  # history versions appended (jobs that revisit)
     # Pages whose article fields were given up (`article:` jobs), by reason.
     article_given_up: dict[str, int] = field(default_factory=dict)
+    # Pages whose near_duplicate_of the finished pass changed (near_dups.py), by action.
+    near_duplicates: dict[str, int] = field(default_factory=dict)
 
     def skip(self, reason: str, pages: int = 1) -> None:
         if pages:
@@ -84,7 +86,10 @@ class Tally:
             tally = cls(**raw)
         except TypeError:
             return cls()
-        readable = isinstance(tally.skipped, dict) and isinstance(tally.article_given_up, dict)
+        readable = all(
+            isinstance(counts, dict)
+            for counts in (tally.skipped, tally.article_given_up, tally.near_duplicates)
+        )
         return tally if readable else cls()
 
 

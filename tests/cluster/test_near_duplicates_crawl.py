@@ -2,7 +2,7 @@
 across sites marks every copy with the first URL seen with its text (store
 and export), `near_duplicates: drop` stores the copies without their items,
 `keep` leaves them alone, and `nadird reextract` fingerprints pages stored
-without fingerprints."""
+without fingerprints and marks their copies."""
 
 from __future__ import annotations
 
@@ -106,3 +106,6 @@ def test_reextract_fills_the_fingerprints_of_pages_stored_without_them(tmp_path:
         found = after[path].simhash
         assert found is not None and after[path].data["kind"] == "article"
         assert (distance(first, found) <= NEAR_BITS) == (path != OTHER), path
+    # The copies are decided from the store's records, the first fetched first.
+    check_one_original_per_story(groups(after))
+    assert done["near_duplicates"] == {"marked": 3}

@@ -196,3 +196,35 @@ def signed(record: Any, rules: Rules) -> Any:
     assert isinstance(done, Redone)
     record.data, record.signature = done.data, done.signature
     return record
+
+
+async def test_near_duplicates_are_decided_in_fetch_order_on_mongodb(
+    mongo_uri: str, tmp_path: Path
+) -> None:
+    """The store's _id order is a hash's: the first page of the wire story is
+    still the one fetched first, and a second run writes nothing. The copy
+    with the very same HTML is the store's own `duplicate_of` (one item for
+    both), which the pass skips."""
+    from support.articles.wire import COPIES, OTHER, WIRE
+    from support.reextract_helpers import WIRE_FIRST, wire_records
+
+    store = make_store(mongo_uri, tmp_path)
+    await store.open()
+    try:
+        await store.write(wire_records())
+        rules = Rules.of(Job(article=True), HTML)
+        first = await reextract_pass(store, rules, Options(chunk=2), asyncio.Event())
+        again = await reextract_pass(store, rules, Options(chunk=2), asyncio.Event())
+    finally:
+        await store.close()
+    assert first.tally.near_duplicates == {"marked": 2, "cleared": 1}
+    assert again.tally.near_duplicates == {} and again.tally.changed == 0
+    with sync_db(mongo_uri) as db:
+        pages = {d["url"]: d for d in db.pages.find({})}
+    original = f"http://wire.test{WIRE_FIRST}"
+    exact = f"http://wire.test{WIRE}ledger/tunnel-print"
+    assert pages[exact].get("duplicate_of") is not None
+    for path in COPIES:
+        url = f"http://wire.test{path}"
+        copy = path not in (WIRE_FIRST, OTHER) and url != exact
+        assert pages[url].get("near_duplicate_of") == (original if copy else None), path

@@ -88,3 +88,24 @@ def page_record(i: int, body: bytes | None = None, job: str = "default", **field
     }
     values.update(fields)
     return PageRecord(**values)
+
+
+# The wire copy fetched first (and stored third: the store's order is not the fetch's).
+WIRE_FIRST = "/wire/gazette/tunnel"
+
+
+def wire_records() -> list[Any]:
+    """The wire story's pages (support/articles/wire.py) as stored without
+    fingerprints, WIRE_FIRST fetched first; the blog post stored as a copy
+    of the story, which it is not."""
+    from support.articles.wire import COPIES, OTHER
+
+    paths = list(COPIES)
+    stored = []
+    for i, path in enumerate(paths):
+        url = f"http://wire.test{path}"
+        record = page_record(i, COPIES[path].encode(), url=url, final_url=url)
+        record.fetched_at = 1_800_000_000.0 + (0 if path == WIRE_FIRST else 10 + i)
+        stored.append(record)
+    stored[paths.index(OTHER)].near_duplicate_of = "http://wire.test/wire/ledger/tunnel"
+    return stored

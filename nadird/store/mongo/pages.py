@@ -1,8 +1,9 @@
 """MongoDB side of re-extraction: pages by _id, item updates in bulk.
 
 Safe beside a running master: each update is a `$set` of the item's `data`
-(and `updated_at`) and of the page's `signature`, `item_key` and `simhash`,
-filtered on the fetch time it was made from, so a page the master stored again meanwhile keeps
+(and `updated_at`) and of the page's `signature`, `item_key`, `simhash` and
+`near_duplicate_of`, filtered on the fetch time it was made from, so a page
+the master stored again meanwhile keeps
 its newer data; nothing else of either document is touched. The chunk's
 history versions are appended after its updates, as the store writer does
 (mongo/history.py), then their keyed items (mongo/keyed.py), and the
@@ -146,6 +147,7 @@ async def update_data(
                         "signature": u.record.signature,
                         "item_key": u.record.item_key,
                         "simhash": u.record.simhash,
+                        "near_duplicate_of": u.record.near_duplicate_of,
                     }
                 },
             )

@@ -35,7 +35,7 @@ from nadird.store.stored import (
 _FETCHED_AT = NAMES.index("fetched_at")
 _SELECT = f"SELECT rowid, {', '.join(NAMES)} FROM pages WHERE job = ? AND rowid > ?"
 _UPDATE = (
-    "UPDATE pages SET data = ?, signature = ?, item_key = ?, simhash = ?"
+    "UPDATE pages SET data = ?, signature = ?, item_key = ?, simhash = ?, near_duplicate_of = ?"
     " WHERE rowid = ? AND fetched_at = ?"
 )
 _CHECKPOINT = "checkpoint:"
@@ -79,7 +79,10 @@ def update_data(
             record = update.record
             data = json.dumps(record.data, ensure_ascii=False, separators=(",", ":"))
             key, guard = int(update.page.key), update.page.guard
-            args = (data, record.signature, record.item_key, record.simhash, key, guard)
+            args = (
+                *(data, record.signature, record.item_key, record.simhash),
+                *(record.near_duplicate_of, key, guard),
+            )
             if conn.execute(_UPDATE, args).rowcount:
                 landed.append(record)
                 outcome.landed.append(update.page.key)

@@ -95,3 +95,68 @@ def test_the_master_marks_copies_per_job_and_remembers_across_a_restart(
 def test_drop_needs_an_article_job() -> None:
     with pytest.raises(ValueError, match="near_duplicates: drop needs article:"):
         Job(near_duplicates="drop")
+
+
+def test_an_index_of_the_former_layout_is_converted_and_answers_the_same(tmp_path: Path) -> None:
+    """A frontier.db written with a row per fingerprint and band (the layout
+    before buckets) is converted when opened, and finds the same firsts."""
+    import sqlite3
+
+    from nadird.master.state.neardup_db import _JOB_SHIFT
+
+    story, near, other = 0x0123_4567_89AB_CDEF, 0x0123_4567_89AB_CDEF ^ 0b1011, -5
+    path = tmp_path / "frontier.db"
+    FrontierDB(path).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("DROP TABLE near_dup_buckets")
+        conn.execute(
+            "CREATE TABLE near_dup_bands (band INTEGER NOT NULL, simhash INTEGER NOT NULL,"
+            " text INTEGER NOT NULL, PRIMARY KEY (band, simhash, text)) WITHOUT ROWID"
+        )
+        conn.execute("INSERT INTO near_dup_jobs (id, name) VALUES (1, 'news')")
+        for text, (url, fingerprint) in enumerate(
+            [("https://a.test/1", story), ("https://c.test/1", other)], 1
+        ):
+            conn.execute("INSERT INTO near_dup_texts (id, url) VALUES (?, ?)", (text, url))
+            conn.executemany(
+                "INSERT INTO near_dup_bands VALUES (?, ?, ?)",
+                [((1 << _JOB_SHIFT) | band, fingerprint, text) for band in bands(fingerprint)],
+            )
+    db = FrontierDB(path)
+    assert db.near_dups.first_of("news", near, "https://b.test/1", NEAR_BITS) == "https://a.test/1"
+    assert db.near_dups.first_of("news", other, "https://d.test/1", NEAR_BITS) == "https://c.test/1"
+    assert db.near_dups.first_of("blogs", near, "https://e.test/1", NEAR_BITS) is None
+    assert db.near_dups.texts() == 3
+    assert db.close()
+    with sqlite3.connect(path) as conn:
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+    assert "near_dup_bands" not in tables and "near_dup_buckets" in tables
+
+
+def test_a_bucket_grows_in_chunks_of_one_page_and_every_chunk_is_searched(tmp_path: Path) -> None:
+    """600 texts sharing their first band (a bucket of 600 entries): each
+    chunk holds at most CHUNK_ENTRIES, and a copy of the first, of one in
+    the middle and of the last is found."""
+    import random
+    import sqlite3
+
+    from nadird.master.state.neardup_db import CHUNK_ENTRIES, ENTRY
+
+    rnd = random.Random(3)
+    prints: list[int] = []
+    while len(prints) < 600:  # different texts: no two within NEAR_BITS
+        candidate = ((rnd.getrandbits(48) << 16) | 0x1234) - (1 << 63)
+        if all(distance(candidate, p) > NEAR_BITS + 1 for p in prints):
+            prints.append(candidate)
+    db = FrontierDB(tmp_path / "frontier.db")
+    for i, fingerprint in enumerate(prints):
+        assert db.near_dups.first_of("news", fingerprint, f"https://a.test/{i}", NEAR_BITS) is None
+    for i in (0, 300, 599):
+        copy = prints[i] ^ (1 << 40)  # one bit off in another band
+        found = db.near_dups.first_of("news", copy, "https://copy.test/", NEAR_BITS)
+        assert found == f"https://a.test/{i}"
+    assert db.close()
+    with sqlite3.connect(tmp_path / "frontier.db") as conn:
+        sizes = [n for (n,) in conn.execute("SELECT length(entries) FROM near_dup_buckets")]
+    assert max(sizes) == CHUNK_ENTRIES * ENTRY.itemsize  # full chunks, none larger
+    assert sum(sizes) == 4 * 600 * ENTRY.itemsize

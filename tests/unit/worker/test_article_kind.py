@@ -73,3 +73,25 @@ def test_the_extraction_leaves_the_worker_s_document_as_it_was() -> None:
     before = etree.tostring(doc)
     extract_item(doc, html, Job(article=True), (), Context(URL, 0.0))
     assert etree.tostring(doc) == before
+
+
+def test_a_short_post_that_states_its_date_is_an_article_and_an_undated_one_is_not() -> None:
+    post = f"<main><article><p>{SENTENCE * 4}</p></article></main>"
+    dated = "<meta property='article:published_time' content='2024-05-31T10:00:00+02:00'>"
+    item = item_of(page(dated, post))
+    assert item["kind"] == "article"
+    assert item["published"] == "2024-05-31T10:00:00+02:00"
+    assert "closes it after a quiet minute" in item["text"]
+    assert item_of(page("", post))["kind"] == "other"  # a contact or service page
+
+
+def test_the_text_has_no_soft_hyphens_and_is_in_composed_unicode() -> None:
+    # "Während" written with a decomposed a-umlaut and hyphenation hints.
+    word = "Wa\u0308h\xadrend"
+    paragraphs = "".join(f"<p>Part {i}. {SENTENCE * 2}</p>" for i in range(3))
+    body = f"<main><article><p>{word} {SENTENCE * 2}</p>{paragraphs}</article></main>"
+    item = item_of(page("", body))
+    assert item["kind"] == "article"
+    assert item["text"].startswith("Während The protocol")
+    assert "\xad" not in item["text"] and "\xad" not in item["markdown"]
+    assert "Während" in item["markdown"]

@@ -18,7 +18,11 @@ scripts/bench_article_quality.py (docs/BENCHMARKS.md):
   comparison against two other algorithms), and the full path only when
   the fast one found less than an article's worth of text: on the real
   pages the fast path gave the same text wherever it found any, for half
-  the time.
+  the time;
+* and when neither path found any content, once more without formatting and
+  links: on some pages (a WordPress theme among the real ones) keeping them
+  makes the engine reject the whole content, which it finds without them;
+  the markdown then has the text without its links and emphasis.
 
 The engine copies the tree it is given before it edits it (the worker
 still reads the links and the signature from the document afterwards;
@@ -35,6 +39,7 @@ from urllib.parse import urljoin
 import lxml.html
 from lxml import etree
 
+from nadird.worker.parse.article.plain import clean
 from nadird.worker.parse.base import base_url
 
 # Where the engine's content tree holds URLs.
@@ -57,12 +62,16 @@ def run_engine(doc: lxml.html.HtmlElement, url: str, images: bool = False) -> et
     body = _content(doc, images, fast=True)
     if body is None or len(text_of_content(body)) < FULL_PATH_BELOW_CHARS:
         body = _content(doc, images, fast=False)
+    if body is None or not text_of_content(body).strip():
+        body = _content(doc, images, fast=False, markup=False)
     if body is not None:
         _resolve(body, base_url(doc, url))
     return body
 
 
-def _content(doc: lxml.html.HtmlElement, images: bool, fast: bool) -> etree._Element | None:
+def _content(
+    doc: lxml.html.HtmlElement, images: bool, fast: bool, markup: bool = True
+) -> etree._Element | None:
     # Imported on first use: it takes 0.2-0.4 s, which no job without
     # `article:` (and no command that extracts nothing) should wait for.
     from trafilatura import bare_extraction
@@ -73,8 +82,8 @@ def _content(doc: lxml.html.HtmlElement, images: bool, fast: bool) -> etree._Ele
         url=None,
         fast=fast,
         include_comments=False,
-        include_formatting=True,
-        include_links=True,
+        include_formatting=markup,
+        include_links=markup,
         include_images=images,
         include_tables=True,
         deduplicate=False,
@@ -107,4 +116,6 @@ def markdown_of(body: etree._Element | None) -> str:
     when the content has them)."""
     from trafilatura.xml import xmltotxt
 
-    return xmltotxt(body, True).strip() if body is not None else ""
+    if body is None:
+        return ""
+    return clean(str(xmltotxt(body, True))).strip()

@@ -104,10 +104,10 @@ def _extract(
     deadline.check()
     meta = page_metadata(doc)
     ld, types = _article_ld(doc)
-    kind = HUB if listing else page_kind(doc, types, body)
+    published, modified = page_dates(doc, url, ld)
+    kind = HUB if listing else page_kind(doc, types, body, dated=published is not None)
     title = meta.title or _page_title(doc)
     text = plain_text(body, title) if kind == ARTICLE else ""
-    published, modified = page_dates(doc, url, ld)
     fields = empty_fields()
     fields.update(
         kind=kind,

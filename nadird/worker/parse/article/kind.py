@@ -11,9 +11,11 @@ first, what its extracted content looks like second:
   mostly links (teasers of other pages) on a page that does not declare
   itself an article (an article's content may carry many links: its own
   word is believed first);
-* "article": an Article type or og:type article with some text, or prose
-  whatever it declares: enough paragraphs of it, or a long text with few
-  links (a specification or a transcript set in one preformatted block);
+* "article": an Article type or og:type article with some text, a page
+  stating its publication date with as much text (a short news item or blog
+  post that declares nothing), or prose whatever it declares: enough
+  paragraphs of it, or a long text with few links (a specification or a
+  transcript set in one preformatted block);
 * "other": anything else (a contact page, a gallery, an empty shell).
 
 A page with more links than any article has (`LIST_LINKS`: a site's table of
@@ -52,7 +54,8 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 CJK_WEIGHT = 3
 # Paragraphs of prose that make an article whatever the page declares.
 PROSE_PARAGRAPHS = 3
-# Text an article declared as one must have (a teaser behind a wall has less).
+# Text an article declared as one, or a dated page, must have (a teaser
+# behind a wall has less).
 DECLARED_MIN_CHARS = 250
 # Content whose text is more than this share link text lists other pages.
 HUB_LINK_SHARE = 0.4
@@ -116,10 +119,14 @@ def _prose(body: etree._Element | None) -> tuple[int, int, float]:
 
 
 def page_kind(
-    doc: lxml.html.HtmlElement, ld_types: Iterable[object], body: etree._Element | None
+    doc: lxml.html.HtmlElement,
+    ld_types: Iterable[object],
+    body: etree._Element | None,
+    dated: bool = False,
 ) -> str:
     """The kind of the page (see the module doc); `ld_types` are its JSON-LD
-    @type values, `body` the engine's content tree (None: it found none)."""
+    @type values, `body` the engine's content tree (None: it found none),
+    `dated` whether the page states when it was published."""
     declared, og = type_names(ld_types), _og_type(doc)
     says_article = bool(declared & ARTICLE_TYPES) or og == "article"
     paragraphs, chars, link_share = _prose(body)
@@ -131,6 +138,7 @@ def page_kind(
         return PRODUCT
     if declared & _HUB_TYPES or (chars and not few_links and not says_article):
         return HUB
-    if prose or (says_article and chars >= DECLARED_MIN_CHARS):
+    stated = says_article or (dated and few_links)  # a dated list of links is no post
+    if prose or (stated and chars >= DECLARED_MIN_CHARS):
         return ARTICLE
     return OTHER

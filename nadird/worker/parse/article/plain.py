@@ -9,6 +9,8 @@ images (`graphic`) are no text.
 
 from __future__ import annotations
 
+import unicodedata
+
 from lxml import etree
 
 _BLOCKS = frozenset({"head", "p", "quote", "code"})
@@ -34,9 +36,20 @@ def text_of(element: etree._Element) -> str:
     return "".join(parts)
 
 
+# Soft hyphens mark where a word may be split at a line's end: invisible
+# unless it is, and no part of the word (a search for it would miss it).
+SOFT_HYPHEN = "\xad"
+
+
+def clean(text: str) -> str:
+    """Text in the composed Unicode form (NFC: "ü" one character, as most
+    pages write it and a search for it types it), without soft hyphens."""
+    return unicodedata.normalize("NFC", text.replace(SOFT_HYPHEN, ""))
+
+
 def words(element: etree._Element) -> str:
-    """The element's text with whitespace collapsed."""
-    return " ".join(text_of(element).split())
+    """The element's text, clean, with whitespace collapsed."""
+    return " ".join(clean(text_of(element)).split())
 
 
 def _rows(table: etree._Element) -> str:
@@ -68,7 +81,7 @@ def plain_text(body: etree._Element | None, title: str | None = None) -> str:
     """The text of the engine's content tree, blocks separated by a blank line;
     without its first heading when that is the `title` (a field of its own)."""
     blocks = _blocks(body)
-    if blocks and title is not None and blocks[0] == " ".join(title.split()):
+    if blocks and title is not None and blocks[0] == " ".join(clean(title).split()):
         blocks = blocks[1:]
     return "\n\n".join(blocks)
 

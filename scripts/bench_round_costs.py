@@ -255,6 +255,7 @@ def main() -> int:
     print(json.dumps(header(args)), flush=True)
     pairs: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory(prefix="bench-costs-") as tmp:
+        os.chmod(tmp, 0o755)  # nginx's workers read the feed site as another user
         docs_site, feed_site, both = sites(args, Path(tmp) / "feedsite")
         feed_base = next(iter(feed_site.seeds)).rsplit("/", 1)[0]
         alone_found = alone(args, docs_site, feed_base)

@@ -12,6 +12,7 @@ a job without `feeds:` follows too), and a `feeds/` directory.
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import re
@@ -20,7 +21,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
+from urllib.parse import unquote
 from xml.sax.saxutils import escape
+
+from real_site_walk import walk
 
 FORMATS = ("rss", "atom", "json", "news-sitemap")
 FILE_NAMES = {"rss": "rss-{n}.xml", "atom": "atom-{n}.xml", "json": "feed-{n}.json",
@@ -39,10 +43,19 @@ class Entry:
     summary: str
 
 
+@functools.cache
+def linked_pages(root: Path) -> list[Path]:
+    """The tree's HTML pages its index leads to by links (not its orphans:
+    a feed listing one would have the crawl fetch more with feeds on)."""
+    found = walk(root, "tree:80", "/index.html")
+    paths = [unquote(k.split("/", 1)[1]) for k, status in found.status.items() if status == 200]
+    return sorted(root / p for p in paths if p.endswith(".html"))
+
+
 def entries_of(root: Path, base: str, count: int, seed: int) -> list[Entry]:
     """`count` pages of the tree under `root` (chosen at random, newest first),
     as entries: their URL under `base`, their title, a date and a summary."""
-    pages = sorted(p for p in root.rglob("*.html") if p.is_file())
+    pages = linked_pages(root)
     picked = random.Random(seed).sample(pages, min(count, len(pages)))
     found = []
     for i, path in enumerate(picked):

@@ -47,7 +47,7 @@ from typing import Any
 
 from article_eval_data import load_cases
 from bench_real_run import Server, Site, check, nadird_crawl_line, nginx, records
-from bench_real_site import TREES, expected_pages
+from bench_real_site import TREES, expected_pages, median
 from pyspy_top import top_functions
 from round_costs_alone import article_alone, feeds_alone, tree_pages, warc_alone
 from round_costs_crawl import run_crawl
@@ -55,6 +55,8 @@ from round_costs_feeds import build_site, documents
 
 FEATURES = ("article", "feeds", "warc")
 EVAL_CACHE = Path.home() / ".cache" / "nadird-article-eval"
+PARTS = ("total", "master", "workers")  # a crawl's CPU: in all, and per process
+Pair = tuple[dict[str, Any], dict[str, Any]]  # one feature's runs, off and on
 
 
 def _args() -> argparse.Namespace:
@@ -62,6 +64,7 @@ def _args() -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="fewer pages on their own")
     parser.add_argument("--only", default=",".join(FEATURES), help="of article,feeds,warc")
     parser.add_argument("--no-crawl", action="store_true", help="only the features on their own")
+    parser.add_argument("--pairs", type=int, default=1, help="runs off and on per feature")
     parser.add_argument("--port", type=int, default=18560, help="nginx port on every address")
     parser.add_argument("--workers", type=int, default=2, help="nadird worker processes")
     parser.add_argument("--bags", type=int, default=16, help="bags per worker")
@@ -148,10 +151,7 @@ def crawl_once(
 
 def shares(off: dict[str, Any], on: dict[str, Any]) -> dict[str, float]:
     """The feature's share of the "on" run's CPU: in all, master's, workers'."""
-    return {
-        part: round((on[part] - off[part]) / on["total"], 3)
-        for part in ("total", "master", "workers")
-    }
+    return {part: round((on[part] - off[part]) / on["total"], 3) for part in PARTS}
 
 
 # ------------------------------------------------------------ the table
@@ -173,9 +173,23 @@ def _alone_cell(feature: str, found: dict[str, Any]) -> str:
     return f"{found['pages_per_cpu_s']} pages ({found['cpu_us_per_page']} µs each)"
 
 
-def table(
-    alone_found: dict[str, Any], pairs: dict[str, tuple[dict[str, Any], dict[str, Any]]]
-) -> str:
+def _crawl_cells(found: list[Pair]) -> list[str]:
+    """Pages per CPU-second off and on, the shares (medians; each pair's
+    share beside it when there are several)."""
+    each = [shares(off, on) for off, on in found]
+    cells = [
+        str(median([off["pages_per_cpu_s"] for off, _ in found])),
+        str(median([on["pages_per_cpu_s"] for _, on in found])),
+    ]
+    for part in PARTS:
+        cell = f"{median([s[part] for s in each]):.1%}"
+        if len(each) > 1:
+            cell += " (" + ", ".join(f"{s[part]:.1%}" for s in each) + ")"
+        cells.append(cell)
+    return cells
+
+
+def table(alone_found: dict[str, Any], pairs: dict[str, list[Pair]]) -> str:
     lines = [
         "| feature | on its own, per CPU-second | crawl off: pages/CPU-s | on | "
         "share of the crawl's CPU: all | master | workers |",
@@ -185,19 +199,18 @@ def table(
         if feature not in alone_found and feature not in pairs:
             continue
         cell = _alone_cell(feature, alone_found[feature]) if feature in alone_found else "-"
-        if feature in pairs:
-            off, on = pairs[feature]
-            share = shares(off, on)
-            parts = (off["pages_per_cpu_s"], on["pages_per_cpu_s"])
-            parts += tuple(f"{share[p]:.1%}" for p in ("total", "master", "workers"))
-            crawl = " | ".join(map(str, parts))
-        else:
-            crawl = "- | - | - | - | -"
-        lines.append(f"| {feature} | {cell} | {crawl} |")
+        crawl = _crawl_cells(pairs[feature]) if feature in pairs else ["-"] * 5
+        lines.append(f"| {feature} | {cell} | {' | '.join(crawl)} |")
     return "\n".join(lines)
 
 
 # ------------------------------------------------------------ a profile
+
+
+def _in_worker(stack: str) -> bool:
+    """Whether a py-spy stack (--subprocesses: the parents' process frames
+    first) was sampled in a worker."""
+    return any(f.startswith("process ") and "--role worker" in f for f in stack.split(";"))
 
 
 def profile(args: argparse.Namespace, site: Site, feature: str) -> None:
@@ -212,14 +225,11 @@ def profile(args: argparse.Namespace, site: Site, feature: str) -> None:
     lines = raw.read_text(encoding="utf-8", errors="replace").splitlines()
     for role, mark in (("workers", True), ("master", False)):
         part = out / f"{feature}-{role}.txt"
-        part.write_text(
-            "\n".join(line for line in lines if ("--role worker" in line.split(";")[0]) == mark),
-            encoding="utf-8",
-        )
+        part.write_text("\n".join(x for x in lines if _in_worker(x) == mark), encoding="utf-8")
         print(f"== {feature}, {role}: top own time ({part})")
         for row in top_functions(part, 20):
             print(row)
-    shutil.rmtree(work, ignore_errors=True)
+    print(f"(the run and py-spy's output: {work})")
 
 
 # ------------------------------------------------------------ the run
@@ -253,7 +263,7 @@ def sites(args: argparse.Namespace, feed_dir: Path) -> tuple[Site, Site, Site]:
 def main() -> int:
     args = _args()
     print(json.dumps(header(args)), flush=True)
-    pairs: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+    pairs: dict[str, list[Pair]] = {}
     with tempfile.TemporaryDirectory(prefix="bench-costs-") as tmp:
         os.chmod(tmp, 0o755)  # nginx's workers read the feed site as another user
         docs_site, feed_site, both = sites(args, Path(tmp) / "feedsite")
@@ -264,17 +274,19 @@ def main() -> int:
             with nginx(both, Path(tmp)) as server:
                 for feature in [] if args.no_crawl else args.features:
                     site = feed_site if feature == "feeds" else docs_site
-                    off = crawl_once(args, site, server, feature, False)
-                    print(json.dumps(off), flush=True)
-                    on = crawl_once(args, site, server, feature, True)
-                    print(json.dumps({**on, "share": shares(off, on)}), flush=True)
-                    pairs[feature] = (off, on)
+                    pairs[feature] = []
+                    for _ in range(args.pairs):  # one feature's runs in a row: the same load
+                        off = crawl_once(args, site, server, feature, False)
+                        print(json.dumps(off), flush=True)
+                        on = crawl_once(args, site, server, feature, True)
+                        print(json.dumps({**on, "share": shares(off, on)}), flush=True)
+                        pairs[feature].append((off, on))
                 if args.profile:
                     chosen = args.profile_feature or max(
-                        pairs, key=lambda f: shares(*pairs[f])["total"], default="article"
+                        pairs, key=lambda f: shares(*pairs[f][0])["total"], default="article"
                     )
                     profile(args, feed_site if chosen == "feeds" else docs_site, chosen)
-    correct = all(run["correct"] for pair in pairs.values() for run in pair)
+    correct = all(run["correct"] for found in pairs.values() for pair in found for run in pair)
     print(json.dumps({"all_runs_correct": correct,
                       "load_at_end": [round(x, 2) for x in os.getloadavg()]}))  # fmt: skip
     print(table(alone_found, pairs))

@@ -154,6 +154,11 @@ def shares(off: dict[str, Any], on: dict[str, Any]) -> dict[str, float]:
     return {part: round((on[part] - off[part]) / on["total"], 3) for part in PARTS}
 
 
+def added_ms(off: dict[str, Any], on: dict[str, Any]) -> dict[str, float]:
+    """CPU milliseconds per page the feature added, in all and per process."""
+    return {part: round((on[part] - off[part]) / on["pages"] * 1000, 2) for part in PARTS}
+
+
 # ------------------------------------------------------------ the table
 
 
@@ -178,28 +183,30 @@ def _crawl_cells(found: list[Pair]) -> list[str]:
     share beside it when there are several)."""
     each = [shares(off, on) for off, on in found]
     cells = [
-        str(median([off["pages_per_cpu_s"] for off, _ in found])),
-        str(median([on["pages_per_cpu_s"] for _, on in found])),
+        f"{median([off['pages_per_cpu_s'] for off, _ in found]):.1f}",
+        f"{median([on['pages_per_cpu_s'] for _, on in found]):.1f}",
     ]
     for part in PARTS:
         cell = f"{median([s[part] for s in each]):.1%}"
         if len(each) > 1:
             cell += " (" + ", ".join(f"{s[part]:.1%}" for s in each) + ")"
         cells.append(cell)
+    added = [added_ms(off, on) for off, on in found]
+    cells.append(" / ".join(f"{median([a[p] for a in added]):.1f}" for p in ("master", "workers")))
     return cells
 
 
 def table(alone_found: dict[str, Any], pairs: dict[str, list[Pair]]) -> str:
     lines = [
         "| feature | on its own, per CPU-second | crawl off: pages/CPU-s | on | "
-        "share of the crawl's CPU: all | master | workers |",
-        "|---|---|---|---|---|---|---|",
+        "share of the crawl's CPU: all | master | workers | added ms per page: master / workers |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for feature in FEATURES:
         if feature not in alone_found and feature not in pairs:
             continue
         cell = _alone_cell(feature, alone_found[feature]) if feature in alone_found else "-"
-        crawl = _crawl_cells(pairs[feature]) if feature in pairs else ["-"] * 5
+        crawl = _crawl_cells(pairs[feature]) if feature in pairs else ["-"] * 6
         lines.append(f"| {feature} | {cell} | {' | '.join(crawl)} |")
     return "\n".join(lines)
 
@@ -279,7 +286,8 @@ def main() -> int:
                         off = crawl_once(args, site, server, feature, False)
                         print(json.dumps(off), flush=True)
                         on = crawl_once(args, site, server, feature, True)
-                        print(json.dumps({**on, "share": shares(off, on)}), flush=True)
+                        found = {**on, "share": shares(off, on), "added_ms": added_ms(off, on)}
+                        print(json.dumps(found), flush=True)
                         pairs[feature].append((off, on))
                 if args.profile:
                     chosen = args.profile_feature or max(

@@ -1,7 +1,7 @@
-"""What this round's new work costs: article extraction, feed parsing and
-WARC writing, each on its own and inside a crawl, in one table.
+"""What article extraction, feed parsing and WARC writing cost, each on its
+own and inside a crawl, in one table.
 
-    python scripts/bench_round_costs.py            # the full run (~10 min on 2 busy cores)
+    python scripts/bench_round_costs.py            # the full run (~12 min on 2 busy cores)
     python scripts/bench_round_costs.py --quick    # fewer pages on their own
     python scripts/bench_round_costs.py --only article --profile /tmp/prof
 
@@ -72,12 +72,19 @@ def _args() -> argparse.Namespace:
     parser.add_argument("--feed-sizes", default="50,100,200,500", help="entries per feed")
     parser.add_argument("--workdir", default=None, help="where the runs go (default: /tmp)")
     parser.add_argument("--profile", default=None, help="a directory: profile one run")
-    parser.add_argument("--profile-feature", default=None, help="default: the largest share")
+    parser.add_argument(
+        "--profile-feature", choices=FEATURES, default=None, help="default: the largest share"
+    )
     args = parser.parse_args()
     args.features = [f for f in args.only.split(",") if f]
     if unknown := set(args.features) - set(FEATURES):
         parser.error(f"--only: unknown {sorted(unknown)}, choose from {','.join(FEATURES)}")
-    args.sizes = [int(n) for n in args.feed_sizes.split(",")]
+    try:
+        args.sizes = [int(n) for n in args.feed_sizes.split(",")]
+    except ValueError:
+        parser.error(f"--feed-sizes: numbers of entries with commas, got {args.feed_sizes!r}")
+    if not args.sizes or min(args.sizes) < 1:
+        parser.error(f"--feed-sizes: each at least 1, got {args.feed_sizes!r}")
     return args
 
 

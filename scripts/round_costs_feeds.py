@@ -154,7 +154,8 @@ def documents(root: Path, base: str, sizes: list[int]) -> list[Document]:
         entries = entries_of(root, base, size, seed=n)
         for form in FORMATS:
             body = WRITERS[form](entries, base).encode()
-            found.append(Document("feeds/" + FILE_NAMES[form].format(n=n), form, size, body))
+            path = "feeds/" + FILE_NAMES[form].format(n=n)
+            found.append(Document(path, form, len(entries), body))  # the tree may have fewer
     return found
 
 

@@ -235,7 +235,10 @@ def profile(args: argparse.Namespace, site: Site, feature: str) -> None:
     raw = out / f"{feature}.txt"
     spy = ["py-spy", "record", "--subprocesses", "--format", "raw", "--rate", "100",
            "--nonblocking", "--function", "-o", str(raw), "--"]  # fmt: skip
-    run_crawl(spy + command_of(args, site, feature, True, work), work)
+    command = command_of(args, site, feature, True, work)
+    if feature == "feeds":  # it never ends by itself; py-spy would take a SIGINT for itself
+        command += ["--for", "90s"]
+    run_crawl(spy + command, work)
     lines = raw.read_text(encoding="utf-8", errors="replace").splitlines()
     for role, mark in (("workers", True), ("master", False)):
         part = out / f"{feature}-{role}.txt"

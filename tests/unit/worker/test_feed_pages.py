@@ -24,8 +24,10 @@ from nadird.testing.living import ManualClock
 from nadird.testing.news import NewsSite, NewsWeb
 from nadird.testing.web import SyntheticWeb, run_in_thread
 from nadird.worker.feed_page import read_feed_page
+from nadird.worker.follow.feedlinks import announced_feeds
 from nadird.worker.follow.filter import DomainCounts, LinkPipeline
 from nadird.worker.pages import PageProcessor, PageTask
+from nadird.worker.parse.parser import parse_html
 
 SITES = [NewsSite(f"{how}.test", how, 10.0, backlog=3) for how in ("rss", "atom", "json", "home")]
 BROKEN = "broken.test"
@@ -176,3 +178,26 @@ def test_entries_resolve_as_a_pages_links_do_and_unusable_ones_are_counted() -> 
     assert page.links == list(hrefs.values())
     summary = page.data["_feed"]
     assert isinstance(summary, dict) and summary["no_url"] == len(unusable)
+
+
+def test_feeds_are_the_links_rel_alternate_of_a_feed_type_anywhere_in_the_page() -> None:
+    html = (
+        "<html><head>"
+        "<link rel='alternate' type='application/rss+xml' href='/a.xml'>"
+        "<link rel='ALTERNATE stylesheet' type='application/atom+xml; charset=utf-8' href='b'>"
+        "<link rel='stylesheet' type='application/rss+xml' href='/not-alternate'>"
+        "<link rel='alternate' type='text/html' href='/not-a-feed-type'>"
+        "<link rel='Alternate' type='APPLICATION/FEED+JSON' href='//cdn.test/e.json'>"
+        "</head><body>"
+        "<link rel='alternate' type='application/rss+xml' href='/in-body.xml'>"
+        "<link rel='xalternate' type='application/rss+xml' href='/not-the-word'>"
+        "</body></html>"
+    )
+    doc = parse_html(html.encode(), "http://n.test/p/q.html")
+    assert doc is not None
+    assert announced_feeds(doc, "http://n.test/p/q.html") == [
+        "http://n.test/a.xml",
+        "http://n.test/p/b",
+        "http://cdn.test/e.json",
+        "http://n.test/in-body.xml",
+    ]

@@ -102,10 +102,13 @@ def sample_pages(site: Site, count: int) -> list[tuple[str, bytes]]:
     return [(url, path.read_bytes()) for url, path in picked]
 
 
-def result_of(url: str, html: bytes) -> PageResult:
-    body = gzip.compress(html, 6, mtime=0)
+def result_of(url: str, html: bytes, encoded: bool = True) -> PageResult:
+    """The page's result as a worker sends it when archiving; its body
+    gzip-encoded as a server would send it, or plain (`encoded=False`)."""
+    body = gzip.compress(html, 6, mtime=0) if encoded else html
+    encoding = "Content-Encoding: gzip\r\n" if encoded else ""
     head = (
-        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\n"
+        f"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n{encoding}"
         f"Content-Length: {len(body)}\r\nServer: nginx\r\n\r\n"
     ).encode()
     exchange = Exchange(
@@ -118,9 +121,11 @@ def result_of(url: str, html: bytes) -> PageResult:
     )  # fmt: skip
 
 
-def master_side(site: Site, work: Path, pages: int, batch: int) -> dict[str, Any]:
+def master_side(
+    site: Site, work: Path, pages: int, batch: int, encoded: bool = True
+) -> dict[str, Any]:
     """Archive.add alone, the master's added work per results message."""
-    results = [result_of(url, html) for url, html in sample_pages(site, pages)]
+    results = [result_of(url, html, encoded) for url, html in sample_pages(site, pages)]
     warc = WarcConfig(dir=str(work / "warc"))
     config = Config(warc=warc, master=MasterConfig(state_dir=str(work / "state")))
     archive = Archive(config, warc, StateHealth(str(work / "state")))

@@ -11,13 +11,12 @@ page, a truncated or hostile document) is a parse error, counted.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from urllib.parse import urljoin
 
-from nadird.common.errors import ErrorKind, FetchError, InvalidURL
-from nadird.common.urls import canonicalize
+from nadird.common.errors import ErrorKind, FetchError
 from nadird.job.feeds import FeedsSpec, is_feed_url
 from nadird.worker.fetch.decoding import gunzip_limited
 from nadird.worker.follow.filter import LinkPipeline
+from nadird.worker.follow.find import href_resolver
 from nadird.worker.parse.feeds import FeedRead, NotAFeed, read_document, sniff
 from nadird.worker.parse.signature import fields_signature
 
@@ -63,10 +62,10 @@ def _canonical_entries(read: FeedRead, base: str) -> dict[str, dict[str, str]]:
     """Entry data by canonical URL (relative ones resolved against the
     document's URL), first mention kept (a feed may repeat one)."""
     found: dict[str, dict[str, str]] = {}
+    resolve = href_resolver(base)  # urljoin, when needed only (it cost a fifth of a read)
     for entry in read.entries:
-        try:
-            link = canonicalize(urljoin(base, entry.url))
-        except InvalidURL:
+        link = resolve(entry.url)
+        if link is None:
             read.no_url += 1
             continue
         if link not in found:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from urllib.parse import urljoin, urlsplit
 
 import lxml.html
@@ -104,6 +104,14 @@ def resolve_hrefs(hrefs: Iterable[str], page_url: str) -> list[str]:
             seen.add(url)
             links.append(url)
     return links
+
+
+def href_resolver(base: str) -> Callable[[str], str | None]:
+    """One href at a time as resolve_hrefs resolves it (None: no canonical
+    URL), for callers that keep what they know of each href (a feed's
+    entries): the same fast paths and cache as a page's links."""
+    resolve = _Resolver(base)
+    return lambda href: resolve(href.translate(_TAB_OR_NEWLINE).strip())
 
 
 def _origin(base: str) -> str | None:

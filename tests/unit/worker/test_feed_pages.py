@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 from typing import Any
+from xml.sax.saxutils import escape
 
 import pytest
 from aiohttp import web
@@ -16,14 +17,17 @@ from support.hostile_helpers import fetch_config, fetcher
 from nadird.common.errors import ErrorKind
 from nadird.common.typecheck import build
 from nadird.common.urls import fingerprint
-from nadird.job.feeds import ARCHIVE_PENALTY, ARTICLE_BONUS, FEED_BONUS, news_rank
+from nadird.job.feeds import ARCHIVE_PENALTY, ARTICLE_BONUS, FEED_BONUS, FeedsSpec, news_rank
 from nadird.job.spec import Job
 from nadird.protocol.messages import PageResult
 from nadird.testing.living import ManualClock
 from nadird.testing.news import NewsSite, NewsWeb
 from nadird.testing.web import SyntheticWeb, run_in_thread
+from nadird.worker.feed_page import read_feed_page
+from nadird.worker.follow.feedlinks import announced_feeds
 from nadird.worker.follow.filter import DomainCounts, LinkPipeline
 from nadird.worker.pages import PageProcessor, PageTask
+from nadird.worker.parse.parser import parse_html
 
 SITES = [NewsSite(f"{how}.test", how, 10.0, backlog=3) for how in ("rss", "atom", "json", "home")]
 BROKEN = "broken.test"
@@ -145,3 +149,55 @@ def test_feeds_first_then_articles_then_listings_then_archives() -> None:
     assert news_rank(f"{site}/tag/world", True) == 0
     assert news_rank(f"{site}/tag/world?page=2", True) == ARCHIVE_PENALTY
     assert FEED_BONUS > ARTICLE_BONUS > 0 > ARCHIVE_PENALTY
+
+
+def test_entries_resolve_as_a_pages_links_do_and_unusable_ones_are_counted() -> None:
+    """Each entry's URL is what urljoin against the feed's URL, then
+    canonicalize, make of it (the fast paths skip urljoin, not its result);
+    one with no http(s) URL is counted in `no_url`, not sent."""
+    feed_url = "http://n.test/news/feed.xml"
+    hrefs = {
+        "http://N.test/a/../2026/1?b=2&a=1#top": "http://n.test/2026/1?a=1&b=2",
+        "/2026/2": "http://n.test/2026/2",
+        "2026/3": "http://n.test/news/2026/3",
+        "./2026/../4": "http://n.test/news/4",
+        "//cdn.test/5": "http://cdn.test/5",
+        "https://n.test:443/6": "https://n.test/6",
+        "http://n.test/7\n8": "http://n.test/78",  # newlines dropped, as browsers do
+    }
+    unusable = ["mailto:desk@n.test", "http://[bad/9", "tag:n.test,2026:10"]
+    items = "".join(ITEM.format(escape(h)) for h in [*hrefs, *unusable])
+    body = f'<rss version="2.0"><channel><title>N</title>{items}</channel></rss>'.encode()
+    job = build(Job, {"feeds": True, "links": {"scope": "any"}})
+    assert isinstance(job.feeds, FeedsSpec)
+    pipeline = LinkPipeline(job, fetch_config(), DomainCounts())
+    page = read_feed_page(feed_url, body, job.feeds, pipeline, 1 << 20)
+    entries = page.data["entries"]
+    assert isinstance(entries, list)
+    assert [e["url"] for e in entries] == list(hrefs.values())
+    assert page.links == list(hrefs.values())
+    summary = page.data["_feed"]
+    assert isinstance(summary, dict) and summary["no_url"] == len(unusable)
+
+
+def test_feeds_are_the_links_rel_alternate_of_a_feed_type_anywhere_in_the_page() -> None:
+    html = (
+        "<html><head>"
+        "<link rel='alternate' type='application/rss+xml' href='/a.xml'>"
+        "<link rel='ALTERNATE stylesheet' type='application/atom+xml; charset=utf-8' href='b'>"
+        "<link rel='stylesheet' type='application/rss+xml' href='/not-alternate'>"
+        "<link rel='alternate' type='text/html' href='/not-a-feed-type'>"
+        "<link rel='Alternate' type='APPLICATION/FEED+JSON' href='//cdn.test/e.json'>"
+        "</head><body>"
+        "<link rel='alternate' type='application/rss+xml' href='/in-body.xml'>"
+        "<link rel='xalternate' type='application/rss+xml' href='/not-the-word'>"
+        "</body></html>"
+    )
+    doc = parse_html(html.encode(), "http://n.test/p/q.html")
+    assert doc is not None
+    assert announced_feeds(doc, "http://n.test/p/q.html") == [
+        "http://n.test/a.xml",
+        "http://n.test/p/b",
+        "http://cdn.test/e.json",
+        "http://n.test/in-body.xml",
+    ]

@@ -10,6 +10,7 @@ tmpfs as there). During each replicated run's window:
   Litestream's compactions), and the changes alone (level-0 files).
 
     python scripts/bench_replica_capacity.py --workers 8 --seconds 20 --repeat 3
+    python scripts/bench_replica_capacity.py --repeat 1 --profile /tmp/prof --gil  # py-spy
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import copy
 import json
 import os
 import platform
@@ -42,6 +44,7 @@ from bench_master_capacity import (  # scripts/: on sys.path when run as a scrip
     stop_master,
     wait_for_api,
 )
+from pyspy_top import top_functions
 
 from nadird import __version__
 from nadird.master.service.replica import litestream_binary
@@ -119,7 +122,9 @@ async def measure(args: argparse.Namespace, replicated: bool) -> dict[str, Any]:
             bytes0, level0_0 = replica_bytes(replica)
             ls0, pages0 = litestream_cpu(master), api_stats(state).get("pages_ok", 0)
             sampler = asyncio.create_task(sample_lag(state, stop, lags))
-            result = await drive(args.workers, work, state, proc, known_links(args), args)
+            result = await drive(
+                args.workers, work, state, proc, known_links(args), spied(args, replicated)
+            )
             stop.set()
             await sampler
             pages = api_stats(state).get("pages_ok", 0) - pages0
@@ -146,6 +151,15 @@ async def measure(args: argparse.Namespace, replicated: bool) -> dict[str, Any]:
             shutil.rmtree(directory, ignore_errors=True)
 
 
+def spied(args: argparse.Namespace, replicated: bool) -> argparse.Namespace:
+    """drive()'s arguments: py-spy's output in DIR/on or DIR/off (the last run's)."""
+    if not args.profile:
+        return args
+    run = copy.copy(args)
+    run.profile = str(Path(args.profile) / ("on" if replicated else "off"))
+    return run
+
+
 def parse() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workers", type=int, default=8, help="simulated workers")
@@ -161,7 +175,12 @@ def parse() -> argparse.Namespace:
         "result_batch": 32, "heartbeat": 1.0, "expected_urls": 10_000_000, "fp_rate": 0.001,
     }.items():  # fmt: skip
         parser.add_argument(f"--{name.replace('_', '-')}", type=type(value), default=value)
-    parser.set_defaults(profile=None, spy_args=[])
+    parser.add_argument("--profile", metavar="DIR", help="py-spy the master over each window")
+    parser.add_argument(
+        "--gil", dest="spy_args", action="store_const", const=["--gil"], default=[],
+        help="profile only the thread holding the GIL (Python work, no waits)",
+    )  # fmt: skip
+    parser.add_argument("--top", type=int, default=25, help="functions shown per profile")
     return parser.parse_args()
 
 
@@ -197,6 +216,12 @@ def main() -> int:
                 "litestream_cpu_percent"):  # fmt: skip
         summary[key] = statistics.median(r[key] for r in on_runs if r[key] is not None)
     print(json.dumps({"median": summary}), flush=True)
+    for side in ("off", "on") if args.profile else ():
+        raw = Path(args.profile) / side / f"master-{args.workers}w.txt"
+        if raw.exists():
+            print(f"== master profile, replication {side} ({raw})")
+            for line in top_functions(raw, args.top):
+                print(line)
     return 0
 
 

@@ -151,6 +151,30 @@ async def measure(args: argparse.Namespace, replicated: bool) -> dict[str, Any]:
             shutil.rmtree(directory, ignore_errors=True)
 
 
+def summarize(off_runs: list[dict[str, Any]], on_runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Medians of the runs on against off. On a shared machine the master
+    rarely gets a whole core: results per second of its own CPU say what
+    replication costs it; results per second say it only when it ran alone.
+    `paired_percent`: the median of each round's on against the same round's
+    off (the load drifts less within a round than across them)."""
+    summary: dict[str, Any] = {}
+    for key in ("results_per_s", "results_per_master_cpu_s"):
+        off = statistics.median(r[key] for r in off_runs)
+        on = statistics.median(r[key] for r in on_runs)
+        pairs = zip(off_runs, on_runs, strict=True)
+        paired = statistics.median(b[key] / a[key] - 1 for a, b in pairs)
+        summary[key] = {
+            "off": off,
+            "on": on,
+            "change_percent": round(100 * (on - off) / off, 1),
+            "paired_percent": round(100 * paired, 1),
+        }
+    for key in ("lag_p50_s", "lag_p95_s", "replica_bytes_per_page", "level0_bytes_per_page",
+                "litestream_cpu_percent"):  # fmt: skip
+        summary[key] = statistics.median(r[key] for r in on_runs if r[key] is not None)
+    return summary
+
+
 def spied(args: argparse.Namespace, replicated: bool) -> argparse.Namespace:
     """drive()'s arguments: py-spy's output in DIR/on or DIR/off (the last run's)."""
     if not args.profile:
@@ -199,23 +223,11 @@ def main() -> int:
     print(json.dumps(header), flush=True)
     runs: dict[bool, list[dict[str, Any]]] = {False: [], True: []}
     for _ in range(args.repeat):
-        for replicated in (False, True):
+        for replicated in (False, True):  # in turn: each pair sees the same load
             result = asyncio.run(measure(args, replicated))
             runs[replicated].append(result)
             print(json.dumps(result), flush=True)
-    # On a shared machine the master rarely gets a whole core: results per
-    # second of its own CPU say what replication costs it; results per
-    # second say it only when it ran alone.
-    summary: dict[str, Any] = {}
-    for key in ("results_per_s", "results_per_master_cpu_s"):
-        off = statistics.median(r[key] for r in runs[False])
-        on = statistics.median(r[key] for r in runs[True])
-        summary[key] = {"off": off, "on": on, "change_percent": round(100 * (on - off) / off, 1)}
-    on_runs = runs[True]
-    for key in ("lag_p50_s", "lag_p95_s", "replica_bytes_per_page", "level0_bytes_per_page",
-                "litestream_cpu_percent"):  # fmt: skip
-        summary[key] = statistics.median(r[key] for r in on_runs if r[key] is not None)
-    print(json.dumps({"median": summary}), flush=True)
+    print(json.dumps({"median": summarize(runs[False], runs[True])}), flush=True)
     for side in ("off", "on") if args.profile else ():
         raw = Path(args.profile) / side / f"master-{args.workers}w.txt"
         if raw.exists():

@@ -56,6 +56,7 @@ RESTART_DELAY = 1.0  # seconds before the first restart, doubled each time up to
 RESTART_MAX_DELAY = 60.0
 STEADY_AFTER = 60.0  # a run this long resets the back-off
 STOP_TIMEOUT = 10.0  # its final sync on SIGTERM
+TABLES_TIMEOUT = 60.0  # Litestream's tables made in every database, at start
 LEVELS = {"DEBUG": "debug", "INFO": "info", "WARN": "warning", "ERROR": "error"}
 
 
@@ -89,6 +90,27 @@ def _with_parent(command: list[str]) -> list[str]:
     """
     setpriv = shutil.which("setpriv")
     return [setpriv, "--pdeathsig", "TERM", "--", *command] if setpriv else command
+
+
+def _make_litestream_tables(state_dir: Path, names: list[str]) -> None:
+    """Litestream's tables, made before it starts (state/litestream_tables.py),
+    by a process of their own; when that fails Litestream makes them itself,
+    as it would anyway (logged)."""
+    paths = [str(state_dir / name) for name in names if (state_dir / name).exists()]
+    module = "nadird.master.state.litestream_tables"
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", module, *paths],
+            capture_output=True,
+            text=True,
+            timeout=TABLES_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        log.warning("replica_tables_not_made", error=str(exc)[:500])
+        return
+    if done.returncode != 0:
+        log.warning("replica_tables_not_made", error=done.stderr.strip()[-500:])
 
 
 class Replicator:
@@ -145,6 +167,7 @@ class Replicator:
             self.state_dir, self.url, self.names, self.interval, self.sftp_key
         )
         (self.state_dir / LITESTREAM_CONFIG).write_text(config, encoding="utf-8")
+        await asyncio.to_thread(_make_litestream_tables, self.state_dir, self.names)
         self._task = asyncio.create_task(self._supervise())
         self._watch_task = asyncio.create_task(self.watch.run(started))
 

@@ -149,6 +149,9 @@ class Master(MasterReads):
             raise
         self.core.connected = PeerProbe(self._router.underlying).connected
         if self.replica is not None:  # after the binds: one master per state dir
+            # What loading wrote, committed: the write lock free for the
+            # tables Litestream needs (state/litestream_tables.py).
+            self.db.commit()
             try:  # and before any work: one master per replica
                 await self.replica.start()
             except SupersededError:

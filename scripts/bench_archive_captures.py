@@ -2,7 +2,9 @@
 `captures` table of master/archive/copies.py): bytes on disk per fetch
 recorded, the time to record a batch as the archive writer does (one
 transaction per results message), and the URL page's read of one page's
-latest 20 captures, with `--pages` pages fetched `--fetches` times each.
+latest 20 captures, with `--pages` pages fetched `--fetches` times each;
+then what dropping the captures of one file gone from the directory costs
+(trim.py: the table scanned in PARTS steps) and finding none gone.
 
     python scripts/bench_archive_captures.py --pages 100000 --fetches 5
 """
@@ -17,6 +19,7 @@ import time
 from pathlib import Path
 
 from nadird.master.archive.copies import ARCHIVE_FILE, Capture, Copies
+from nadird.master.archive.trim import PARTS
 
 BATCH = 50  # pages per results message
 
@@ -46,8 +49,19 @@ def main() -> None:
             found = copies.captures(fp, 20)
             reads.append(time.perf_counter() - began)
             assert len(found) == args.fetches
-        copies.close()
         size = sum(p.stat().st_size for p in Path(tmp).glob(ARCHIVE_FILE + "*"))
+        began = time.perf_counter()
+        assert copies.gone(lambda name: True) == {}
+        none_gone = time.perf_counter() - began
+        gone = copies.gone(lambda name: not name.startswith("nadird-20261202000000"))
+        steps: list[float] = []
+        dropped = 0
+        for part in range(PARTS):  # as the master's housekeeping does, a part a tick
+            began = time.perf_counter()
+            dropped += copies.drop_part(gone, part)
+            steps.append(time.perf_counter() - began)
+        copies.forget_files(gone)
+        copies.close()
     rows = args.pages * args.fetches
     print(f"rows (fetches recorded): {rows:,}")
     print(f"archive.db: {size / 1e6:.1f} MB, {size / rows:.0f} bytes per fetch")
@@ -55,6 +69,12 @@ def main() -> None:
     print(
         f"one page's latest 20: median {statistics.median(reads) * 1e6:.0f} us,"
         f" p99 {statistics.quantiles(reads, n=100)[98] * 1e6:.0f} us"
+    )
+    print(f"no file gone: {none_gone * 1e3:.2f} ms")
+    print(
+        f"one file gone ({dropped:,} rows dropped in {PARTS} steps):"
+        f" {sum(steps) * 1e3:.0f} ms in all, a step {statistics.median(steps) * 1e3:.2f} ms"
+        f" median, {max(steps) * 1e3:.2f} ms at most"
     )
 
 

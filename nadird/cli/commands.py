@@ -113,6 +113,7 @@ def _crawl_options(args: argparse.Namespace) -> CrawlOptions:
         render=args.render,
         log_level=args.log_level,
         revisit=args.revisit,
+        feeds=args.feeds,
         run_for=getattr(args, "for"),
         warc=args.warc,
     )

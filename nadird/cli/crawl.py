@@ -70,6 +70,7 @@ class CrawlOptions:
     render: bool = False  # --render: the default job renders every HTML page
     log_level: LogLevel | None = None  # this process's and the workers'
     revisit: float | None = None  # --revisit: seconds between fetches of each page
+    feeds: bool = False  # --feeds: the default job follows feeds and sitemaps (job/feeds.py)
     run_for: float | None = None  # --for: stop after this many seconds
     warc: str | None = None  # --warc: write the web archive into this directory
 
@@ -96,6 +97,7 @@ def override_jobs(base: Config, opts: CrawlOptions) -> Config:
         max_retries=opts.retries if opts.retries is not None else job.max_retries,
         render=True if opts.render else job.render,
         revisit={"every": opts.revisit} if opts.revisit is not None else job.revisit,
+        feeds=job.feeds or opts.feeds,  # a `feeds:` mapping of the config stays
     )
     return dataclasses.replace(base, jobs={**base.jobs, "default": job})
 

@@ -53,10 +53,12 @@ class SinceStart:
     async def count(self, job: str | None = None) -> int:
         return sum([1 async for _ in self.iter_records(job)])
 
-    async def iter_records(self, job: str | None = None) -> AsyncIterator[PageRecord]:
-        async for record in self._store.iter_records(job):
-            if record.fetched_at >= self._since:
-                yield record
+    async def iter_records(
+        self, job: str | None = None, since: float | None = None
+    ) -> AsyncIterator[PageRecord]:
+        start = self._since if since is None else max(self._since, since)
+        async for record in self._store.iter_records(job, start):
+            yield record
 
     async def close(self) -> None:
         await self._store.close()

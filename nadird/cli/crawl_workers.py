@@ -10,6 +10,7 @@ from pathlib import Path
 
 import yaml
 
+from nadird.common.children import ended_with_parent
 from nadird.common.logs import get_logger
 from nadird.common.progress import Console
 from nadird.config import Config
@@ -71,14 +72,12 @@ class WorkerPool:
 
     async def _spawn(self, index: int) -> None:
         piped = self._console is not None
+        # A crawl killed outright takes its workers with it: they would
+        # otherwise wait for ever for its master (exit_when_done never comes).
+        config = str(self._files[index])
+        command = [sys.executable, "-m", "nadird", "--role", "worker", "-c", config]
         proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "nadird",
-            "--role",
-            "worker",
-            "-c",
-            str(self._files[index]),
+            *ended_with_parent(command),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE if piped else sys.stderr.fileno(),
             stderr=asyncio.subprocess.STDOUT if piped else None,

@@ -173,6 +173,12 @@ def _add_crawl_run(crawl: argparse.ArgumentParser) -> None:
         help="fetch every page this crawl stores again every EVERY (e.g. 10m): never complete",
     )
     crawl.add_argument(
+        "--feeds",
+        action="store_true",
+        help="follow news sites: find feeds and sitemaps, check them often, fetch new "
+        "articles first (the default job's feeds: true)",
+    )
+    crawl.add_argument(
         "--warc",
         metavar="DIR",
         help="write every fetch into WARC files in DIR (the config's warc: section, if any)",

@@ -30,13 +30,14 @@ from nadird.master.leasing.nodes import Node, NodeRegistry
 from nadird.master.leasing.robots_notes import RobotsNotes
 from nadird.master.leasing.welcome import Welcomer
 from nadird.master.observe import trace
-from nadird.master.observe.metrics import MasterMetrics
+from nadird.master.observe.metrics import COUNTERS, MasterMetrics
 from nadird.master.results.bag_done import BagEnd
 from nadird.master.results.blocking import BlockStreaks
 from nadird.master.results.by_job import JobTallies
 from nadird.master.results.claims import Claims
 from nadird.master.results.failing import FailureRouter
 from nadird.master.results.fallback import Fallbacks
+from nadird.master.results.feed_links import NewArticles
 from nadird.master.results.near_dups import NearDuplicates
 from nadird.master.results.observing import PageObserver
 from nadird.master.results.records import record_from_result
@@ -77,6 +78,7 @@ class MasterCore:
         self.nodes = NodeRegistry()
         self.seen = seen
         self.admission = Admission(seen, self.frontier, dict(config.jobs))
+        self.admission.keep_via = config.warc is not None  # only the archive reads it
         # Shares the jobs mapping with admission (reloads and deletions too);
         # its wall clock is the system's unless a test shifts it (revisit_clock.py).
         self.revisits = Revisits(
@@ -97,7 +99,7 @@ class MasterCore:
         self._drop_log = PerKeyLimit()
         self.metrics = MasterMetrics()
         self.metrics.registry.register(self.revisits.lateness)
-        self.observer = PageObserver(self.stats, self.tallies, self.metrics, self.admission.jobs)
+        self.observer = PageObserver(self.stats, self.tallies, self.metrics, self.revisits, db)
         # The observer's counters, under the names the views read.
         self.errors, self.statuses = self.observer.errors, self.observer.statuses
         self.domain_errors, self.page_log = self.observer.domain_errors, self.observer.page_log
@@ -173,7 +175,7 @@ class MasterCore:
             "workers": len(self.nodes),
             "seen": self.seen.added,
             "overflow": self.frontier.overflowed,
-            **{k: v for k, v in sorted(self.stats.items())},
+            **{k: self.stats[k] for k in sorted(COUNTERS.keys() | self.stats.keys())},  # 0s too
             **(self.revisits.status() if self.revisits.scanning else {}),
             **({"logins": self.sessions.status(time.monotonic())} if self.sessions.domains else {}),
             **({"feeds": feeds} if (feeds := self.discovery.status()) else {}),
@@ -269,11 +271,8 @@ class MasterCore:
         or None when they are refused: forged, or from a lease long gone.
         Nothing of a refused message is stored; its URLs stay queued and are
         crawled by whoever holds them."""
-        lease = self.leases.current(msg.lease, msg.epoch)
-        held = lease or self.leases.ended.get(msg.lease, msg.epoch, now, self.late_window())
-        if held is None:  # the previous run's lease, before (or without) its claim
-            lease = self.adoption.results_lease(msg, now)
-            held = lease or self.leases.ended.get(msg.lease, msg.epoch, now, self.late_window())
+        held = self.adoption.lease_named(msg, now, self.late_window())
+        lease = held if isinstance(held, Lease) else None
         refused = refusal(msg, user, held)
         if refused is not None or held is None:
             self.refused[refused or "no_lease"] += 1
@@ -333,18 +332,18 @@ class MasterCore:
             # acknowledged (its URL forgotten) before the links it found.
             articles = self._admit(held.job, links, sources)
             self.revisits.found(held.job, [fp for batch in links for fp in batch[1]])
-            if articles is not None:  # a feeds job: pages that find articles become hubs
-                self.revisits.found_articles(held.job, zip(linked, articles, strict=True))
+            if articles is not None:  # a feeds job: hubs learned, articles noted
+                self.observer.feed_links.found(held.job, msg.pages, linked, articles)
         if lease is not None:
             self.closer.close_if_finished(lease, now)
         if debug:
             self.store_trace.results(records, msg.lease, lease.domain if lease else None)
         return self.near_dups.check(records)
 
-    def _admit(self, job: str, links: list[LinkBatch], sources: list[Source]) -> list[int] | None:
-        """Admit the links; for a feeds job, how many new articles each batch named."""
+    def _admit(self, job: str, links: list[LinkBatch], sources: list[Source]) -> NewArticles | None:
+        """Admit the links; for a feeds job, the new articles each batch named."""
         spec = self.admission.jobs.get(job)
-        articles: list[int] | None = [] if spec is not None and spec.feeds else None
+        articles: NewArticles | None = [] if spec is not None and spec.feeds else None
         self.admission.admit_many(job, links, sources, articles)
         return articles
 

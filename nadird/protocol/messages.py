@@ -340,6 +340,10 @@ class PageResult(PageContent, PageFetch):
     link_requests: list[dict[str, Any] | None] = field(default_factory=list, metadata=SPARSE_FIELD)
     # The HTTP exchanges as they happened, when the bag asked (Bag.archive).
     exchanges: list[Exchange] = field(default_factory=list, metadata=SPARSE_FIELD)
+    # Per link, the document it was read from when not this page ("": the
+    # page's own link): a sitemap, or robots.txt for the sitemaps it lists.
+    # Empty, and not sent, when every link is the page's own.
+    link_vias: list[str] = field(default_factory=list, metadata=SPARSE_FIELD)
 
     def __post_init__(self) -> None:
         _check_fps("fp", [self.fp])
@@ -350,6 +354,9 @@ class PageResult(PageContent, PageFetch):
             raise ValueError(f"method: one of {', '.join(METHODS)}")
         _check_fps("link_fps", self.link_fps)
         _check_urls("links", [self.url, self.final_url, *self.links])
+        if self.link_vias:
+            _same_length(links=self.links, link_vias=self.link_vias)
+            _check_urls("link_vias", self.link_vias)
         # Kept in the revisit schedule and sent back in bags (Bag checks the
         # same bound): a longer one would make every later bag of the URL fail.
         if max(len(self.etag), len(self.last_modified), len(self.signature or "")) > MAX_VALIDATOR:

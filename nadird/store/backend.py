@@ -24,7 +24,12 @@ class Store(Protocol):
 
     async def count(self, job: str | None = None) -> int: ...
 
-    def iter_records(self, job: str | None = None) -> AsyncIterator[PageRecord]: ...
+    def iter_records(
+        self, job: str | None = None, since: float | None = None
+    ) -> AsyncIterator[PageRecord]:
+        """The stored records (of one job); with `since`, only those
+        fetched at or after it (epoch seconds), oldest first, found through
+        an index on the fetch time."""
 
     async def close(self) -> None: ...
 

@@ -79,15 +79,18 @@ async def export_to(
     leaves no empty or half-written file behind.
     """
     wanted = _wanted(since, cursor)
+    # The store finds what was fetched since the lower bound (an index on the
+    # fetch time); `wanted` then leaves out what the cursor already wrote.
+    since = cursor.since if cursor is not None else since
     if fmt == "csv":
-        columns = await csv_columns(store, job, fields)
+        columns = await csv_columns(store, job, fields, since)
         with open_output(path, encoding) as out:
-            rows = await write_csv(store, out, columns, job, wanted)
+            rows = await write_csv(store, out, columns, job, wanted, since)
     else:
         if fields is not None:
             raise ValueError("fields choose CSV columns; JSON lines always hold every field")
         with open_output(path, encoding) as out:
-            rows = await _export_jsonl(store, out, job, wanted)
+            rows = await _export_jsonl(store, out, job, wanted, since)
     if cursor is not None:  # once every line is out: a failed export is done again
         cursor.save()
     return rows
@@ -149,9 +152,11 @@ def open_output(path: str | None, encoding: str) -> Iterator[TextIO]:
         stdout.detach()  # sys.stdout keeps its buffer
 
 
-async def _export_jsonl(store: Store, out: TextIO, job: str | None, wanted: Wanted = None) -> int:
+async def _export_jsonl(
+    store: Store, out: TextIO, job: str | None, wanted: Wanted = None, since: float | None = None
+) -> int:
     rows = 0
-    async for record in store.iter_records(job):
+    async for record in store.iter_records(job, since):
         if wanted is not None and not wanted(record):
             continue
         out.write(json.dumps(record.export_dict(), ensure_ascii=False, separators=(",", ":")))
@@ -161,14 +166,14 @@ async def _export_jsonl(store: Store, out: TextIO, job: str | None, wanted: Want
 
 
 async def csv_columns(
-    store: Store, job: str | None, fields: Sequence[str] | None = None
+    store: Store, job: str | None, fields: Sequence[str] | None = None, since: float | None = None
 ) -> list[str]:
     """The CSV header: every record column, then one per extracted data field,
     or exactly `fields` when given (UnknownField if one is not among them)."""
     # The header must name every data field before the first row is written,
     # and holding all records to find them would not scale: so read twice.
     names: set[str] = set()
-    async for record in store.iter_records(job):
+    async for record in store.iter_records(job, since):
         names.update(record.data)
     available = list(CSV_COLUMNS) + [_field_column(name) for name in sorted(names)]
     if fields is None:
@@ -186,6 +191,7 @@ async def write_csv(
     columns: Sequence[str],
     job: str | None,
     wanted: Wanted = None,
+    since: float | None = None,
 ) -> int:
     # "\n" rather than csv's default "\r\n": `out` is usually stdout or a file
     # read by Unix tools, where "\r\n" would leave a stray "\r"; spreadsheets
@@ -193,7 +199,7 @@ async def write_csv(
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(columns)
     rows = 0
-    async for record in store.iter_records(job):
+    async for record in store.iter_records(job, since):
         if wanted is not None and not wanted(record):
             continue
         # A field first written after the header (live store) is left out:

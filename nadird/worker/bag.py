@@ -135,12 +135,19 @@ class SitemapHook:
             return result
         rules = self._robots.cached(result.url) if self._robots is not None else None
         listed = rules.sitemaps() if rules is not None else []
-        if self._as_hubs:
-            raw = listed
+        if self._as_hubs:  # robots.txt lists them
+            found = [(f"{origin}/robots.txt", listed)] if listed else []
         else:
-            raw = await self._reader.urls(origin, listed, self._pacer.turn, self._use_proxy)
+            reader = self._reader
+            found = await reader.by_sitemap(origin, listed, self._pacer.turn, self._use_proxy)
         have = {result.url, *result.links}
-        extra = [u for u in self._links.follow_raw(raw, result.url) if u not in have]
+        extra: list[str] = []
+        vias: list[str] = []  # where each was read (the archive's `via`)
+        for source, raw in found:
+            new = [u for u in self._links.follow_raw(raw, result.url) if u not in have]
+            have.update(new)
+            extra += new
+            vias += [source] * len(new)
         if not extra:
             return result
         requests = result.link_requests
@@ -149,6 +156,7 @@ class SitemapHook:
             links=[*result.links, *extra],
             link_fps=[*result.link_fps, *(fingerprint(u) for u in extra)],
             link_requests=[*requests, *[None] * len(extra)] if requests else [],
+            link_vias=[*(result.link_vias or [""] * len(result.links)), *vias],
         )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -234,3 +235,31 @@ def test_a_second_ctrl_c_exits_at_once_with_a_summary_and_no_temporary_state(
     assert result["complete"] is False and result["forced"] is True
     assert result["signal"] == "SIGINT" and result["pages"] > 0
     assert list(temp.iterdir()) == []
+
+
+def workers_of(state_dir: Path) -> list[int]:
+    """The pids of the worker processes whose config lies in `state_dir`."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:  # not a process, or gone
+            continue
+        if b"worker" in argv and any(str(state_dir).encode() in a for a in argv):
+            pids.append(int(proc.name))
+    return pids
+
+
+def test_a_crawl_killed_outright_takes_its_workers_with_it(tmp_path: Path) -> None:
+    # Workers run in their own session (a Ctrl-C reaches the crawl only), so a
+    # SIGKILL of the crawl does not reach them: without the parent-death
+    # signal they waited for ever for a master that was gone.
+    graph = SiteGraph(hosts=3, pages=80)
+    with run_in_thread(graph) as web:
+        status, _, _, err = interrupt(web, tmp_path, signal.SIGKILL)
+        try:
+            assert status == -signal.SIGKILL
+            assert wait_until(lambda: not workers_of(tmp_path / "st"), 15), err[-2000:]
+        finally:
+            for pid in workers_of(tmp_path / "st"):
+                os.kill(pid, signal.SIGKILL)

@@ -87,6 +87,7 @@ async def test_indexes_are_created_idempotently_and_ttl_follows_config(
         items = db.items.index_information()
     assert pages["url"]["unique"] is True
     assert pages["fetched_at_desc"]["key"] == [("fetched_at", -1)]
+    assert pages["fetched_at_id"]["key"] == [("fetched_at", 1), ("_id", 1)]  # export --since
     assert pages["fetched_at_ttl"]["expireAfterSeconds"] == 30 * 86400
     assert items["job_updated_at"]["key"] == [("job", 1), ("updated_at", -1)]
     assert items["job_text_fp"]["key"] == [("job", 1), ("text_fp", 1)]
@@ -236,6 +237,30 @@ async def test_export_filters_by_job(mongo_uri: str, tmp_path: Path) -> None:
     finally:
         await store.close()
     assert len(urls) == len(set(urls)) == 600
+
+
+async def test_records_since_a_time_come_by_fetch_time_across_chunks(
+    mongo_uri: str, tmp_path: Path
+) -> None:
+    # Three pages per fetch time: the chunks' boundaries fall between equal
+    # times, which the (fetched_at, _id) keyset must neither skip nor repeat.
+    records = [
+        record(i, job="a" if i % 2 else "b", fetched_at=1_700_000_000.0 + i // 3)
+        for i in range(1500)
+    ]
+    since = 1_700_000_000.0 + 200
+    store = make_store(mongo_uri, tmp_path)
+    await store.open()
+    try:
+        await store.write(records)
+        new = [(r.fetched_at, r.url) async for r in store.iter_records(since=since)]
+        new_a = [r.url async for r in store.iter_records("a", since)]
+    finally:
+        await store.close()
+    expected = sorted((r.fetched_at, r.url) for r in records if r.fetched_at >= since)
+    assert len(new) == len(expected) == 900 and sorted(new) == expected
+    assert [at for at, _ in new] == sorted(at for at, _ in new)  # oldest first
+    assert sorted(new_a) == sorted(url for at, url in expected if int(url.rsplit("/", 1)[1]) % 2)
 
 
 async def test_uri_without_database_is_a_clear_error(mongo_uri: str, tmp_path: Path) -> None:

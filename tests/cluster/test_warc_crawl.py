@@ -336,7 +336,7 @@ def test_after_kill_9_the_next_start_completes_the_file_left_open(tmp_path: Path
             cwd=tmp_path,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            start_new_session=True,  # its own group: the kill takes the workers too
+            start_new_session=True,  # its workers end with it (their parent-death signal)
         )
         try:
             left = wait_until(lambda: site.hits[PREFIX + "same"] >= 2, 90)

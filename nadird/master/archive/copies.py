@@ -7,13 +7,17 @@ URI's length): its payload digest and the WARC-Date of the response that
 holds it. And, for the console's URL page, where each page's own record
 went (`captures`): one row per page archived, about 60 bytes, keyed by the
 page's fingerprint and time; the file names are kept once each (`files`).
+The captures follow the files: those of a file no longer in the archive's
+directory (deleted or moved away by its operator) are dropped once the
+master sees it gone (service.py, Trim), so the table is as large as the
+archive kept.
 """
 
 from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,6 +99,32 @@ class Copies:
         return [
             Capture(fp, at, name, offset, bool(rv), bool(rd)) for at, name, offset, rv, rd in rows
         ]
+
+    def gone(self, present: Callable[[str], bool]) -> dict[int, str]:
+        """The files (id -> name) that `present` says are gone."""
+        files = self._db.execute("SELECT id, name FROM files").fetchall()
+        return {i: name for i, name in files if not present(name)}
+
+    def drop_part(self, files: Iterable[int], part: int) -> int:
+        """Drop the captures of `files` among the pages whose fingerprint
+        begins with the byte `part` (0-255); the rows dropped. The rows are
+        not indexed by file (that would cost every insert), so dropping scans:
+        a 256th of the table at a time, through the key, keeps each step short."""
+        ids = list(files)
+        marks = ",".join("?" * len(ids))
+        bounds = "fp >= ?" + (" AND fp < ?" if part < 255 else "")
+        keys = [bytes([part])] + ([bytes([part + 1])] if part < 255 else [])
+        cur = self._db.execute(
+            f"DELETE FROM captures WHERE {bounds} AND file IN ({marks})", [*keys, *ids]
+        )
+        return cur.rowcount
+
+    def forget_files(self, files: Mapping[int, str]) -> None:
+        """Once every part of their captures is dropped."""
+        marks = ",".join("?" * len(files))
+        self._db.execute(f"DELETE FROM files WHERE id IN ({marks})", list(files))
+        for name in files.values():
+            self._files.pop(name, None)
 
     def _file_id(self, name: str) -> int:
         known = self._files.get(name)

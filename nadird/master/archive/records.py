@@ -70,9 +70,10 @@ class PageRecords:
         return self._builder.create_warcinfo_record(filename, info)
 
     def page(
-        self, page: PageResult, job: str, node: str, lookup: Lookup
+        self, page: PageResult, job: str, node: str, lookup: Lookup, via: str | None = None
     ) -> tuple[list[Record], dict[str, Stored]]:
-        """The page's records, and the URIs whose full copy they archived."""
+        """The page's records, and the URIs whose full copy they archived
+        (`via`: the page whose link led to it, "seed", None if not known)."""
         records: list[Record] = []
         archived: dict[str, Stored] = {}
         # The page's own answer: the last exchange for its final URL (a
@@ -88,7 +89,7 @@ class PageRecords:
                 last, response_id = exchange, record_id
         if last is None:
             return [], {}
-        records.append(self._metadata(page, job, node, last, response_id))
+        records.append(self._metadata(page, (job, node, via), last, response_id))
         if page.rendered and page.body:
             records.append(self._rendered(page, last, response_id))
         return records, archived
@@ -146,11 +147,13 @@ class PageRecords:
         )
 
     def _metadata(
-        self, page: PageResult, job: str, node: str, last: Exchange, response_id: str
+        self, page: PageResult, by: tuple[str, str, str | None], last: Exchange, response_id: str
     ) -> Record:
+        job, node, via = by
         decided = {
             "job": job,
             "node": node,
+            "via": via,
             "url": page.url,
             "final_url": page.final_url,
             "status": page.status,

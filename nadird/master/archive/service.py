@@ -13,7 +13,9 @@ from __future__ import annotations
 import os
 import socket
 from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from nadird import __version__
@@ -23,13 +25,17 @@ from nadird.config import Config, WarcConfig
 from nadird.master.archive.copies import Capture, Copies
 from nadird.master.archive.files import Recovered, WarcFiles, recover
 from nadird.master.archive.records import PageRecords, Stored, own_record
+from nadird.master.archive.trim import Trim
 from nadird.master.leasing.acceptance import refusal
-from nadird.master.leasing.leases import LeaseTable
+from nadird.master.leasing.leases import EndedLease, Lease
 from nadird.master.observe.health import StateHealth
 from nadird.protocol.messages import PageResult, Results
 
 log = get_logger()
 WARC = "warc"  # its name in StateHealth
+# (row id, fingerprint) pairs -> the `via` of those rows that hold that fingerprint.
+ViaOf = Callable[[Sequence[tuple[int, bytes]]], Mapping[int, str | None]]
+_NONE: Mapping[bytes, str | None] = MappingProxyType({})
 
 
 class Archive:
@@ -40,6 +46,7 @@ class Archive:
         health: StateHealth,
         source: str = "(config)",
         stats: Counter[str] | None = None,
+        via_of: ViaOf | None = None,
     ) -> None:
         self.directory = _writable(Path(warc.dir), source)
         self.recovered: list[Recovered] = recover(self.directory)
@@ -49,27 +56,50 @@ class Archive:
         self._files = WarcFiles(self.directory, warc.prefix, warc.max_size, info, warc.gzip_level)
         self._copies = Copies(Path(config.master.state_dir))
         self.required = warc.required
+        # The frontier's `via` of queued rows (FrontierDB.vias); none without.
+        self._via_of: ViaOf = via_of or (lambda rows: {})
         # warc_records, warc_bytes, warc_revisits, warc_failures (/metrics).
         self.stats: Counter[str] = Counter() if stats is None else stats
+        self._trim = Trim(self._copies, self.directory, self.stats)
+        self._trim.look()  # files removed while the master was down
 
     @property
     def files(self) -> list[Path]:
         """The files this process finished."""
         return list(self._files.closed)
 
-    def take(self, msg: Results, user: str, leases: LeaseTable) -> bool:
-        """Archive a live lease's results before they are stored; False when
-        they must not be stored (warc.required, and the archive cannot be
-        written): the master drops the message, its URLs stay leased and are
-        crawled again when the lease runs out. Results of an ended lease, or
-        refused, are not archived (the store decides about them alone)."""
-        lease = leases.current(msg.lease, msg.epoch)
-        if lease is None or refusal(msg, user, lease) is not None:
+    def take(self, msg: Results, user: str, held: Lease | EndedLease | None) -> bool:
+        """Archive results before they are stored, those of a live lease and
+        the late ones of a lease that ended (real exchanges too); `held` is
+        the lease the message names (Adoption.lease_named). False when they
+        must not be stored (warc.required, and the archive cannot be
+        written): the master drops the message, its URLs stay queued and are
+        crawled again. Refused results are not archived (nor stored)."""
+        if held is None or refusal(msg, user, held) is not None:
             return True
-        return self.add(msg, msg.pages) or not self.required
+        # A live lease's pages answered already (sent again after a restart)
+        # were archived then; the store skips them too.
+        pages = [p for p in msg.pages if not isinstance(held, Lease) or p.fp in held.pending]
+        return self.add(msg, pages, self._vias(pages, held)) or not self.required
 
-    def add(self, msg: Results, pages: list[PageResult]) -> bool:
-        """Archive the accepted `pages` of `msg`; False when they could not be."""
+    def _vias(self, pages: list[PageResult], held: Lease | EndedLease) -> dict[bytes, str | None]:
+        """Each page's `via` from its queue row (by the lease's row id, or the
+        one its worker echoed for a late result), by fingerprint; a page
+        whose row is gone (stored by another worker) is left out."""
+        pending = held.pending if isinstance(held, Lease) else {}
+        ids: dict[int, bytes] = {}
+        for page in pages:
+            row = pending.get(page.fp)
+            ids[row.id if row is not None else page.row] = page.fp
+        ids.pop(0, None)
+        found = self._via_of(list(ids.items())) if ids else {}
+        return {ids[row_id]: via for row_id, via in found.items()}
+
+    def add(
+        self, msg: Results, pages: list[PageResult], vias: Mapping[bytes, str | None] = _NONE
+    ) -> bool:
+        """Archive the accepted `pages` of `msg` (`vias`: their `via`, by
+        fingerprint); False when they could not be."""
         records: list[Any] = []
         archived: dict[str, Stored] = {}
         owners: list[tuple[PageResult, int, bool]] = []  # page, its own record's index, rendered
@@ -79,7 +109,8 @@ class Archive:
 
         for page in pages:
             try:
-                built, copies = self._builder.page(page, msg.job, msg.node, lookup)
+                via = vias.get(page.fp)
+                built, copies = self._builder.page(page, msg.job, msg.node, lookup, via)
             except Exception as exc:  # warcio raises several kinds on a bad head
                 self._bad_exchange(page, msg.node, exc)
                 continue
@@ -90,6 +121,7 @@ class Archive:
             archived.update(copies)
         if not records:
             return True
+        closed = len(self._files.closed)
         try:
             placed = self._files.append(records, self._builder.warcinfo)
         except OSError as exc:
@@ -112,6 +144,8 @@ class Archive:
         self.stats["warc_records"] += len(records)
         self.stats["warc_bytes"] += placed.written
         self.stats["warc_revisits"] += sum(1 for r in records if r.rec_type == "revisit")
+        if len(self._files.closed) > closed:  # it reached max_size
+            self._trim.look()
         return True
 
     def _bad_exchange(self, page: PageResult, node: str, exc: Exception) -> None:
@@ -132,10 +166,17 @@ class Archive:
     def rotate(self) -> Path | None:
         """Close the current file (SIGHUP); the next record starts a new one."""
         try:
-            return self._files.close()
+            closed = self._files.close()
         except OSError as exc:
             self._health.failed(WARC, exc)
             return None
+        self._trim.look()
+        return closed
+
+    def trim(self) -> bool:
+        """Drop captures of the files gone from the directory for a moment
+        (trim.py; the master's housekeeping, once a tick); True while more remain."""
+        return self._trim.run()
 
     def close(self) -> None:
         self.rotate()

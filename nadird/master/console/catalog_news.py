@@ -77,6 +77,8 @@ EN: Final[dict[str, str]] = {
     "url.archived_in": "archived: {file} at {offset}",
     "url.copy": "Copy",
     "url.copied": "Copied",
+    "url.via": "Reached from (its latest capture's via):",
+    "url.via_seed": "a seed",
 }
 
 ZH_CN: Final[dict[str, str]] = {
@@ -143,6 +145,8 @@ ZH_CN: Final[dict[str, str]] = {
     "url.writing": "正在写入：关闭前其名称以 .open 结尾",
     "url.file_gone": "已不在 WARC 目录中",
     "url.archived_in": "已存档：{file}，偏移 {offset}",
+    "url.via": "来源页面（最近一次存档的 via）：",
+    "url.via_seed": "种子",
     "url.copy": "复制",
     "url.copied": "已复制",
 }

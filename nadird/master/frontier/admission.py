@@ -13,7 +13,8 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
 
 from nadird.common.logs import gate
 from nadird.job.feeds import is_article, news_rank
@@ -24,14 +25,18 @@ from nadird.master.frontier.link_check import LinkCheck
 from nadird.master.frontier.queues import Frontier
 from nadird.master.frontier.seen import SeenSet
 from nadird.master.observe import trace
-from nadird.master.row import Row
+from nadird.master.row import VIA_SEED, Row
 from nadird.protocol.messages import PageResult
 
 SEED_BONUS = 1000
 # The links of one page: URLs, their fingerprints, the depth they enter at,
-# the page's URL ("" for seeds), and per URL its packed request
-# (RequestSpec.pack(), None for a plain GET; empty when all are plain GETs).
-LinkBatch = tuple[Sequence[str], Sequence[bytes], int, str, Sequence[bytes | None]]
+# the page's final URL ("" for seeds: their `via`), per URL its packed request
+# (RequestSpec.pack(), None for a plain GET; empty when all are plain GETs),
+# and the `via` of those read elsewhere than in the page (a sitemap), by fingerprint.
+LinkBatch = tuple[
+    Sequence[str], Sequence[bytes], int, str, Sequence[bytes | None], Mapping[bytes, str]
+]
+_NOWHERE: Mapping[bytes, str] = MappingProxyType({})
 # Where a batch came from: the page's final URL and the worker that sent it.
 Source = tuple[str, str]
 # A page's links that may be new: URLs, fingerprints, packed requests, the
@@ -42,7 +47,13 @@ Candidates = tuple[Sequence[str], Sequence[bytes], Sequence[bytes | None], set[b
 def links_of(page: PageResult) -> LinkBatch:
     """A page's links as admission takes them: they enter one level deeper."""
     requests = [pack_wire(w) for w in page.link_requests]
-    return page.links, page.link_fps, page.depth + 1, page.url, requests
+    elsewhere = _NOWHERE
+    if page.link_vias:
+        pairs = zip(page.link_fps, page.link_vias, strict=True)
+        elsewhere = {fp: via for fp, via in pairs if via}
+    # The page that holds the links: the end of a redirect chain.
+    via = page.final_url or page.url
+    return page.links, page.link_fps, page.depth + 1, via, requests, elsewhere
 
 
 def priority(job: Job, depth: int, url: str = "", hub: bool = False, known: bool = False) -> int:
@@ -89,6 +100,9 @@ class Admission:
         self.capped: Counter[str] = Counter()
         self.domain_of = DomainCache()
         self.check = LinkCheck()
+        # Whether rows keep their `via` (the page that led to them): about 75
+        # bytes a queued URL, for the archive's metadata records only.
+        self.keep_via = True
         # (job, domain) -> URLs admitted, for jobs with max_pages_per_domain;
         # filled from disk on first use.
         self._domains: dict[tuple[str, str], int] = {}
@@ -102,22 +116,23 @@ class Admission:
         requests: Sequence[bytes | None] = (),
     ) -> int:
         """Admit links found at `depth - 1`; returns how many were new."""
-        return self.admit_many(job_name, [(urls, fps, depth, "", requests)])
+        return self.admit_many(job_name, [(urls, fps, depth, "", requests, _NOWHERE)])
 
     def admit_many(
         self,
         job_name: str,
         batches: Iterable[LinkBatch],
         sources: Sequence[Source] = (),
-        articles: list[int] | None = None,
+        articles: list[list[bytes]] | None = None,
     ) -> int:
         """Admit the links of several pages of one job in ONE frontier
         transaction (a results message carries dozens of pages: one commit
         each was the master's largest cost). Returns how many were new.
         `sources` (one per batch): the links came from a worker, the new ones
         are checked (link_check.py); without, they are the master's (seeds).
-        `articles` gets, per batch, how many new links were articles (a
-        feeds job's rank: neither feeds, listings nor archive pages)."""
+        `articles` gets, per batch, the fingerprints of the new links that
+        are articles (a feeds job's rank: neither feeds, listings nor
+        archive pages)."""
         job = self.jobs.get(job_name)
         if job is None:
             return 0
@@ -128,10 +143,12 @@ class Admission:
         cap = job.max_pages_per_domain
         hubs = hub_patterns(job)
         debug = gate.debug
-        for index, (urls, fps, depth, referer, requests) in enumerate(batches):
+        keep_via = self.keep_via
+        for index, (urls, fps, depth, referer, requests, elsewhere) in enumerate(batches):
             first = len(rows)
+            via = (referer or VIA_SEED) if keep_via else None
             if articles is not None:
-                articles.append(0)
+                articles.append([])
             if job.max_depth is not None and depth > job.max_depth:
                 continue
             found = self._candidates(
@@ -152,9 +169,11 @@ class Admission:
                 seen.mark(fp)
                 per_domain[domain] += 1
                 rank = _priority(job, depth, url, hubs)
-                rows.append(Row(url, fp, depth, job_name, rank, domain, request=request))
+                found_in = elsewhere.get(fp, via) if elsewhere and keep_via else via
+                row = Row(url, fp, depth, job_name, rank, domain, request=request, via=found_in)
+                rows.append(row)
                 if articles is not None and is_article(url, any(p.search(url) for p in hubs)):
-                    articles[-1] += 1
+                    articles[-1].append(fp)
             if debug:
                 trace.admitted(rows[first:], referer)
         if rows:

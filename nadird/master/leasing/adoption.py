@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 from nadird.common.logs import get_logger
 from nadird.master.frontier.queues import Frontier
-from nadird.master.leasing.leases import Holder, Lease, LeaseTable
+from nadird.master.leasing.leases import EndedLease, Holder, Lease, LeaseTable
 from nadird.master.leasing.nodes import Node
 from nadird.master.row import Row
 from nadird.master.state.lease_db import LeaseRecord, LeaseRecords, session_hash
@@ -203,6 +203,20 @@ class Adoption:
         self._leases.ended.add(lease, now)
         self._records.delete([record.id])
         return lease
+
+    def lease_named(self, msg: Results, now: float, window: float) -> Lease | EndedLease | None:
+        """The lease `msg` names: live (a Lease), ended no longer than
+        `window` ago (an EndedLease), the previous run's (results_lease), or
+        None. Whether its results are taken is acceptance.refusal's to say.
+        Asked twice for one message (the archive asks first), it answers alike."""
+        leases = self._leases
+        held = leases.current(msg.lease, msg.epoch) or leases.ended.get(
+            msg.lease, msg.epoch, now, window
+        )
+        if held is None:  # the previous run's lease, before (or without) its claim
+            adopted = self.results_lease(msg, now)
+            held = adopted or leases.ended.get(msg.lease, msg.epoch, now, window)
+        return held
 
     def results_lease(self, msg: Results, now: float) -> Lease | None:
         """The previous run's lease `msg` names, when lease id, epoch and job

@@ -2,26 +2,28 @@
 
 A feed or sitemap result states, per entry, its URL and often its
 publication date (worker/feed_page.py puts them in the page's `entries`).
-The entries are remembered by fingerprint (a bounded map, oldest forgotten
-first: the latest MAX_PENDING entries are what matters for new articles);
-when the article's own result comes in, the time from its stated
-publication to now is its discovery latency. Only entries published after
-the master first read their feed are timed: the ones listed then are as old
-as the site, not as slow as the crawler (they are counted all the same). Articles are counted by the
-source that named them first: feed, sitemap, hub (a hub page's links) or
-link (any other page). What an entry stated (title, dates) fills its
-article's item where the page states nothing (entry_fields.py). Entries a
-feed listed but could not give (no link, an unreadable date, past
-max_entries) are counted by reason.
+Once its links are admitted, the new articles it names are noted by
+fingerprint (`named`, kept in frontier.db through an EntryBook:
+entry_fields.py); when an article's own result comes in, the time from its
+stated publication to now is its discovery latency. Only entries published
+after the master first read their feed are timed: the ones listed then are
+as old as the site, not as slow as the crawler (they are counted all the
+same). Articles are counted by the source that named them first: feed,
+sitemap, hub (the links of a hub page: by address, `hubs`, or learned,
+master/revisits/learned_hubs.py) or link (any other page). What an entry
+stated (title, dates) fills its article's item where the page states
+nothing. Entries a feed listed but could not give (no link, an unreadable
+date, past max_entries) are counted by reason.
 
-Kept in memory: a restarted master counts afresh.
+The namings survive a restart; the counts and latencies are the process's
+(a restarted master counts afresh, as Prometheus counters do).
 """
 
 from __future__ import annotations
 
 import statistics
-from collections import Counter, OrderedDict, deque
-from collections.abc import Iterator
+from collections import Counter, deque
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -31,10 +33,9 @@ from prometheus_client.registry import Collector
 from nadird.common.urls import domain_of
 from nadird.job.feeds import FeedsSpec, is_hub, is_listing
 from nadird.job.spec import Job
-from nadird.master.observe.entry_fields import EntryFields
+from nadird.master.observe.entry_fields import EntryBook, Named, fill, named_by_entry
 from nadird.protocol.messages import PageResult
 
-MAX_PENDING = 200_000  # entries remembered until their article comes in
 KEPT = 1000  # latest latencies per (job, domain), for the quantiles
 BUCKETS = (1, 2, 5, 10, 15, 30, 60, 300, 900, 3600, 21600, 86400)
 FAILED_REASONS = ("no_url", "bad_date", "over_limit")
@@ -50,79 +51,86 @@ def _epoch(value: object) -> float | None:
         return None
 
 
+def _summary(page: PageResult) -> dict[str, Any] | None:
+    """The page's feed summary when the worker read it as a feed or sitemap."""
+    summary = page.data.get("_feed") if page.data else None
+    return summary if isinstance(summary, dict) else None
+
+
 class Discovery(Collector):
-    def __init__(self) -> None:
-        # fp -> (source, stated publication time or None)
-        self._pending: OrderedDict[bytes, tuple[str, float | None]] = OrderedDict()
+    def __init__(self, book: EntryBook) -> None:
+        self._book = book
         self.found: Counter[tuple[str, str]] = Counter()  # (job, source) -> articles
         self.failed: Counter[tuple[str, str]] = Counter()  # (job, reason) -> entries
         self._latest: dict[tuple[str, str], deque[float]] = {}
         self._counts: dict[str, list[int]] = {}  # job -> histogram bucket counts
         self._sums: dict[str, float] = {}
-        self.fields = EntryFields()  # what entries stated, for their articles' items
-        # feed fp -> when the master first read it (bounded like _pending)
-        self._watched: OrderedDict[bytes, float] = OrderedDict()
+        self.filled = 0  # articles given at least one field by their entry (this run)
 
-    def on_page(self, page: PageResult, job: Job, now: float) -> None:
-        """Note what a result of a `feeds:` job says."""
+    def on_page(self, page: PageResult, job: Job, now: float, hub: bool = False) -> None:
+        """Note a result of a `feeds:` job as it comes in (`hub`: the page
+        was a hub, by what it answered or found, before this fetch)."""
         if not isinstance(job.feeds, FeedsSpec):
             return
-        summary = page.data.get("_feed") if page.data else None
-        if isinstance(summary, dict):
-            self._note_entries(page, job.name, summary, self._watch(page.fp, now))
-        elif is_hub(page.url, job.feeds):
-            self._note_links(page, "hub")
+        summary = _summary(page)
+        if summary is not None:
+            self._book.watched_since(page.fp, now)  # from its first read, even empty
+            for reason in FAILED_REASONS:
+                count = summary.get(reason)
+                if isinstance(count, int) and count > 0:
+                    self.failed[(job.name, reason)] += count
+        elif hub or is_hub(page.url, job.feeds):
+            return
         elif page.status == 200 and not page.error and not is_listing(page.url, job.hub_patterns):
             self._arrived(page, job.name, now)
 
-    def _watch(self, fp: bytes, now: float) -> float:
-        """When the feed `fp` was first read (now, the first time)."""
-        since = self._watched.setdefault(fp, now)
-        if len(self._watched) > MAX_PENDING:
-            self._watched.popitem(last=False)
-        return since
+    def named(
+        self, page: PageResult, job: Job, new: Sequence[bytes], hub: bool, now: float
+    ) -> None:
+        """Note the new articles a page of a `feeds:` job named, once admitted
+        (`new`: their fingerprints; `hub`: the page is a hub after this fetch)."""
+        if not isinstance(job.feeds, FeedsSpec):
+            return
+        summary = _summary(page)
+        if summary is not None:
+            self._note_entries(page, summary, set(new), self._book.watched_since(page.fp, now), now)
+        elif new and (hub or is_hub(page.url, job.feeds)):
+            known = self._book.get_many(new)
+            self._book.put_many([(fp, Named("hub")) for fp in new if fp not in known], now)
 
     def _note_entries(
-        self, page: PageResult, job: str, summary: dict[str, Any], since: float
+        self, page: PageResult, summary: dict[str, Any], new: set[bytes], since: float, now: float
     ) -> None:
-        for reason in FAILED_REASONS:
-            count = summary.get(reason)
-            if isinstance(count, int) and count > 0:
-                self.failed[(job, reason)] += count
+        """The feed's entries: new articles noted, the ones a hub page named
+        first given the entry's date and fields."""
         source = "feed" if summary.get("kind") in FEED_KINDS else "sitemap"
         fps = dict(zip(page.links, page.link_fps, strict=True))
         entries = page.data.get("entries")
+        listed: dict[bytes, Named] = {}
         for entry in entries if isinstance(entries, list) else []:
             fp = fps.get(str(entry.get("url"))) if isinstance(entry, dict) else None
-            if fp is None:
+            if fp is None or fp in listed:
                 continue
-            self.fields.remember(fp, entry)
             published = _epoch(entry.get("published"))
-            stated = published if published is not None and published >= since else None
-            known = self._pending.get(fp)
-            if known is None:
-                self._remember(fp, source, stated)
-            elif known[1] is None and stated is not None:  # named first by a hub page
-                self._pending[fp] = (known[0], stated)
-
-    def _note_links(self, page: PageResult, source: str) -> None:
-        for fp in page.link_fps:
-            if fp not in self._pending:
-                self._remember(fp, source, None)
-
-    def _remember(self, fp: bytes, source: str, published: float | None) -> None:
-        self._pending[fp] = (source, published)
-        if len(self._pending) > MAX_PENDING:
-            self._pending.popitem(last=False)
+            timed = published if published is not None and published >= since else None
+            listed[fp] = named_by_entry(source, timed, entry)
+        waiting = self._book.get_many([fp for fp in listed if fp not in new])
+        rows = [(fp, named) for fp, named in listed.items() if fp in new]
+        for fp, known in waiting.items():
+            merged = known.merged(listed[fp])
+            if merged is not known:
+                rows.append((fp, merged))
+        self._book.put_many(rows, now)
 
     def _arrived(self, page: PageResult, job: str, now: float) -> None:
-        if page.data is not None:
-            self.fields.fill(page.fp, page.data)
-        source, published = self._pending.pop(page.fp, ("link", None))
+        named = self._book.take(page.fp)
+        if named is not None and page.data is not None and fill(named, page.data):
+            self.filled += 1
+        source = "link" if named is None else named.source
         self.found[(job, source)] += 1
-        if published is None:
+        if named is None or named.timed is None:
             return
-        latency = max(0.0, now - published)
+        latency = max(0.0, now - named.timed)
         key = (job, domain_of(page.url))
         self._latest.setdefault(key, deque(maxlen=KEPT)).append(latency)
         counts = self._counts.setdefault(job, [0] * (len(BUCKETS) + 1))

@@ -78,6 +78,10 @@ COUNTERS = {
     "warc_bytes": ("nadird_warc_bytes", "Bytes written to the WARC files"),
     "warc_revisits": ("nadird_warc_revisits", "Revisit records written instead of copies"),
     "warc_failures": ("nadird_warc_failures", "WARC writes that failed (a full disk)"),
+    "warc_captures_dropped": (
+        "nadird_warc_captures_dropped",
+        "Captures dropped from archive.db because their WARC file left the directory",
+    ),
     "warc_bad_exchanges": (
         "nadird_warc_bad_exchanges",
         "Exchanges a worker sent that could not be archived (a head no parser takes)",

@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Mapping
 
 from nadird.common.urls import domain_of
-from nadird.job.spec import Job
 from nadird.master.observe.discovery import Discovery
 from nadird.master.observe.metrics import MasterMetrics
 from nadird.master.results.by_job import JobTallies
+from nadird.master.results.feed_links import FeedLinks
 from nadird.master.results.recent import PageLog
+from nadird.master.revisits.scheduler import Revisits
+from nadird.master.state.frontier_db import FrontierDB
 from nadird.protocol.messages import PageResult
 
 
@@ -24,28 +25,33 @@ class PageObserver:
         stats: Counter[str],
         tallies: JobTallies,
         metrics: MasterMetrics,
-        jobs: Mapping[str, Job],
+        revisits: Revisits,
+        db: FrontierDB,
     ) -> None:
         self._stats, self._tallies, self._metrics = stats, tallies, metrics
-        self._jobs = jobs  # admission's own mapping: reloads and deletions show here
+        self._revisits = revisits  # its jobs are admission's: reloads and deletions show
         self.errors: Counter[str] = Counter()  # failed attempts by kind (not HTTP statuses)
         self.domain_errors: Counter[str] = Counter()
         self.statuses: Counter[int] = Counter()  # fetched pages by final HTTP status
         self.page_log = PageLog()  # recent failures, last status by domain (console)
-        self.discovery = Discovery()  # feeds jobs: articles by source, latency
+        # Feeds jobs: articles by source, latency, what their hubs named
+        # (kept in frontier.db), told of new articles once admitted.
+        self.discovery = Discovery(db.feed_named)
         metrics.registry.register(self.discovery)
+        self.feed_links = FeedLinks(revisits, self.discovery)
 
     def observe(self, page: PageResult, job: str) -> None:
         self.page_log.observe(page)
-        spec = self._jobs.get(job)
+        jobs = self._revisits.jobs
+        spec = jobs.get(job)
         if spec is not None and spec.feeds:
-            self.discovery.on_page(page, spec, time.time())
+            self.discovery.on_page(page, spec, time.time(), self._revisits.is_hub(page.fp))
         if page.status:  # a response came back: a fetched page, whatever its status
             self._metrics.fetch_seconds.observe(page.elapsed)
             self.statuses[page.status] += 1
         if page.body:
             self._stats["bytes"] += len(page.body)
-        self._tallies.articles.observe(page, job, self._jobs)
+        self._tallies.articles.observe(page, job, jobs)
         kind = page.error_kind
         if kind is not None:
             self.errors[kind.value] += 1

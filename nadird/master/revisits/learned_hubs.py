@@ -13,9 +13,8 @@ schedule is the job's own (by default none, fetched once). Feeds and
 sitemaps (by what they answered) and the job's `hubs` (by URL) are hubs
 anyway and are left alone; archive pages are never made hubs.
 
-Whether a URL is a learned hub is kept in its revisit row (a restart keeps
-it); the count of idle checks in a row is this process's (a restart gives a
-hub `forget` more checks).
+Whether a URL is a learned hub, and its idle checks in a row, are kept in
+its revisit row (a restart keeps both).
 """
 
 from __future__ import annotations
@@ -31,8 +30,6 @@ from nadird.job.feeds import (
 from nadird.job.spec import Job
 from nadird.master.state.revisit_db import HUB_FEED, HUB_LEARNED, Entry
 from nadird.protocol.messages import PageResult
-
-MAX_TRACKED = 100_000  # learned hubs whose idle checks are counted
 
 
 def hub_kind(page: PageResult, prev: Entry | None, unchanged: bool) -> int:
@@ -59,7 +56,6 @@ def recheck_due(job: Job, spec: FeedsSpec, entry: Entry) -> float | None:
 
 class LearnedHubs:
     def __init__(self) -> None:
-        self._idle: dict[bytes, int] = {}  # learned hub fp -> idle checks in a row
         self.learned = 0  # pages made hubs (this run)
         self.forgotten = 0  # learned hubs made pages again (this run)
 
@@ -72,23 +68,14 @@ class LearnedHubs:
             return False
         if is_hub(entry.url, spec) or page_number(entry.url) is not None:
             return False
-        entry.hub = HUB_LEARNED
-        if len(self._idle) < MAX_TRACKED:
-            self._idle[entry.fp] = 0
+        entry.hub, entry.hub_idle = HUB_LEARNED, 0
         self.learned += 1
         return True
 
     def _checked(self, entry: Entry, spec: FeedsSpec, articles: int) -> bool:
-        if articles > 0:
-            self._idle[entry.fp] = 0
+        entry.hub_idle = 0 if articles > 0 else entry.hub_idle + 1
+        if articles > 0 or entry.hub_idle < spec.forget:
             return False
-        idle = self._idle.get(entry.fp, 0) + 1
-        if idle < spec.forget:
-            if idle == 1 and len(self._idle) >= MAX_TRACKED:
-                return False  # too many to count: kept a hub
-            self._idle[entry.fp] = idle
-            return False
-        self._idle.pop(entry.fp, None)
-        entry.hub = 0
+        entry.hub, entry.hub_idle = 0, 0
         self.forgotten += 1
         return True

@@ -171,6 +171,12 @@ class Revisits:
             if entry is not None and self.hubs.found(entry, feeds, articles):
                 self._place(policy, plan_key(entry), entry, 0.0)
 
+    def is_hub(self, fp: bytes) -> bool:
+        """Whether a feeds job's page is a hub by what it answered or found
+        (its last fetch's row, written or not)."""
+        entry = self._pending.get(fp) or self.table.get(fp)
+        return entry is not None and entry.hub != 0
+
     def _observe_revisit(self, page: PageResult, prev: Entry, entry: Entry, now: float) -> float:
         """Lateness (of a revisit the due scan queued; returned) and what its ETag did."""
         late = 0.0
@@ -237,6 +243,7 @@ class Revisits:
             last_modified=page.last_modified or (prev.last_modified if prev and unchanged else ""),
             signature=signature,
             hub=hub_kind(page, prev, unchanged),
+            hub_idle=prev.hub_idle if prev else 0,
         )
 
     def _watch(self, page: PageResult, entry: Entry, prev: Entry | None, unchanged: bool) -> None:

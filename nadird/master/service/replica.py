@@ -28,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from nadird.common.children import ended_with_parent
 from nadird.common.errors import StateError
 from nadird.common.logs import get_logger
 from nadird.config import MasterConfig
@@ -76,20 +77,6 @@ def _first_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def _settle(ended: asyncio.Future[int], code: int) -> None:
     if not ended.done():
         ended.set_result(code)
-
-
-def _with_parent(command: list[str]) -> list[str]:
-    """The command, ended by SIGTERM when the master dies (setpriv, util-linux).
-
-    A master killed outright must not leave Litestream running on a state
-    directory that a new master (or a restore) is about to use. Not a
-    preexec_fn calling prctl: Python code in the forked child of a process
-    with threads is unsafe, and the master has SQLite connections open there.
-    Without setpriv, the service manager's process group does it (systemd's
-    KillMode=control-group).
-    """
-    setpriv = shutil.which("setpriv")
-    return [setpriv, "--pdeathsig", "TERM", "--", *command] if setpriv else command
 
 
 def _make_litestream_tables(state_dir: Path, names: list[str]) -> None:
@@ -265,7 +252,7 @@ class Replicator:
         config = str(self.state_dir / LITESTREAM_CONFIG)
         try:
             self._proc = subprocess.Popen(
-                _with_parent([binary, "replicate", "-config", config, "-no-expand-env"]),
+                ended_with_parent([binary, "replicate", "-config", config, "-no-expand-env"]),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,

@@ -29,6 +29,7 @@ from nadird.master.frontier.seen import SeenSet
 from nadird.master.frontier.seen_rebuild import load_seen
 from nadird.master.leasing.dispatch import Outgoing
 from nadird.master.leasing.lease_mark import wall_of
+from nadird.master.leasing.leases import EndedLease, Lease
 from nadird.master.leasing.login_sessions import SessionBook
 from nadird.master.observe.history import StatsHistory
 from nadird.master.results.retention import HistoryRetention
@@ -116,7 +117,7 @@ class Master(MasterReads):
             self.alerts = Alerts(config.alerts, source, config.node, self.core.stats)
             # The web archive (warc:), written from the exchanges workers send.
             self.archive = (
-                Archive(config, config.warc, self.health, source, self.core.stats)
+                Archive(config, config.warc, self.health, source, self.core.stats, self.db.vias)
                 if config.warc
                 else None
             )
@@ -352,10 +353,13 @@ class Master(MasterReads):
             return
         self._wake.set()  # a handler failure is the loop guard's to count
         # Archived before stored; see Archive.take for what is not.
-        if self.archive is not None and not self.archive.take(msg, user, self.core.leases):
+        if self.archive is not None and not self.archive.take(msg, user, self._lease_of(msg)):
             self._drop("archive not writable (warc.required)", msg.node)
             return
         self.writer.add(self.core.on_results(msg, time.monotonic(), user))
+
+    def _lease_of(self, msg: Results) -> Lease | EndedLease | None:
+        return self.core.adoption.lease_named(msg, time.monotonic(), self.core.late_window())
 
     def _on_durable(self, records: Any) -> None:
         self.core.on_durable(records)
@@ -387,6 +391,8 @@ class Master(MasterReads):
                 self.history.add(status.sample(self, time.time()))
             self.core.expire(now, self._heard.until)
             self.core.revisit_tick()
+            if self.archive is not None:
+                self.archive.trim()  # the captures of WARC files removed
             if now - self._last_dead_poll >= master.dead_letter_poll:
                 self._last_dead_poll = now
                 if self.core.frontier.requeue_dead():

@@ -20,6 +20,9 @@ Tables:
   admitted      seq, fp: every admission since the last seen-set snapshot
   dead_letters  URLs whose retries ran out, with the last error (dead_db.py)
   overflow      URLs dropped by the queue caps, counted and kept for the record
+and, sharing the file and the transaction: the revisit schedule
+(revisit_db.py), the near-duplicate index (neardup_db.py) and what feeds
+named of articles not fetched yet (feed_db.py).
 """
 
 from __future__ import annotations
@@ -35,14 +38,15 @@ from nadird.common.errors import StateError
 from nadird.master.observe.health import StateHealth
 from nadird.master.row import Row
 from nadird.master.state.dead_db import DeadLetterRows, DeadURL
+from nadird.master.state.feed_db import FeedNamedTable
 from nadird.master.state.neardup_db import NearDupTable
 from nadird.master.state.redo import RedoTransaction
 from nadird.master.state.revisit_db import RevisitTable
 from nadird.master.state.schema import prepare
 
 _INSERT_ROW = (
-    "INSERT INTO queue (domain_id, priority, fp, url, depth, job, request) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO queue (domain_id, priority, fp, url, depth, job, request, via) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
 # Row ids or fingerprints per statement: well under SQLite's bound on parameters.
 CHUNK = 500
@@ -66,7 +70,7 @@ class DomainCount:
 
 
 def _row_values(domain_id: int, r: Row) -> tuple[object, ...]:
-    return (domain_id, r.priority, r.fp, r.url, r.depth, r.job, r.request)
+    return (domain_id, r.priority, r.fp, r.url, r.depth, r.job, r.request, r.via)
 
 
 class FrontierDB(DeadLetterRows):
@@ -90,6 +94,8 @@ class FrontierDB(DeadLetterRows):
         self.revisits = RevisitTable(self._db, self._tx)
         # So does the near-duplicate index of article texts (neardup_db.py).
         self.near_dups = NearDupTable(self._db, self._tx)
+        # And what feeds jobs' hubs named of articles not fetched yet (feed_db.py).
+        self.feed_named = FeedNamedTable(self._db, self._tx)
 
     # ------------------------------------------------------ transactions
     def commit(self, retry_now: bool = False) -> bool:
@@ -182,6 +188,17 @@ class FrontierDB(DeadLetterRows):
         for chunk, marks in _chunks(ids):
             held.update(self._db.execute(f"SELECT id, fp FROM queue WHERE id IN ({marks})", chunk))
         return held
+
+    def vias(self, rows: Sequence[tuple[int, bytes]]) -> dict[int, str | None]:
+        """The `via` of queued rows given as (row id, fingerprint): only the
+        ids whose row holds that fingerprint (a row id a worker sent back
+        is checked, not trusted)."""
+        wanted = dict(rows)
+        found: dict[int, str | None] = {}
+        for chunk, marks in _chunks(list(wanted)):
+            cur = self._db.execute(f"SELECT id, fp, via FROM queue WHERE id IN ({marks})", chunk)
+            found.update((i, via) for i, fp, via in cur if wanted[i] == fp)
+        return found
 
     def find(self, domain_id: int, fps: Sequence[bytes]) -> dict[bytes, int]:
         """Row ids of queued fingerprints of one domain. Scans the domain's

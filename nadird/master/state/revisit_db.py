@@ -24,7 +24,8 @@ known yet; added to an older table when it opens), counted per group in
 the table revisit_plan_counts, which triggers keep exact in the transaction
 of every change (revisit_counts.py): a start reads the counts, not the rows;
 hub (a feeds job's hub by what it answered or found, not by its address:
-HUB_FEED, HUB_LEARNED, 0 for none; added to an older table when it opens).
+HUB_FEED, HUB_LEARNED, 0 for none) and hub_idle (a learned hub's fetches in
+a row that found no new article), both added to an older table when it opens.
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ CREATE TABLE IF NOT EXISTS revisits (
     request BLOB,
     plan_rule INTEGER,
     plan_class INTEGER,
-    hub INTEGER NOT NULL DEFAULT 0
+    hub INTEGER NOT NULL DEFAULT 0,
+    hub_idle INTEGER NOT NULL DEFAULT 0
 );
 DROP INDEX IF EXISTS revisits_due;
 CREATE INDEX IF NOT EXISTS revisits_waiting ON revisits (queued, next_due);
@@ -74,7 +76,7 @@ CREATE INDEX IF NOT EXISTS revisits_waiting ON revisits (queued, next_due);
 _COLUMNS = (
     "fp, url, job, domain, depth, next_due, queued, interval, last_fetch, last_change, "
     "checks, changes, stats, etag, last_modified, signature, watched, request, "
-    "plan_rule, plan_class, hub"
+    "plan_rule, plan_class, hub, hub_idle"
 )
 # An upsert, not INSERT OR REPLACE: a replaced row's delete would fire no
 # trigger (recursive_triggers is off), and the old group's count would stay.
@@ -111,6 +113,8 @@ class Entry:
     # A feeds job's hub whatever its address (HUB_FEED, HUB_LEARNED; 0:
     # none), kept here so a restarted master knows it.
     hub: int = 0
+    # A learned hub's fetches in a row that found no new article (learned_hubs.py).
+    hub_idle: int = 0
 
     def to_row(self) -> tuple[object, ...]:
         return (
@@ -135,12 +139,13 @@ class Entry:
             self.plan_rule,
             self.plan_class,
             self.hub,
+            self.hub_idle,
         )
 
 
 def _entry(row: Any) -> Entry:  # a row of _COLUMNS
     fp, url, job, domain, depth, due, queued, interval, last, change, checks, changes = row[:12]
-    stats, etag, modified, signature, watched, request, rule, klass, hub = row[12:]
+    stats, etag, modified, signature, watched, request, rule, klass, hub, idle = row[12:]
     return Entry(
         fp,
         str(url),
@@ -163,6 +168,7 @@ def _entry(row: Any) -> Entry:  # a row of _COLUMNS
         None if rule is None else int(rule),
         None if klass is None else int(klass),
         int(hub),
+        int(idle),
     )
 
 
@@ -181,6 +187,8 @@ class RevisitTable:
                 db.execute(f"ALTER TABLE revisits ADD COLUMN {name} INTEGER")
         if "hub" not in columns:  # a table from before hubs told by what they answered
             db.execute("ALTER TABLE revisits ADD COLUMN hub INTEGER NOT NULL DEFAULT 0")
+        if "hub_idle" not in columns:  # from before learned hubs' idle checks were kept
+            db.execute("ALTER TABLE revisits ADD COLUMN hub_idle INTEGER NOT NULL DEFAULT 0")
         prepare_counts(db)  # once the plan columns exist: its triggers read them
         self.etag_hosts = EtagHostTable(db, tx)  # what revisits learnt of ETags per host
         self.policies = PolicyTable(db, tx)  # the policy each job's rows follow

@@ -8,9 +8,12 @@ from pathlib import Path
 
 from nadird.common.errors import StateError
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 # Schema 4: the request of a URL that is more than a plain GET
 # (nadird/job/request.py, msgpack of RequestSpec.to_wire(); NULL for a plain GET).
+# Schema 5: queue.via, the page whose link admitted the URL (row.VIA_SEED
+# for a seed; NULL when not known: rows of older files, revisits, dead letters
+# queued again), written into the URL's WARC metadata record.
 _REQUEST_TABLES = ("queue", "dead_letters", "overflow")  # revisits: revisit_db.py
 _QUEUE_COLUMNS = """
     id INTEGER PRIMARY KEY,
@@ -25,7 +28,8 @@ _QUEUE_COLUMNS = """
     first_failed_at REAL,
     last_error TEXT,
     fallback_from TEXT,
-    request BLOB
+    request BLOB,
+    via TEXT
 """
 # The queue's columns in schema 1 (later ones are added with their defaults).
 _V1_COLUMNS = (
@@ -78,7 +82,7 @@ CREATE TABLE IF NOT EXISTS overflow (
 
 
 def prepare(db: sqlite3.Connection, path: Path) -> None:
-    """Create what is missing; bring a schema 1, 2 or 3 file to the current schema."""
+    """Create what is missing; bring a schema 1 to 4 file to the current schema."""
     db.executescript(_SCHEMA)
     row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
     if row is None:
@@ -91,8 +95,10 @@ def prepare(db: sqlite3.Connection, path: Path) -> None:
         _migrate_from_1(db)
     elif version == 2:
         _migrate_from_2(db)
-    if version < SCHEMA_VERSION:
+    if version < 4:
         _migrate_from_3(db)
+    if version < SCHEMA_VERSION:
+        _migrate_from_4(db)
 
 
 def _migrate_from_1(db: sqlite3.Connection) -> None:
@@ -137,7 +143,22 @@ def _migrate_from_3(db: sqlite3.Connection) -> None:
         f"""
         BEGIN;
         {" ".join(added)}
-        UPDATE meta SET value='{SCHEMA_VERSION}' WHERE key='schema_version';
+        UPDATE meta SET value='4' WHERE key='schema_version';
+        COMMIT;
+        """
+    )
+
+
+def _migrate_from_4(db: sqlite3.Connection) -> None:
+    """Schema 5: queue.via, where it is missing (a schema 1 queue was rebuilt
+    with it); NULL for every row so far (not known)."""
+    columns = {col[1] for col in db.execute("PRAGMA table_info(queue)")}
+    add = "" if "via" in columns else "ALTER TABLE queue ADD COLUMN via TEXT;"
+    db.executescript(
+        f"""
+        BEGIN;
+        {add}
+        UPDATE meta SET value='5' WHERE key='schema_version';
         COMMIT;
         """
     )

@@ -1,4 +1,4 @@
-"""Reading pages back from MongoDB in `_id` order, with their items."""
+"""Reading pages back from MongoDB in `_id` order (or by fetch time), with their items."""
 
 from __future__ import annotations
 
@@ -6,23 +6,33 @@ from typing import Any
 
 from pymongo.asynchronous.collection import AsyncCollection
 
-from nadird.store.mongo.docs import ITEM_FIELDS, Document, item_id
+from nadird.store.mongo.docs import ITEM_FIELDS, Document, item_id, to_datetime
 
 
 async def read_chunk(
     pages_coll: AsyncCollection[Document],
     items_coll: AsyncCollection[Document],
     job: str | None,
-    after: bytes | None,
+    after: Document | None,
     rows: int,
+    since: float | None = None,
 ) -> tuple[list[Document], dict[bytes, Document]]:
-    """The next `rows` pages after `after` (of `job`, or all), and the items
-    they (or the page they duplicate) own, by item id."""
+    """The next `rows` pages after the page `after` (of `job`, or all), and
+    the items they (or the page they duplicate) own, by item id. With
+    `since`, the pages fetched at or after it, by fetch time (the
+    fetched_at_id index), else by `_id`."""
     query: dict[str, Any] = {} if job is None else {"job": job}
-    if after is not None:
-        query["_id"] = {"$gt": after}
-    cursor = pages_coll.find(query).sort("_id", 1).limit(rows)
-    pages = await cursor.to_list()
+    if since is None:
+        if after is not None:
+            query["_id"] = {"$gt": after["_id"]}
+        order = [("_id", 1)]
+    else:
+        query["fetched_at"] = {"$gte": to_datetime(since)}
+        if after is not None:
+            at, last = after["fetched_at"], after["_id"]
+            query["$or"] = [{"fetched_at": {"$gt": at}}, {"fetched_at": at, "_id": {"$gt": last}}]
+        order = [("fetched_at", 1), ("_id", 1)]
+    pages = await pages_coll.find(query).sort(order).limit(rows).to_list()
     return pages, await _items_of(items_coll, pages)
 
 

@@ -30,6 +30,8 @@ def page_indexes(unique: bool) -> list[IndexModel]:
     return [
         IndexModel([("url", ASCENDING)], name="url", unique=unique),
         IndexModel([("fetched_at", DESCENDING)], name="fetched_at_desc"),
+        # Export since a time (--since, --cursor) pages through it in order.
+        IndexModel([("fetched_at", ASCENDING), ("_id", ASCENDING)], name="fetched_at_id"),
         # Export by job pages through _id within one job.
         IndexModel([("job", ASCENDING), ("_id", ASCENDING)], name="job_id"),
     ]

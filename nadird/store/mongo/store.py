@@ -208,13 +208,15 @@ class MongoStore(PageUpdates, HistoryTrim, PageHistoryReads):
         """The latest changes of revisited pages, newest first (history.recent_mongo)."""
         return await recent_mongo(self._coll(CHANGES), limit)
 
-    async def iter_records(self, job: str | None = None) -> AsyncIterator[PageRecord]:
+    async def iter_records(
+        self, job: str | None = None, since: float | None = None
+    ) -> AsyncIterator[PageRecord]:
         await self._wait_drained()
-        last: bytes | None = None
+        last: Document | None = None
         while True:
             try:
                 pages, items = await read_chunk(
-                    self._coll(PAGES), self._coll(ITEMS), job, last, self.CHUNK_ROWS
+                    self._coll(PAGES), self._coll(ITEMS), job, last, self.CHUNK_ROWS, since
                 )
             except PyMongoError as exc:
                 raise StoreError(f"{self!r}: read failed: {one_line(str(exc))}") from exc
@@ -222,7 +224,7 @@ class MongoStore(PageUpdates, HistoryTrim, PageHistoryReads):
                 yield record_from_document(page, items.get(owner_item(page)))
             if len(pages) < self.CHUNK_ROWS:
                 return
-            last = bytes(pages[-1]["_id"])
+            last = pages[-1]
 
     async def records_of(self, fps: Sequence[bytes]) -> list[PageRecord]:
         await self._wait_drained()

@@ -101,6 +101,9 @@ CREATE TABLE IF NOT EXISTS pages (
     {_TABLE}
 );
 CREATE INDEX IF NOT EXISTS pages_job ON pages (job);
+-- What was fetched since a time (export --since, --cursor); made at the
+-- first open of an older store too.
+CREATE INDEX IF NOT EXISTS pages_fetched_at ON pages (fetched_at);
 """
 
 _Row = tuple[Any, ...]

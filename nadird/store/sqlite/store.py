@@ -56,6 +56,14 @@ _SELECT_JOB = (
     f"SELECT rowid, {', '.join(NAMES)} FROM pages "
     "WHERE job = ? AND rowid > ? ORDER BY rowid LIMIT ?"
 )
+# Since a time: keyset pagination on (fetched_at, rowid), through the
+# fetched_at index (which carries rowid); `+job` keeps SQLite from the job
+# index, which would read the job's every row to sort them.
+SELECT_SINCE = (
+    f"SELECT fetched_at, rowid, {', '.join(NAMES)} FROM pages "
+    "WHERE (fetched_at, rowid) > (?, ?){job} ORDER BY fetched_at, rowid LIMIT ?"
+)
+SinceKey = tuple[float, int]
 
 # records_of: every column but the body (NULL in its place), by fingerprint.
 _SELECT_FPS = (
@@ -105,7 +113,13 @@ class SqliteStore:
     async def count(self, job: str | None = None) -> int:
         return await self._db.run(self._count_sync, job)
 
-    async def iter_records(self, job: str | None = None) -> AsyncIterator[PageRecord]:
+    async def iter_records(
+        self, job: str | None = None, since: float | None = None
+    ) -> AsyncIterator[PageRecord]:
+        if since is not None:
+            async for record in self._iter_since(job, since):
+                yield record
+            return
         after = 0
         while True:
             records, last = await self._db.run(self._chunk_sync, job, after)
@@ -114,6 +128,16 @@ class SqliteStore:
             if len(records) < CHUNK_ROWS:
                 return
             after = last
+
+    async def _iter_since(self, job: str | None, since: float) -> AsyncIterator[PageRecord]:
+        """The records fetched at or after `since`, oldest first."""
+        after: SinceKey = (since, -1)  # (since, -1) < (fetched_at, rowid): fetched_at >= since
+        while True:
+            records, after = await self._db.run(self._since_chunk_sync, job, after)
+            for record in records:
+                yield record
+            if len(records) < CHUNK_ROWS:
+                return
 
     async def records_of(self, fps: Sequence[bytes]) -> list[PageRecord]:
         return await self._db.run(self._records_of_sync, list(fps))
@@ -272,6 +296,15 @@ class SqliteStore:
             rows = conn.execute(_SELECT_JOB, (job, after, CHUNK_ROWS)).fetchall()
         last = int(rows[-1][0]) if rows else after
         return [from_row(row[1:]) for row in rows], last
+
+    def _since_chunk_sync(
+        self, job: str | None, after: SinceKey
+    ) -> tuple[list[PageRecord], SinceKey]:
+        sql = SELECT_SINCE.format(job="" if job is None else " AND +job = ?")
+        args = (*after, *([] if job is None else [job]), CHUNK_ROWS)
+        rows = self._db.conn().execute(sql, args).fetchall()
+        last = (float(rows[-1][0]), int(rows[-1][1])) if rows else after
+        return [from_row(row[2:]) for row in rows], last
 
 
 def _discard(pending: asyncio.Future[Any]) -> None:

@@ -86,12 +86,20 @@ class SitemapReader:
         self, origin: str, listed: list[str], pace: Pace, use_proxy: bool = True
     ) -> list[str]:
         """The page URLs of the origin's sitemaps (not canonical yet)."""
+        found = await self.by_sitemap(origin, listed, pace, use_proxy)
+        return [url for _, urls in found for url in urls]
+
+    async def by_sitemap(
+        self, origin: str, listed: list[str], pace: Pace, use_proxy: bool = True
+    ) -> list[tuple[str, list[str]]]:
+        """As urls(), each sitemap file read with the page URLs it listed."""
         cfg = self.config
         sources = listed or [f"{origin}/sitemap.xml"]
         queue: deque[tuple[str, int]] = deque((u, 0) for u in _canonical(sources))
         fetched: set[str] = set()
-        found: list[str] = []
-        while queue and len(fetched) < cfg.max_files and len(found) < cfg.max_urls:
+        found: list[tuple[str, list[str]]] = []
+        count = 0
+        while queue and len(fetched) < cfg.max_files and count < cfg.max_urls:
             url, depth = queue.popleft()
             if url in fetched:
                 continue
@@ -102,8 +110,9 @@ class SitemapReader:
                 if depth < cfg.max_depth:
                     queue.extend((loc, depth + 1) for loc in _canonical(locs))
             elif kind == "urlset":
-                found.extend(locs[: cfg.max_urls - len(found)])
-        log.info("sitemaps_read", origin=origin, documents=len(fetched), urls=len(found))
+                found.append((url, locs[: cfg.max_urls - count]))
+                count += len(found[-1][1])
+        log.info("sitemaps_read", origin=origin, documents=len(fetched), urls=count)
         return found
 
     async def _read(self, url: str, use_proxy: bool) -> tuple[str, list[str]]:

@@ -97,12 +97,13 @@ class ReportedLinks:
                 keep.append(i)
         if len(keep) == len(page.link_fps):
             return page
-        requests = page.link_requests
+        requests, vias = page.link_requests, page.link_vias
         return dataclasses.replace(
             page,
             links=[page.links[i] for i in keep],
             link_fps=[page.link_fps[i] for i in keep],
             link_requests=[requests[i] for i in keep] if requests else [],
+            link_vias=[vias[i] for i in keep] if vias else [],
         )
 
 

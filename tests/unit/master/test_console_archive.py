@@ -114,3 +114,43 @@ async def test_a_master_without_warc_says_so(tmp_path: Path) -> None:
         await login(client, master.api.url)  # type: ignore[union-attr]
         html = await url_page(client, master)
     assert "This master writes no WARC files" in html and 'id="captures"' not in html
+
+
+async def test_the_captures_of_a_file_deleted_leave_archive_db_when_a_file_closes(
+    master: Master,
+) -> None:
+    archive = master.archive
+    assert archive is not None
+    message = Results(node="w1", lease="l", epoch=1, job="default", pages=[])
+    archive.add(message, [fetched(1000.0, b"<p>first</p>")])
+    first = archive.rotate()
+    archive.add(message, [fetched(2000.0, b"<p>second</p>")])
+    assert first is not None and not archive.trim()  # every file is there
+    first.unlink()  # the operator deletes (or moves away) the older file
+    second = archive.rotate()  # the master looks when a file closes
+    ticks = 1
+    while archive.trim():  # what the master's housekeeping does once a tick
+        ticks += 1
+    assert ticks < 10 and archive.stats["warc_captures_dropped"] == 1
+    await master.writer.store.write([stored(2000.0, "two")])
+    async with http() as client:
+        await login(client, master.api.url)  # type: ignore[union-attr]
+        (only,) = rows(await url_page(client, master))
+    assert second is not None and only[2] == second.name
+    archive.rotate()
+    assert not archive.trim() and archive.stats["warc_captures_dropped"] == 1
+
+
+async def test_the_url_page_names_the_page_that_led_to_it(master: Master) -> None:
+    archive = master.archive
+    assert archive is not None
+    message = Results(node="w1", lease="l", epoch=1, job="default", pages=[])
+    parent = "http://site.test/list?page=2&sort=a"
+    archive.add(message, [fetched(1000.0, b"<p>one</p>")], {fingerprint(URL): parent})
+    async with http() as client:
+        await login(client, master.api.url)  # type: ignore[union-attr]
+        html = await url_page(client, master)
+    via = re.search(r'<p id="via">.*?<a href="([^"]+)"><bdi>([^<]+)</bdi>', html)
+    assert via is not None, html
+    assert unescape(via.group(2)) == parent
+    assert unescape(via.group(1)) == f"/ui/url?u={quote(parent, safe='/')}"

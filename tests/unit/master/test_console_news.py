@@ -63,8 +63,12 @@ async def test_the_crawl_and_domain_pages_show_discovery_by_source_and_latency(
     master: Master,
 ) -> None:
     seen, now = master.core.discovery, 1_800_000_000.0
-    seen.on_page(feed([("/a/0", now - 3600)], no_url=2), FEEDS, now)  # first read: not timed
-    seen.on_page(feed([("/a/1", now + 10), ("/a/2", now + 20)]), FEEDS, now + 20)
+    for listed, at in (
+        (feed([("/a/0", now - 3600)], no_url=2), now),  # first read: not timed
+        (feed([("/a/1", now + 10), ("/a/2", now + 20)]), now + 20),
+    ):  # as the master reads a feed: its result, then the new articles it named
+        seen.on_page(listed, FEEDS, at)
+        seen.named(listed, FEEDS, listed.link_fps, True, at)
     seen.on_page(result(f"{SITE}/a/1"), FEEDS, now + 14)  # 4 s after its stated time
     seen.on_page(result(f"{SITE}/a/2"), FEEDS, now + 60)  # 40 s
     seen.on_page(result(f"{SITE}/a/0"), FEEDS, now + 61)

@@ -148,3 +148,18 @@ def test_an_article_is_checked_again_once_after_recheck(tmp_path: Path) -> None:
     assert _fetch(revisits, _page(ARTICLE, feed=False)).next_due is None  # not a third time
     never, _ = _open(tmp_path / "g.db", wall)  # the default: never
     assert _fetch(never, _page(ARTICLE, feed=False)).next_due is None
+
+
+def test_a_learned_hubs_idle_checks_survive_a_restart(tmp_path: Path) -> None:
+    wall = Wall()
+    spec = {**FEEDS, "learn": 3, "forget": 2}
+    revisits, db = _open(tmp_path / "f.db", wall, spec)
+    _learn(revisits, SECTION, 3)
+    wall.now += 10
+    assert _learn(revisits, SECTION, 0).hub_idle == 1
+    db.close()
+    revisits, db = _open(tmp_path / "f.db", wall, spec)  # a restarted master
+    wall.now += 10
+    entry = _learn(revisits, SECTION, 0)  # the second idle check in a row
+    assert entry.hub == 0 and entry.next_due is None
+    db.close()

@@ -239,7 +239,7 @@ def test_a_handed_over_url_keeps_its_new_job_across_a_restart_and_schema_2_migra
     )
     raw.close()
     migrated = FrontierDB(path)
-    assert migrated.meta("schema_version") == "4" and migrated.total_rows() == 2
+    assert migrated.meta("schema_version") == "5" and migrated.total_rows() == 2
     ds = frontier(migrated, clock).pop_ready(clock.t)
     assert ds is not None
     assert {r.fallback_from for r in migrated.take(ds.id, ds.name, 10, clock.t)} == {None}

@@ -259,7 +259,7 @@ def test_a_schema_3_frontier_gets_the_request_column_and_keeps_its_rows(tmp_path
     raw.commit()
     raw.close()
     again = FrontierDB(path)
-    assert again.meta("schema_version") == "4"
+    assert again.meta("schema_version") == "5"
     (row,) = again.take(again.domain_id("a.test"), "a.test", 10, 1e12)
     assert row.url == "http://a.test/" and row.request is None
     for table in ("dead_letters", "overflow", "revisits"):

@@ -233,3 +233,25 @@ def test_a_pages_own_record_is_its_final_answer_after_a_redirect(tmp_path: Path)
         record = next(iter(ArchiveIterator(handle)))
     assert record.rec_type == "response" and record.content_stream().read() == b"<p>here</p>"
     assert own_record([]) is None
+
+
+def test_files_deleted_while_the_master_was_down_lose_their_captures_at_start(
+    tmp_path: Path,
+) -> None:
+    warc = WarcConfig(dir=str(tmp_path / "warc"))
+    config = Config(warc=warc, master=MasterConfig(state_dir=str(tmp_path / "s")))
+    archive = Archive(config, warc, StateHealth(str(tmp_path / "s")))
+    for name in ("a", "b"):
+        message = Results(node="n", lease="l", epoch=1, job="j", pages=[page(b"x", URL + name)])
+        assert archive.add(message, message.pages)
+        archive.rotate()
+    archive.close()
+    older, newer = sorted(archive.files)
+    older.unlink()
+    again = Archive(config, warc, StateHealth(str(tmp_path / "s")))
+    while again.trim():
+        pass
+    assert again.stats["warc_captures_dropped"] == 1
+    assert again.captures(fingerprint(URL + "a"), 10) == []
+    assert [c.file for c in again.captures(fingerprint(URL + "b"), 10)] == [newer.name]
+    again.close()

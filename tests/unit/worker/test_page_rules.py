@@ -141,7 +141,13 @@ async def test_sitemap_reader_follows_indexes_and_gzip_within_bounds() -> None:
             found = await reader.urls(origin, [], pace)
             shallow = SitemapReader(client, SitemapConfig(max_depth=1, max_urls=25), ttl=60.0)
             bounded = await shallow.urls(origin, [], pace)
+            by_file = await reader.by_sitemap(origin, [], pace)
     assert sorted(found) == sorted(urls)
+    # Each page URL with the sitemap that listed it (the archive's `via`).
+    assert dict(by_file) == {
+        url(web, host, "/sm/a.xml.gz"): urls[:20],
+        url(web, host, "/sm/b.xml"): urls[20:],
+    }
     assert bounded == urls[:20]  # b.xml sits two index levels down
 
 

@@ -10,6 +10,7 @@ tmpfs as there). During each replicated run's window:
   Litestream's compactions), and the changes alone (level-0 files).
 
     python scripts/bench_replica_capacity.py --workers 8 --seconds 20 --repeat 3
+    python scripts/bench_replica_capacity.py --repeat 1 --profile /tmp/prof --gil  # py-spy
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import copy
 import json
 import os
 import platform
@@ -42,6 +44,7 @@ from bench_master_capacity import (  # scripts/: on sys.path when run as a scrip
     stop_master,
     wait_for_api,
 )
+from pyspy_top import top_functions
 
 from nadird import __version__
 from nadird.master.service.replica import litestream_binary
@@ -119,7 +122,9 @@ async def measure(args: argparse.Namespace, replicated: bool) -> dict[str, Any]:
             bytes0, level0_0 = replica_bytes(replica)
             ls0, pages0 = litestream_cpu(master), api_stats(state).get("pages_ok", 0)
             sampler = asyncio.create_task(sample_lag(state, stop, lags))
-            result = await drive(args.workers, work, state, proc, known_links(args), args)
+            result = await drive(
+                args.workers, work, state, proc, known_links(args), spied(args, replicated)
+            )
             stop.set()
             await sampler
             pages = api_stats(state).get("pages_ok", 0) - pages0
@@ -146,6 +151,39 @@ async def measure(args: argparse.Namespace, replicated: bool) -> dict[str, Any]:
             shutil.rmtree(directory, ignore_errors=True)
 
 
+def summarize(off_runs: list[dict[str, Any]], on_runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Medians of the runs on against off. On a shared machine the master
+    rarely gets a whole core: results per second of its own CPU say what
+    replication costs it; results per second say it only when it ran alone.
+    `paired_percent`: the median of each round's on against the same round's
+    off (the load drifts less within a round than across them)."""
+    summary: dict[str, Any] = {}
+    for key in ("results_per_s", "results_per_master_cpu_s"):
+        off = statistics.median(r[key] for r in off_runs)
+        on = statistics.median(r[key] for r in on_runs)
+        pairs = zip(off_runs, on_runs, strict=True)
+        paired = statistics.median(b[key] / a[key] - 1 for a, b in pairs)
+        summary[key] = {
+            "off": off,
+            "on": on,
+            "change_percent": round(100 * (on - off) / off, 1),
+            "paired_percent": round(100 * paired, 1),
+        }
+    for key in ("lag_p50_s", "lag_p95_s", "replica_bytes_per_page", "level0_bytes_per_page",
+                "litestream_cpu_percent"):  # fmt: skip
+        summary[key] = statistics.median(r[key] for r in on_runs if r[key] is not None)
+    return summary
+
+
+def spied(args: argparse.Namespace, replicated: bool) -> argparse.Namespace:
+    """drive()'s arguments: py-spy's output in DIR/on or DIR/off (the last run's)."""
+    if not args.profile:
+        return args
+    run = copy.copy(args)
+    run.profile = str(Path(args.profile) / ("on" if replicated else "off"))
+    return run
+
+
 def parse() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workers", type=int, default=8, help="simulated workers")
@@ -161,7 +199,12 @@ def parse() -> argparse.Namespace:
         "result_batch": 32, "heartbeat": 1.0, "expected_urls": 10_000_000, "fp_rate": 0.001,
     }.items():  # fmt: skip
         parser.add_argument(f"--{name.replace('_', '-')}", type=type(value), default=value)
-    parser.set_defaults(profile=None, spy_args=[])
+    parser.add_argument("--profile", metavar="DIR", help="py-spy the master over each window")
+    parser.add_argument(
+        "--gil", dest="spy_args", action="store_const", const=["--gil"], default=[],
+        help="profile only the thread holding the GIL (Python work, no waits)",
+    )  # fmt: skip
+    parser.add_argument("--top", type=int, default=25, help="functions shown per profile")
     return parser.parse_args()
 
 
@@ -180,23 +223,17 @@ def main() -> int:
     print(json.dumps(header), flush=True)
     runs: dict[bool, list[dict[str, Any]]] = {False: [], True: []}
     for _ in range(args.repeat):
-        for replicated in (False, True):
+        for replicated in (False, True):  # in turn: each pair sees the same load
             result = asyncio.run(measure(args, replicated))
             runs[replicated].append(result)
             print(json.dumps(result), flush=True)
-    # On a shared machine the master rarely gets a whole core: results per
-    # second of its own CPU say what replication costs it; results per
-    # second say it only when it ran alone.
-    summary: dict[str, Any] = {}
-    for key in ("results_per_s", "results_per_master_cpu_s"):
-        off = statistics.median(r[key] for r in runs[False])
-        on = statistics.median(r[key] for r in runs[True])
-        summary[key] = {"off": off, "on": on, "change_percent": round(100 * (on - off) / off, 1)}
-    on_runs = runs[True]
-    for key in ("lag_p50_s", "lag_p95_s", "replica_bytes_per_page", "level0_bytes_per_page",
-                "litestream_cpu_percent"):  # fmt: skip
-        summary[key] = statistics.median(r[key] for r in on_runs if r[key] is not None)
-    print(json.dumps({"median": summary}), flush=True)
+    print(json.dumps({"median": summarize(runs[False], runs[True])}), flush=True)
+    for side in ("off", "on") if args.profile else ():
+        raw = Path(args.profile) / side / f"master-{args.workers}w.txt"
+        if raw.exists():
+            print(f"== master profile, replication {side} ({raw})")
+            for line in top_functions(raw, args.top):
+                print(line)
     return 0
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from nadird.common import logs, systemd
-from nadird.common.errors import ConfigError
+from nadird.common.errors import ConfigError, SupersededError
 from nadird.common.logs import get_logger
 from nadird.config import Config, load_config
 from nadird.config.reload import changes
@@ -138,6 +138,8 @@ async def _stop(role: Role, signals: SignalQueue, deadline: float) -> bool:
             os._exit(1)
         again.cancel()
     error = stopping.exception()
+    if isinstance(error, SupersededError):
+        raise error  # its own exit status (cli/main.py), not restarted
     if isinstance(error, TimeoutError):
         # Not a clean stop: say where it was stuck, and exit non-zero.
         log.error("stop_deadline_passed", seconds=deadline, waiting=_stuck_tasks())

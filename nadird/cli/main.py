@@ -47,6 +47,9 @@ from nadird.common.errors import (
 EXIT_OK, EXIT_RUNTIME = 0, 1
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what shells expect of a Ctrl-C
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, as if the write had killed the process
+# Another master took the replica over (master/state/generation.py): starting
+# again cannot help, and the shipped unit does not (RestartPreventExitStatus).
+EXIT_SUPERSEDED = 3
 
 
 DESCRIPTION = """\
@@ -303,9 +306,12 @@ def main(argv: list[str] | None = None) -> int:
         status = run_command(args)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler
         return status
-    except (ConfigError, StoreError, BindError, SupersededError) as exc:
+    except (ConfigError, StoreError, BindError) as exc:
         print(f"nadird: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except SupersededError as exc:
+        print(f"nadird: error: {exc}", file=sys.stderr)
+        return EXIT_SUPERSEDED
     except StateError as exc:
         print(f"nadird: error: {exc}", file=sys.stderr)
         return EXIT_RUNTIME

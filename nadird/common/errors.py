@@ -132,7 +132,8 @@ class StateError(NadirdError):
 
 class SupersededError(StateError):
     """Another master started from this state's replica after it (a restore
-    elsewhere): this state must not hand out work. Exit status 2."""
+    elsewhere): this state must not hand out work, at start or while it
+    runs. Exit status 3, which the shipped unit does not restart."""
 
 
 class BindError(NadirdError):

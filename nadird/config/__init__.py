@@ -129,8 +129,8 @@ def check_css(selectors: list[str], key: str, source: str) -> None:
 
 def _check_references(config: Config, source: str) -> None:
     for i, rule in enumerate(config.alerts.rules):
-        if rule.type == "replica_lag" and config.master.replica is None:
-            raise ConfigError(source, f"alerts.rules[{i}].type", "replica_lag with master.replica")
+        if rule.type.startswith("replica_") and config.master.replica is None:
+            raise ConfigError(source, f"alerts.rules[{i}].type", f"{rule.type} with master.replica")
     for name, job in config.jobs.items():
         try:
             validate_job(job)

@@ -24,6 +24,7 @@ RuleType = Literal[
     "job_finished",
     "change",
     "replica_lag",
+    "replica_superseded",
 ]
 Severity = Literal["info", "warning", "critical"]
 DEFAULT_AFTER = {"stall": 300.0, "replica_lag": 60.0}  # seconds; others: 0

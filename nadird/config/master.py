@@ -52,12 +52,15 @@ class MasterConfig:
     replica_max_lag: float = 60.0
     # How often Litestream looks at the databases and ships their changes.
     replica_sync_interval: float = 1.0
+    # How often a running master reads the replica's generation, to stop if
+    # another master took the replica over (master/state/generation.py).
+    replica_check_interval: float = 5.0
     # sftp:// replica: the private key Litestream logs in with (Litestream 0.5
     # takes no key from the URL, and a password in it is refused).
     replica_sftp_key: str | None = None
 
     def __post_init__(self) -> None:
-        positive(self, "replica_max_lag", "replica_sync_interval")
+        positive(self, "replica_max_lag", "replica_sync_interval", "replica_check_interval")
         if self.replica is not None:
             check_replica_url(self.replica)
         check_sftp_key(self.replica, self.replica_sftp_key)

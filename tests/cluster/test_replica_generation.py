@@ -1,6 +1,6 @@
 """No two masters on one replica: a master restored from the replica takes
 the next generation, and the old master revived on the state it left
-refuses to start (exit 2, saying why and how to come back) instead of
+refuses to start (exit 3, saying why and how to come back) instead of
 handing out the same work a second time."""
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def test_the_old_master_revived_after_a_restore_elsewhere_refuses_to_start(
 
     # The old machine comes back: its state is generation 1, the replica's 2.
     revived = cluster.start_again("master", cluster.workdir / "master.yaml")
-    assert cluster.wait(revived, 60) == 2
+    assert cluster.wait(revived, 60) == 3  # superseded: not restarted
     said = revived.log_path.read_text().splitlines()[-1]
     assert said.startswith("nadird: error: ") and "generation 1" in said
     assert "generation 2" in said and "nadird restore --force" in said

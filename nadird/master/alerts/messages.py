@@ -37,6 +37,7 @@ TEXTS = {
         "change": "{field} of {url} went from {old} to {new}{condition}, job {job}",
         "replica_lag": "the replica of the master's state is {value} behind "
         "(threshold {threshold}): losing this machine now would lose that much, job {job}",
+        "replica_superseded": "this master stops: {reason}",
     },
     "zh": {
         "stall": "已有 {value} 没有存储任何页面，队列中仍有 {queued} 个 URL"
@@ -52,6 +53,8 @@ TEXTS = {
         "change": "{url} 的 {field} 从 {old} 变为 {new}{condition}，任务 {job}",
         "replica_lag": "主节点状态的副本落后 {value}（阈值 {threshold}）："
         "此时失去这台机器将丢失这段时间的状态，任务 {job}",
+        "replica_superseded": "本主节点停止运行：另一个主节点已接管其状态副本，"
+        "不再分发任务，也不再复制到该副本。{reason}",
     },
 }
 # A resolved notice says the problem is over (the value is the last measured).

@@ -41,6 +41,8 @@ class Snapshot:
     # with `job` sees its job's snapshot (JOB_SCOPED types).
     jobs: Mapping[str, Snapshot] = field(default_factory=dict)
     replica_lag: float | None = None  # seconds; None without master.replica
+    # Why the master stops: another master took its replica over (None: it did not).
+    superseded: str | None = None
 
     def scoped(self, rule: RuleConfig) -> Snapshot | None:
         """What `rule` sees: its job's part, the whole master, or None (its
@@ -254,6 +256,16 @@ class ReplicaLag(Watcher):
         return {"replica": Firing(round(lag, 1), after, {})}
 
 
+class ReplicaSuperseded(Watcher):
+    """Another master took this master's replica over (a restore elsewhere
+    while this one ran): it stops. Said once, by the master that stops."""
+
+    def check(self, snap: Snapshot) -> dict[str, Firing]:
+        if snap.superseded is None:
+            return {}
+        return {"replica": Firing(None, None, {"reason": snap.superseded})}
+
+
 WATCHERS: dict[str, type[Watcher]] = {
     "stall": Stall,
     "blocked": Blocked,
@@ -263,9 +275,10 @@ WATCHERS: dict[str, type[Watcher]] = {
     "job_finished": JobFinished,
     "change": Change,
     "replica_lag": ReplicaLag,
+    "replica_superseded": ReplicaSuperseded,
 }
 # Rules that report a moment, not a state: no resolved notice follows.
-EVENTS_ONLY = frozenset({"job_finished", "change"})
+EVENTS_ONLY = frozenset({"job_finished", "change", "replica_superseded"})
 # Moments with a subject of their own each time (a page's URL): `repeat`
 # holds back the same subject for that long after it was sent.
 MOMENTS = frozenset({"change"})

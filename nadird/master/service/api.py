@@ -142,16 +142,19 @@ class ApiServer:
     # -------------------------------------------------------------- routes
     async def healthz(self, _request: web.Request) -> web.Response:
         """200 while every master loop runs, the master can write its state and
-        its replica (master.replica) is within master.replica_max_lag; 503
-        (with what fails) otherwise."""
+        its replica (master.replica) is within master.replica_max_lag and
+        held by no other master; 503 (with what fails) otherwise."""
         health = self.master.health
         failure = self.master.loop_failure()  # a loop ended: the process is stopping
         behind = self.master.replica_behind()
-        if health.healthy and failure is None and behind is None:
+        superseded = self.master.replica_superseded()  # the master is stopping
+        if health.healthy and failure is None and behind is None and superseded is None:
             return _json({"ok": True})
         body: dict[str, Any] = {"ok": False}
         if failure is not None:
             body["error"] = failure
+        if superseded is not None:
+            body["superseded"] = superseded
         if not health.healthy:
             body["state"] = health.status()
         if behind is not None:

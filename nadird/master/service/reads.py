@@ -95,6 +95,10 @@ class MasterReads:
     def replica_behind(self) -> dict[str, Any] | None:
         return None if self.replica is None else self.replica.behind()
 
+    def replica_superseded(self) -> str | None:
+        """Why this master stops: another one took its replica over (None: it did not)."""
+        return None if self.replica is None else self.replica.superseded
+
     def replica_lag(self) -> float | None:
         return None if self.replica is None else self.replica.reading().lag_seconds
 

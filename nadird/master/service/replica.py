@@ -6,7 +6,10 @@ state directory; stopped after the state's last save, so that its final
 sync ships the last commit. When it ends on its own it is logged, counted and
 started again after a back-off; the master goes on meanwhile, and the lag
 grows (observe/replica_lag.py), which /healthz reports past
-master.replica_max_lag. Its log lines become structured events.
+master.replica_max_lag. Its log lines become structured events. While it
+runs, the replica's generation is read again (replica_watch.py): once
+another master holds it, Litestream is killed outright (its final sync would
+write this state over the other master's) and the master is told to stop.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +36,13 @@ from nadird.master.observe.metrics import MasterMetrics
 from nadird.master.observe.replica_lag import ReplicaLag
 from nadird.master.observe.replica_metrics import ReplicaCollector, ReplicaReading
 from nadird.master.service.replica_fetch import replica_generation
+from nadird.master.service.replica_watch import GenerationWatch
 from nadird.master.state.generation import (
     Generation,
     bump_generation,
     check_not_superseded,
     read_generation,
+    superseded_while_running,
 )
 from nadird.master.state.replica_files import (
     LITESTREAM_CONFIG,
@@ -51,6 +57,7 @@ RESTART_DELAY = 1.0  # seconds before the first restart, doubled each time up to
 RESTART_MAX_DELAY = 60.0
 STEADY_AFTER = 60.0  # a run this long resets the back-off
 STOP_TIMEOUT = 10.0  # its final sync on SIGTERM
+TABLES_TIMEOUT = 60.0  # Litestream's tables made in every database, at start
 LEVELS = {"DEBUG": "debug", "INFO": "info", "WARN": "warning", "ERROR": "error"}
 
 
@@ -72,6 +79,27 @@ def _settle(ended: asyncio.Future[int], code: int) -> None:
         ended.set_result(code)
 
 
+def _make_litestream_tables(state_dir: Path, names: list[str]) -> None:
+    """Litestream's tables, made before it starts (state/litestream_tables.py),
+    by a process of their own; when that fails Litestream makes them itself,
+    as it would anyway (logged)."""
+    paths = [str(state_dir / name) for name in names if (state_dir / name).exists()]
+    module = "nadird.master.state.litestream_tables"
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", module, *paths],
+            capture_output=True,
+            text=True,
+            timeout=TABLES_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        log.warning("replica_tables_not_made", error=str(exc)[:500])
+        return
+    if done.returncode != 0:
+        log.warning("replica_tables_not_made", error=done.stderr.strip()[-500:])
+
+
 class Replicator:
     def __init__(self, master: MasterConfig) -> None:
         assert master.replica is not None
@@ -87,6 +115,18 @@ class Replicator:
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()  # the lag: written by the reader thread
         self._task: asyncio.Task[None] | None = None
+        self.generation: Generation | None = None  # this master's, once started
+        # Why this master must stop (another one holds the replica), and who is told.
+        self.superseded: str | None = None
+        self.on_superseded: Callable[[], None] | None = None
+        self.watch = GenerationWatch(
+            litestream_binary,
+            self.url,
+            self.sftp_key,
+            master.replica_check_interval,
+            self._superseded,
+        )
+        self._watch_task: asyncio.Task[None] | None = None
 
     @classmethod
     def for_master(cls, master: MasterConfig, metrics: MasterMetrics) -> Replicator | None:
@@ -107,13 +147,41 @@ class Replicator:
             check_not_superseded(read_generation(manifest), replica, str(self.state_dir), self.url)
         write_manifest(self.state_dir, self.names[1:])
         started = bump_generation(manifest, socket.gethostname(), time.time())
+        self.generation = started
         was = None if replica is None else replica.n
         log.info("replica_generation", generation=started.n, replica=was)
         config = litestream_config(
             self.state_dir, self.url, self.names, self.interval, self.sftp_key
         )
         (self.state_dir / LITESTREAM_CONFIG).write_text(config, encoding="utf-8")
+        await asyncio.to_thread(_make_litestream_tables, self.state_dir, self.names)
         self._task = asyncio.create_task(self._supervise())
+        self._watch_task = asyncio.create_task(self.watch.run(started))
+
+    def _superseded(self, replica: Generation) -> None:
+        """Another master holds the replica: no more shipping, at once, and
+        the master is told (it stops handing out work and exits)."""
+        assert self.generation is not None
+        if self._task is not None:
+            self._task.cancel()  # no restart of what is killed below
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            proc.kill()  # SIGKILL: no final sync of this state over the other's
+        own = self.generation
+        self.superseded = superseded_while_running(own, replica, self.url)
+        log.error(
+            "replica_superseded",
+            generation=own.n,
+            host=own.host,
+            started_at=own.started_at,
+            replica_generation=replica.n,
+            replica_host=replica.host,
+            replica_started_at=replica.started_at,
+            url=self.url,
+            error=self.superseded,
+        )
+        if self.on_superseded is not None:
+            self.on_superseded()
 
     async def _replica_generation(self) -> Generation | None:
         """The replica's generation; None when it cannot be read (logged: the
@@ -128,10 +196,11 @@ class Replicator:
             return None
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        for task in (self._watch_task, self._task):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         proc = self._proc
         if proc is not None and proc.poll() is None:
             proc.send_signal(signal.SIGTERM)

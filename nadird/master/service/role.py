@@ -6,7 +6,7 @@ import asyncio
 import dataclasses
 from typing import Any
 
-from nadird.common.errors import StateError
+from nadird.common.errors import StateError, SupersededError
 from nadird.common.logs import get_logger
 from nadird.config import Config
 from nadird.config.reload import needs_restart
@@ -86,6 +86,9 @@ class MasterRole:
         if self._watch is not None:
             self._watch.cancel()
         await self.master.stop()
+        superseded = self.master.replica_superseded()
+        if superseded is not None:
+            raise SupersededError(superseded)  # exit status 3, not restarted
         self.master.loops.raise_if_failed()  # a loop ended: exit status 1, restarted
         reason = self.master.unsaved or self.master.health.fatal
         if reason is not None:

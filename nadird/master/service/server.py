@@ -110,6 +110,8 @@ class Master(MasterReads):
         self.stored = status.StoredTotal(store)
         self.core.metrics.watch(self._metrics_state)
         self.replica = Replicator.for_master(config.master, self.core.metrics)  # or None
+        if self.replica is not None:
+            self.replica.on_superseded = self._on_superseded
         # Reads secrets and checks Apprise URLs now: a wrong one stops the start (exit 2).
         try:
             self.alerts = Alerts(config.alerts, source, config.node, self.core.stats)
@@ -148,6 +150,9 @@ class Master(MasterReads):
             raise
         self.core.connected = PeerProbe(self._router.underlying).connected
         if self.replica is not None:  # after the binds: one master per state dir
+            # What loading wrote, committed: the write lock free for the
+            # tables Litestream needs (state/litestream_tables.py).
+            self.db.commit()
             try:  # and before any work: one master per replica
                 await self.replica.start()
             except SupersededError:
@@ -179,6 +184,13 @@ class Master(MasterReads):
             hold_ends=round(wall_of(self.core.hold_until), 3) if self.core.hold_until else None,
         )
 
+    def _on_superseded(self) -> None:
+        """Another master holds the replica (replica.py has stopped shipping):
+        no more work handed out, the alert said now, then the master stops."""
+        self._wake.set()  # the dispatch loop sees it and leases nothing more
+        self.alerts.tick(self, time.monotonic())  # sent before the stop drains the channels
+        self.failed.set()
+
     async def _abandon_start(self) -> None:
         if self.api is not None:
             await self.api.stop()
@@ -191,7 +203,10 @@ class Master(MasterReads):
         await self.loops.stop()
         if self.api is not None:
             await self.api.stop()
-        await self._broadcast(Shutdown(reason="master stopping", done=self.done.is_set()))
+        if self.replica_superseded() is None:
+            await self._broadcast(Shutdown(reason="master stopping", done=self.done.is_set()))
+        # else not a word to the workers: they keep their bags, find the
+        # master that holds the replica (worker.master) and hand them over.
         self.core.record_clean_stop(time.monotonic())
         await self.writer.close()
         if self.archive is not None:
@@ -353,7 +368,7 @@ class Master(MasterReads):
     # ------------------------------------------------------------- dispatch
     async def _dispatch_loop(self) -> None:
         while True:
-            if self.backpressure.holds():
+            if self.backpressure.holds() or self.replica_superseded() is not None:
                 timeout: float | None = BACKPRESSURE_RECHECK
             else:
                 await self._send_all(self.core.dispatch(time.monotonic()))

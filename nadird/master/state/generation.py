@@ -7,7 +7,10 @@ master.replica reads the replica's row: a replica whose generation is above
 this state's was written by a master started since from the replica (one
 restored on another host, most likely). This state is then behind it, and
 two masters must never hand out the same work: the master refuses to start
-(SupersededError, exit status 2) and says how to come back.
+(SupersededError, exit status 3) and says how to come back. A running
+master reads the replica's row again every master.replica_check_interval
+(master/service/replica_watch.py) and stops the same way when another
+master took the replica over while it ran (a partition, a hung host).
 """
 
 from __future__ import annotations
@@ -86,6 +89,29 @@ def check_not_superseded(local: Generation, replica: Generation, state_dir: str,
         f"at {_when(replica.started_at)}: another master runs (or ran) from this replica "
         "since this state was left. Refusing to hand out the same work twice. Stop that "
         "master first, then `nadird restore --force` here to continue from the replica"
+    )
+
+
+def supersedes(replica: Generation, own: Generation) -> bool:
+    """Whether the replica's generation was taken by another master than the
+    one that took `own`, read while that one runs. Higher is another master
+    started from the replica; the same number with another host or start
+    time is one restored from a replica that never got `own` (this master
+    started cut off from it). Lower is `own` not shipped yet."""
+    if replica.n != own.n:
+        return replica.n > own.n
+    return (replica.host, replica.started_at) != (own.host, own.started_at)
+
+
+def superseded_while_running(own: Generation, replica: Generation, url: str) -> str:
+    """Why a running master stops: both generations, where and when each started."""
+    return (
+        f"the replica {url} holds generation {replica.n}, started on "
+        f"{replica.host or 'another host'} at {_when(replica.started_at)}, while this "
+        f"master runs generation {own.n}, started on {own.host} at {_when(own.started_at)}: "
+        "another master took the replica over. Stopping without handing out more work "
+        "or replicating over it; to go on here, stop that master, then `nadird restore "
+        "--force` and start this one again"
     )
 
 

@@ -61,6 +61,9 @@ class MasterView(Protocol):
     def replica_behind(self) -> dict[str, Any] | None:
         """The replica's lag when over master.replica_max_lag (None: within it, or none)."""
 
+    def replica_superseded(self) -> str | None:
+        """Why this master stops: another one took its replica over (None: it did not)."""
+
     # Status.
     def status(self) -> dict[str, Any]:
         """The short status: queue, leases, workers, counters, store progress."""

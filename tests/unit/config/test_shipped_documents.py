@@ -24,12 +24,12 @@ def test_readme_opens_with_the_two_setup_commands() -> None:
     assert second.strip().splitlines()[-1].strip() in ci
 
 
-def test_the_unit_does_not_restart_a_configuration_error() -> None:
-    from nadird.cli.main import EXIT_USAGE
+def test_the_unit_does_not_restart_a_configuration_error_nor_a_superseded_master() -> None:
+    from nadird.cli.main import EXIT_SUPERSEDED, EXIT_USAGE
 
     unit = unit_settings()
     assert unit["Restart"] == ["on-failure"]
-    assert unit["RestartPreventExitStatus"] == [str(EXIT_USAGE)]
+    assert unit["RestartPreventExitStatus"] == [f"{EXIT_USAGE} {EXIT_SUPERSEDED}"]
 
 
 def test_grafana_dashboard_uses_only_metrics_the_master_exports() -> None:

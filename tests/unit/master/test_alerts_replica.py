@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -59,3 +60,27 @@ def test_a_rule_on_a_replica_that_is_not_configured_is_refused_naming_it() -> No
     assert caught.value.key == "alerts.rules[0].type" and "master.replica" in caught.value.expected
     loaded = config_from_dict(config({"replica": "file:///mnt/replica/nadird"}), "m.yaml")
     assert loaded.alerts.rules[0].after_s == 300.0
+
+
+def test_replica_superseded_says_once_why_the_master_stops_and_needs_a_replica() -> None:
+    engine = AlertEngine([RuleConfig(type="replica_superseded", channels=["hook"])])
+    calm = snap(0, 0.1)
+    why = "the replica file:///r holds generation 5, started on host-b at ..."
+    stopping = dataclasses.replace(calm, now=1.0, superseded=why)
+    seen = [e for s in (calm, stopping, stopping) for e in engine.evaluate(s)]
+    assert [(e.state, e.subject) for e in seen] == [("firing", "replica")]
+    assert text(seen[0], "en") == f"[WARNING] nadird: this master stops: {why}"
+    assert "另一个主节点已接管" in text(seen[0], "zh")
+    assert payload(seen[0], "en", "m1")["details"] == {"reason": why}
+    with pytest.raises(ConfigError) as caught:
+        config_from_dict(
+            {
+                **config({}),
+                "alerts": {
+                    **config({})["alerts"],
+                    "rules": [{"type": "replica_superseded", "channels": ["hook"]}],
+                },
+            },
+            "m.yaml",
+        )
+    assert "replica_superseded with master.replica" in caught.value.expected

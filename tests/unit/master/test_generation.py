@@ -14,6 +14,8 @@ from nadird.master.state.generation import (
     bump_generation,
     check_not_superseded,
     read_generation,
+    superseded_while_running,
+    supersedes,
 )
 from nadird.master.state.replica_files import write_manifest
 
@@ -37,3 +39,24 @@ def test_a_replica_behind_or_level_is_fine_and_one_ahead_is_refused_with_the_way
     text = str(caught.value)
     assert "generation 3" in text and "generation 4" in text and "host-b" in text
     assert "nadird restore --force" in text and "/state" in text
+
+
+def test_a_running_master_is_superseded_by_any_other_masters_generation() -> None:
+    own = Generation(4, "host-a", 100.0)
+    assert not supersedes(NONE, own)  # a new replica: its first sync is to come
+    assert not supersedes(Generation(3, "host-a", 50.0), own)  # own not shipped yet
+    assert not supersedes(own, own)
+    assert supersedes(Generation(5, "host-b", 200.0), own)  # restored elsewhere
+    # Restored elsewhere from a replica that never got this master's start
+    # (it began cut off from it): the same number, another master.
+    assert supersedes(Generation(4, "host-b", 200.0), own)
+    assert supersedes(Generation(4, "host-a", 101.0), own)
+
+
+def test_the_running_masters_message_names_both_generations_hosts_and_times() -> None:
+    text = superseded_while_running(
+        Generation(4, "host-a", 0.0), Generation(5, "host-b", 86400.0), "file:///r"
+    )
+    assert "generation 5, started on host-b at 1970-01-02T00:00:00Z" in text
+    assert "generation 4, started on host-a at 1970-01-01T00:00:00Z" in text
+    assert "file:///r" in text and "nadird restore --force" in text

@@ -10,21 +10,23 @@ from collections import deque
 from collections.abc import Callable
 
 import aiohttp
+import pytest
 from support.hostile_helpers import fetch_config, hostile_web, url
 
 from nadird.common.urls import fingerprint
 from nadird.config import ThrottleConfig
 from nadird.job.spec import Job
 from nadird.protocol.messages import Hello, PageResult
-from nadird.worker.bag import BagRun, crawl_bag
+from nadird.worker.bag import BagRun, RobotsGate, crawl_bag
 from nadird.worker.core import FENCE_SHARE, WorkerCore
 from nadird.worker.fetch.fetcher import Fetcher
 from nadird.worker.fetch.resolver import PolicyResolver, ResolveResult
+from nadird.worker.fetch.robots import RobotsCache
 from nadird.worker.fetch.throttle import DomainPace, Pacer
 from nadird.worker.follow.filter import DomainCounts, LinkPipeline
 from nadird.worker.pages import PageProcessor, PageTask
 
-LEASE_TTL = 0.4
+LEASE_TTL = 1.0  # long enough for the lane's first check on a loaded machine
 STALL = LEASE_TTL  # longer than the fence's share of the lease period
 
 
@@ -55,7 +57,10 @@ async def until(condition: Callable[[], bool], bound: float = 5.0) -> bool:
     return False
 
 
-async def test_a_request_whose_lease_lapsed_on_its_way_waits_and_goes_once_renewed() -> None:
+@pytest.mark.parametrize("robots", [False, True])  # with robots.txt: the first request
+async def test_a_request_whose_lease_lapsed_on_its_way_waits_and_goes_once_renewed(
+    robots: bool,
+) -> None:
     assert STALL > LEASE_TTL * FENCE_SHARE
     core = WorkerCore(Hello(node="w1", capacity=1), False, time.monotonic())
     core.lease_ttl = LEASE_TTL
@@ -67,13 +72,15 @@ async def test_a_request_whose_lease_lapsed_on_its_way_waits_and_goes_once_renew
         client = StallingFetcher(cfg)
         await client.start()
         try:
-            job = Job(robots=False)
+            job = Job(robots=robots)
             pacer = Pacer(0.0, DomainPace(adaptive=0.0), ThrottleConfig(adaptive=False))
             task = PageTask(page, fingerprint(page), 0)
             run = BagRun(deque([task]), 1, pacer, fenced=lambda: core.fenced(time.monotonic()))
             processor = PageProcessor(client, job, cfg, LinkPipeline(job, cfg, DomainCounts()))
+            gate = RobotsGate(RobotsCache(client, cfg.robots), pacer, 10.0) if robots else None
             results: list[PageResult] = []
-            crawl = asyncio.create_task(crawl_bag(run, processor, results.append))
+            core.last_ack = time.monotonic()  # a heartbeat was just answered
+            crawl = asyncio.create_task(crawl_bag(run, processor, results.append, gate))
             # The lane takes the task, passes its check, stalls, is refused
             # at the send and puts the task back.
             assert await until(lambda: not run.tasks) and await until(lambda: bool(run.tasks))
@@ -84,5 +91,5 @@ async def test_a_request_whose_lease_lapsed_on_its_way_waits_and_goes_once_renew
             await asyncio.wait_for(crawl, 5)
         finally:
             await client.close()
-        assert [e.path for e in web.entries()] == ["/a"]
+        assert [e.path for e in web.entries()] == ["/robots.txt", "/a"][not robots :]
     assert [r.status for r in results] == [200] and run.returned == []

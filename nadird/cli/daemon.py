@@ -210,14 +210,28 @@ async def master_main(
 ) -> int:
     from nadird.master.frontier.seen_rebuild import rebuild, snapshot_lost
     from nadird.master.service.role import MasterRole
+    from nadird.master.service.sockets import MasterSockets
+    from nadird.protocol.curve import MasterSecurity
     from nadird.store.open import open_store
 
-    store = open_store(config.store.uri, config.store)
-    await store.open()
+    # Bound before the store and the state are opened: a worker connects to a
+    # master that is still loading and waits for it (sockets.py).
+    sockets = MasterSockets(config, MasterSecurity(config, config_path or "(config)"))
     try:
-        rebuild_seen = rebuild_seen or snapshot_lost(config)
-        seen = await rebuild(config, store) if rebuild_seen else None
-        return await serve(MasterRole(config, store, seen, config_path), config, config_path)
+        store = open_store(config.store.uri, config.store)
+        await store.open()
+    except BaseException:
+        sockets.close()
+        raise
+    try:
+        try:
+            rebuild_seen = rebuild_seen or snapshot_lost(config)
+            seen = await rebuild(config, store) if rebuild_seen else None
+            role = MasterRole(config, store, seen, config_path, sockets)
+        except BaseException:
+            sockets.close()  # the role's own from here on
+            raise
+        return await serve(role, config, config_path)
     finally:
         await store.close()
 

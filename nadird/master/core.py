@@ -256,12 +256,21 @@ class MasterCore:
         as_of = now if heard is None else min(now, heard)
         as_of = max(as_of, now - CATCH_UP_PERIODS * master.lease_ttl)
         expired = self.leases.expired(as_of)
+        for lease in expired:
+            # A stalled holder stops itself a tenth of the lease period
+            # before this (its fence, worker/core.py), perhaps just after a
+            # request: the domain rests a delay before the next holder starts.
+            lease.wait = max(lease.wait, self.dispatcher.delay_of(lease.job))
         self.stats["leases_expired"] += len(expired)
         self.closer.reclaim(expired, now, "lease expired")
         self.leases.ended.trim(now, self.late_window())
         self.adoption.give_up(as_of)
         for node in self.nodes.silent(as_of, master.node_timeout or master.lease_ttl):
-            self.forget_node(node, "silent", now)
+            # Marked offline, but its leases are left to expire: a worker
+            # silent for a node_timeout shorter than the lease period may be
+            # stalled, not gone, and crawls on until its fence.
+            self.nodes.remove(node, now)
+            log.info("worker_left", worker=node.node, why="silent")
 
     # ----------------------------------------------------------- results
     def _accept(

@@ -23,6 +23,7 @@ from nadird.common.urls import fingerprint, origin_of
 from nadird.protocol.messages import PageResult
 from nadird.worker.fetch.login_sessions import BagSessions, LoginFailed
 from nadird.worker.fetch.robots import RobotsCache, RobotsRules
+from nadird.worker.fetch.send_gate import SendRefused, guard
 from nadird.worker.fetch.sitemaps import SitemapReader
 from nadird.worker.fetch.throttle import Pacer, parse_retry_after
 from nadird.worker.follow.filter import LinkPipeline
@@ -199,6 +200,17 @@ async def crawl_bag(
     sitemaps: SitemapHook | None = None,
 ) -> None:
     async def one(task: PageTask) -> None:
+        try:
+            await fetched(task)
+        except SendRefused:
+            # The lease may have gone while this lane was on its way (a
+            # stopped process): the task waits at the front until the
+            # heartbeat loop gets an answer, or drops the bag.
+            log.warning("request_withheld", url=task.url, why="fenced at send")
+            run.tasks.appendleft(task)
+            await run.unfenced()
+
+    async def fetched(task: PageTask) -> None:
         if robots is not None and not await _robots_allow(robots, run, task, emit):
             return
         await run.pacer.turn()
@@ -224,6 +236,7 @@ async def crawl_bag(
         emit(result)
 
     async def lane() -> None:
+        guard(run.fenced)  # checked again as each request leaves (send_gate.py)
         while run.tasks and not run.stopping:
             await one(run.tasks.popleft())
 

@@ -25,7 +25,8 @@ pytestmark = pytest.mark.slow
 
 
 def test_two_worker_processes_store_exactly_the_reachable_set(cluster: Cluster) -> None:
-    graph = SiteGraph(hosts=20, pages=200)
+    # More hosts than the two workers' 16 bag slots, five bags a host.
+    graph = SiteGraph(hosts=20, pages=100)
     # Latency makes a bag outlive the result flush interval, so a second lease
     # of a busy domain (the bug this guards against) would show as overlap.
     with run_in_thread(graph, latency=0.003) as web:
@@ -49,7 +50,7 @@ def test_two_worker_processes_store_exactly_the_reachable_set(cluster: Cluster) 
 
 
 def test_kill_9_of_a_worker_mid_crawl_loses_nothing(cluster: Cluster) -> None:
-    graph = SiteGraph(hosts=8, pages=150)
+    graph = SiteGraph(hosts=8, pages=100)
     with run_in_thread(graph, latency=0.004) as web:
         master = start_crawl(cluster, graph)
         total = len(expected_set(graph))

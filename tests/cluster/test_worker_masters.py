@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import signal
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -114,3 +115,34 @@ def test_workers_follow_their_master_to_its_new_address_and_it_adopts_their_bags
     # their bags go (one a bag, 8 bags a worker).
     again = len(fetched) - len(set(fetched))
     assert again <= len(WORKERS) * 8, again
+
+
+LOAD_DELAY = 3.0  # the master's state load, made slow (NADIRD_STATE_LOAD_DELAY)
+
+
+def test_a_worker_waits_for_a_master_that_is_still_loading_its_state(cluster: Cluster) -> None:
+    graph = SiteGraph(hosts=1, pages=10)
+    with run_in_thread(graph):
+        config = master_config(cluster, graph, (cluster.control, cluster.results))
+        env = {"NADIRD_STATE_LOAD_DELAY": str(LOAD_DELAY)}
+        master = cluster.start("master", "master", config, env=env)
+        # Bound before its state is loaded: the control socket is there first.
+        bound = Path(cluster.sockdir) / "control"
+        assert wait_until(bound.exists, 30)
+        assert not [e for e in master.logs() if e.get("event") == "seen_loaded"], "bound late"
+        worker = cluster.worker_config(1)
+        # Far below the load: a master silent that long would be given up.
+        worker["worker"] |= {
+            "master": [cluster.control, elsewhere(cluster)[0]],
+            "results": [cluster.results, elsewhere(cluster)[1]],
+            "master_timeout": 1.0,
+            "exit_when_done": True,
+        }
+        cluster.start("worker", "w1", worker)
+        assert cluster.wait(master, 60) == 0
+        assert cluster.wait(cluster.proc("w1"), 30) == 0
+    assert_exact_store(cluster, graph)
+    assert switches(cluster, "w1") == []
+    events = [e.get("event") for e in master.logs()]
+    # Nothing was answered, let alone leased, before the state was loaded.
+    assert events.index("seen_loaded") < events.index("worker_joined")

@@ -16,6 +16,7 @@ from nadird.config import Config
 from nadird.master.frontier.seen import SeenSet
 from nadird.master.state.files import FRONTIER_FILE, SEEN_FILE
 from nadird.master.state.frontier_db import FrontierDB
+from nadird.master.state.load_delay import slow_load
 from nadird.store.backend import Store
 
 log = get_logger()
@@ -23,6 +24,7 @@ log = get_logger()
 
 def load_seen(config: Config, db: FrontierDB) -> SeenSet:
     """The last snapshot plus every admission logged after it."""
+    slow_load()  # only where a test asks for it (load_delay.py)
     path = Path(config.master.state_dir) / SEEN_FILE
     if path.exists():
         try:

@@ -120,6 +120,13 @@ class Dispatcher:
             return None
         return max(ready, self.hold_until) if self.held_all else ready
 
+    def delay_of(self, job_name: str) -> float:
+        """The politeness delay of a job's bags (the default for a job gone)."""
+        job = self.admission.jobs.get(job_name)
+        if job is not None and job.delay is not None:
+            return job.delay
+        return self.config.politeness.delay
+
     def _bag(self, lease: Lease, now: float) -> Bag:
         job = self.admission.jobs[lease.job]
         politeness = self.config.politeness
@@ -139,7 +146,7 @@ class Dispatcher:
             requests=[unpack_wire(r.request) for r in rows]
             if any(r.request is not None for r in rows)
             else [],
-            delay=job.delay if job.delay is not None else politeness.delay,
+            delay=self.delay_of(lease.job),
             domain_concurrency=job.domain_concurrency or politeness.domain_concurrency,
             ttl=self.config.master.lease_ttl,
             robots=self.robots.for_origins({origin_of(r.url) for r in rows})

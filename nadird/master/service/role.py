@@ -12,6 +12,7 @@ from nadird.config import Config
 from nadird.config.reload import needs_restart
 from nadird.master.frontier.seen import SeenSet
 from nadird.master.service.server import Master
+from nadird.master.service.sockets import MasterSockets
 from nadird.store.backend import Store
 
 log = get_logger()
@@ -59,10 +60,11 @@ class MasterRole:
         store: Store,
         seen: SeenSet | None = None,
         source: str | None = None,
+        sockets: MasterSockets | None = None,
     ) -> None:
         # The config file's path, named in every error about its keys.
         self.source = source or "(config)"
-        self.master = Master(config, store, seen, self.source)
+        self.master = Master(config, store, seen, self.source, sockets)
         self.done = asyncio.Event()
         self._watch: asyncio.Task[None] | None = None
 

@@ -39,12 +39,12 @@ from nadird.master.service import seeds
 from nadird.master.service.api import ApiServer
 from nadird.master.service.backpressure import BACKPRESSURE_RECHECK, Backpressure
 from nadird.master.service.group_commit import GroupCommit
-from nadird.master.service.handshakes import HandshakeWatch
 from nadird.master.service.heard import HeardClock
 from nadird.master.service.loops import LoopGuard
 from nadird.master.service.peers import PeerProbe
 from nadird.master.service.reads import MasterReads
 from nadird.master.service.replica import Replicator
+from nadird.master.service.sockets import MasterSockets
 from nadird.master.service.state_dir import StateDir
 from nadird.master.state.files import FRONTIER_FILE, ROBOTS_FILE, SEEN_FILE
 from nadird.master.view import status
@@ -61,10 +61,17 @@ class Master(MasterReads):
     """The master process; as MasterView, what the API and status reports see."""
 
     def __init__(
-        self, config: Config, store: Store, seen: SeenSet | None = None, source: str = "(config)"
+        self,
+        config: Config,
+        store: Store,
+        seen: SeenSet | None = None,
+        source: str = "(config)",
+        sockets: MasterSockets | None = None,
     ) -> None:
         self.config = config
-        self.security = MasterSecurity(config, source)
+        # Bound before the state was loaded (the daemon's, sockets.py), or at start.
+        self.sockets = sockets
+        self.security = sockets.security if sockets else MasterSecurity(config, source)
         self.state = StateDir(config)
         self.db = self.state.db
         # Whether state files take writes (a full disk); see observe/health.py.
@@ -93,11 +100,8 @@ class Master(MasterReads):
         self.control_endpoint = ""
         self.results_endpoint = ""
         self._wake = asyncio.Event()
-        self._ctx: zmq.asyncio.Context | None = None
         self._router: zmq.asyncio.Socket | None = None
         self._pull: zmq.asyncio.Socket | None = None
-        # Workers whose keys do not fit fail below the messages: logged here.
-        self.handshakes = HandshakeWatch()
         self._last_dead_poll = 0.0
         self._heard = HeardClock(time.monotonic())  # workers are judged as of then
         self.commits = GroupCommit(self.db.commit)  # see group_commit.py
@@ -123,24 +127,18 @@ class Master(MasterReads):
             )
         except ConfigError:
             self.state.close()
+            if self.sockets is not None:
+                self.sockets.close()
             raise
 
     # ---------------------------------------------------------- life cycle
     async def start(self) -> None:
-        self._ctx = zmq.asyncio.Context()
-        self.security.start(self._ctx)
-        self._router = self._ctx.socket(zmq.ROUTER)
-        self._pull = self._ctx.socket(zmq.PULL)
-        for sock in (self._router, self._pull):
-            sock.setsockopt(zmq.LINGER, 1000)
-            self.security.secure(sock)
-        self.handshakes.watch(self._router, "control")
-        self.handshakes.watch(self._pull, "results")
         # Every address first: a second master on the same ports stops here,
         # before it admits seeds or writes anything.
         try:
-            self._bind(self._router, "master.bind", self.config.master.bind)
-            self._bind(self._pull, "master.results_bind", self.config.master.results_bind)
+            if self.sockets is None:
+                self.sockets = MasterSockets(self.config, self.security)
+            self._router, self._pull = self.sockets.router, self.sockets.pull
             if self.config.api.enabled:
                 self.api = ApiServer(self)
                 await self.api.start()
@@ -158,8 +156,7 @@ class Master(MasterReads):
             except SupersededError:
                 await self._abandon_start()
                 raise
-        self.control_endpoint = self._router.getsockopt_string(zmq.LAST_ENDPOINT)
-        self.results_endpoint = self._pull.getsockopt_string(zmq.LAST_ENDPOINT)
+        self.control_endpoint, self.results_endpoint = self.sockets.endpoints()
         self.admit_seeds([(s.spec(), s.job) for s in self.config.seed_list()])
         self.writer.start()
         self.stored.start()
@@ -223,22 +220,9 @@ class Master(MasterReads):
             await self.replica.stop()
         log.info("master_stopped", **self.status())
 
-    @staticmethod
-    def _bind(sock: zmq.asyncio.Socket, key: str, endpoint: str) -> None:
-        try:
-            sock.bind(endpoint)
-        except zmq.ZMQError as exc:
-            reason = zmq.strerror(exc.errno) if exc.errno else str(exc)
-            raise BindError(endpoint, key, reason) from None
-
     def _close_sockets(self) -> None:
-        self.handshakes.stop()
-        for sock in (self._router, self._pull):
-            if sock is not None:
-                sock.close()
-        self.security.stop()
-        if self._ctx is not None:
-            self._ctx.term()
+        if self.sockets is not None:
+            self.sockets.close()
 
     def apply_config(self, new: Config) -> None:
         """Take a reloaded config (only live-changeable keys differ)."""

@@ -42,6 +42,7 @@ from nadird.worker.fetch.proxies import Proxy, ProxyPool
 from nadird.worker.fetch.proxy_sources import ProviderFeeds
 from nadird.worker.fetch.resolver import PolicyResolver
 from nadird.worker.fetch.responses import kept_headers, loop_key, read_limited, redirect_target
+from nadird.worker.fetch.send_gate import SendRefused, send_gate_trace
 from nadird.worker.fetch.throttle import pacing_trace
 
 log = get_logger()
@@ -137,7 +138,9 @@ class Fetcher:
             # jobs' and accounts' login sessions: worker/fetch/sessions.py).
             cookie_jar=aiohttp.DummyCookieJar(),
             auto_decompress=False,  # decoded here, with a bound: see decoding.py
-            trace_configs=[pacing_trace()],  # the pace counts from when a request left
+            # The lane's lease is checked last (send_gate.py); the pace
+            # counts from when a request left.
+            trace_configs=[send_gate_trace(), pacing_trace()],
         )
 
     def _socks_session(self, proxy: Proxy) -> aiohttp.ClientSession:
@@ -229,6 +232,8 @@ class Fetcher:
         try:
             async with asyncio.timeout(self.config.total_timeout):
                 outcome = await attempt(proxy)
+        except SendRefused:
+            raise  # nothing was sent: neither the site's failure nor the proxy's
         except Exception as exc:
             error = exc if isinstance(exc, FetchError) else classify(exc)
             if proxy is not None and self.proxies.failed(proxy, error.kind, site):

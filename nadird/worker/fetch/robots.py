@@ -41,6 +41,7 @@ from nadird.common.urls import origin_of
 from nadird.config import RobotsConfig
 from nadird.protocol.messages import RobotsNote
 from nadird.worker.fetch.fetcher import Fetcher
+from nadird.worker.fetch.send_gate import SendRefused
 
 log = get_logger()
 
@@ -172,6 +173,12 @@ class RobotsCache:
             entry = await self._fetch(origin, use_proxy)
         except asyncio.CancelledError:
             future.cancel()  # only at shutdown; the lanes waiting on it stop too
+            raise
+        except SendRefused as exc:
+            # Not sent (send_gate.py): nothing learnt, nothing cached; the
+            # lanes waiting on it take their URLs back as this one does.
+            future.set_exception(exc)
+            future.exception()  # retrieved: raised here too
             raise
         except Exception as exc:  # a bug here must not stop the bag
             log.exception("robots_internal_error", origin=origin)

@@ -238,3 +238,40 @@ def test_a_socket_never_read_to_the_end_delays_judgement_only_so_long(
     core.expire(far, heard=T0)
     assert core.nodes.get("w1") is None
     assert core.leases.current(bag.lease, bag.epoch) is None
+
+
+# --- a stalled holder -------------------------------------------------------------
+
+
+def test_an_expired_lease_leaves_its_domain_resting_a_delay(tmp_path: Path) -> None:
+    # The stalled holder may have sent a request just before its fence, a
+    # tenth of the lease period before expiry: shorter than this delay.
+    for core in make_core(tmp_path, jobs={"default": Job(delay=TTL)}):
+        register(core, "w1")
+        assert "a.test" in bags(core)
+        expired = T0 + TTL + 0.1
+        core.expire(expired)
+        assert core.stats["leases_expired"] == 2
+        register(core, "w2", now=expired)
+        assert bags(core, expired + TTL - 0.1) == {}
+        assert set(bags(core, expired + TTL)) == {"a.test", "b.test"}
+
+
+def test_a_worker_silent_past_node_timeout_keeps_its_leases_until_they_expire(
+    tmp_path: Path,
+) -> None:
+    for core in make_core(tmp_path, {"default": Job(delay=0.0)}, node_timeout=TTL / 4):
+        register(core, "w1")
+        bag = bags(core)["a.test"]
+        silent = T0 + TTL / 2
+        core.expire(silent)
+        assert core.nodes.get("w1") is None  # marked offline...
+        # ...but it may only be stalled: it crawls on until its fence.
+        assert core.leases.current(bag.lease, bag.epoch) is not None
+        register(core, "w2", now=silent)
+        assert bags(core, silent) == {}
+        expired = T0 + TTL + 0.1
+        core.expire(expired)
+        assert core.leases.current(bag.lease, bag.epoch) is None
+        register(core, "w2", now=expired)
+        assert "a.test" in bags(core, expired)

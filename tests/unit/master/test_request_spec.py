@@ -267,38 +267,38 @@ def test_a_schema_3_frontier_gets_the_request_column_and_keeps_its_rows(tmp_path
     again.close()
 
 
-def test_seeds_file_lines_may_be_requests(tmp_path: Path) -> None:
+def test_seeds_file_lines_may_be_requests(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import subprocess
     import sys
 
+    from nadird.cli.main import main
+
     seeds = tmp_path / "seeds.txt"
     good = json.dumps({"url": URL, "method": "POST", "form": {"q": "a"}})
-    for line, message in [
+    argv = ["crawl", "--seeds", str(seeds), "--state-dir", str(tmp_path / "s")]
+    cases = [
         (json.dumps({"url": URL, "method": "PATCH"}), "line 3: method: expected one of"),
         (json.dumps({"url": URL, "headers": {"X-A": 3}}), "line 3: headers.X-A: expected a string"),
         ('{"url": ', "line 3: a URL or a JSON object"),
         (json.dumps({"url": URL, "job": "nope"}), "line 3: job: one of: default"),
         (json.dumps({"url": "ftp://a.test/"}), "line 3: a crawlable URL"),
-    ]:
+    ]
+    # The first through the command line (exit status and stderr as a user
+    # sees them), the others in-process: the same main(), without a start each.
+    line, message = cases[0]
+    seeds.write_text(f"{URL}\n{good}\n{line}\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "nadird", *argv], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert f"{seeds}: {message}" in proc.stderr
+    for line, message in cases[1:]:
         seeds.write_text(f"{URL}\n{good}\n{line}\n")
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "nadird",
-                "crawl",
-                "--seeds",
-                str(seeds),
-                "--state-dir",
-                str(tmp_path / "s"),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert proc.returncode == 2, proc.stderr
-        assert f"{seeds}: {message}" in proc.stderr
-        assert not (tmp_path / "s").exists()  # nothing ran
+        assert main(argv) == 2
+        assert f"{seeds}: {message}" in capsys.readouterr().err
+    assert not (tmp_path / "s").exists()  # nothing ran
 
 
 def test_a_revisited_request_is_asked_again_alike(tmp_path: Path) -> None:

@@ -83,6 +83,17 @@ class MasterConfig:
         if self.heartbeat_interval * 2 > self.lease_ttl:
             raise ValueError("heartbeat_interval must be at most half of lease_ttl")
 
+    @property
+    def late_window(self) -> float:
+        """How long after a lease ended its holder's results are still taken."""
+        return self.lease_ttl if self.late_result_window is None else self.late_result_window
+
+    @property
+    def claim_window(self) -> float:
+        """Seconds a restarted master waits for its workers' claims: a few
+        chances to say hello."""
+        return max(2.0, 4 * self.heartbeat_interval)
+
 
 @dataclass(frozen=True)
 class PolitenessConfig:

@@ -113,7 +113,7 @@ class MasterCore:
         now = time.monotonic()
         self.hold_until = recovery_hold(db, master, bool(self.frontier.queued), now)
         self.adoption = Adoption(LeaseRecords(db), self.frontier, self.leases, self.stats)
-        window = self.claim_window()
+        window = self.config.master.claim_window
         self.held_all = self.adoption.start(master.adopt_leases, self.hold_until, now, window)
         self.lease_mark = LeaseMark(db, master.lease_ttl, headroom_of(master))
         self._build_parts()
@@ -235,16 +235,11 @@ class MasterCore:
         self.closer.reclaim(self.leases.of_node(node.node), now, why)
         log.info("worker_left", worker=node.node, why=why)
 
-    def claim_window(self) -> float:
-        """Seconds a restarted master waits for its workers' claims: a few
-        chances to say hello."""
-        return max(2.0, 4 * self.config.master.heartbeat_interval)
-
     def listening(self, now: float) -> None:
         """The control socket is read from `now` on: the workers get their
         whole claim window from here, however long the start took (a loaded
         machine, a stalled process) since the waiting leases were read."""
-        self.adoption.extend(now + self.claim_window())
+        self.adoption.extend(now + self.config.master.claim_window)
 
     def expire(self, now: float, heard: float | None = None) -> None:
         """Leases expired, waiting leases unclaimed, workers silent: judged
@@ -263,7 +258,7 @@ class MasterCore:
             lease.wait = max(lease.wait, self.dispatcher.delay_of(lease.job))
         self.stats["leases_expired"] += len(expired)
         self.closer.reclaim(expired, now, "lease expired")
-        self.leases.ended.trim(now, self.late_window())
+        self.leases.ended.trim(now, self.config.master.late_window)
         self.adoption.give_up(as_of)
         for node in self.nodes.silent(as_of, master.node_timeout or master.lease_ttl):
             # Marked offline, but its leases are left to expire: a worker
@@ -280,7 +275,7 @@ class MasterCore:
         or None when they are refused: forged, or from a lease long gone.
         Nothing of a refused message is stored; its URLs stay queued and are
         crawled by whoever holds them."""
-        held = self.adoption.lease_named(msg, now, self.late_window())
+        held = self.adoption.lease_named(msg, now, self.config.master.late_window)
         lease = held if isinstance(held, Lease) else None
         refused = refusal(msg, user, held)
         if refused is not None or held is None:
@@ -379,12 +374,6 @@ class MasterCore:
         # Whether the URL came by a fallback is the queue's to say, not the worker's.
         record.fallback_from = None if row is None else row.fallback_from
         records.append(record)
-
-    def late_window(self) -> float:
-        """How long after a lease ended its holder's results are still taken."""
-        master = self.config.master
-        window = master.late_result_window
-        return master.lease_ttl if window is None else window
 
     def on_durable(self, records: Sequence[PageRecord]) -> None:
         self.tallies.durable(records)

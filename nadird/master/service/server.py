@@ -343,7 +343,7 @@ class Master(MasterReads):
         self.writer.add(self.core.on_results(msg, time.monotonic(), user))
 
     def _lease_of(self, msg: Results) -> Lease | EndedLease | None:
-        return self.core.adoption.lease_named(msg, time.monotonic(), self.core.late_window())
+        return self.core.adoption.lease_named(msg, time.monotonic(), self.config.master.late_window)
 
     def _on_durable(self, records: Any) -> None:
         self.core.on_durable(records)

@@ -188,13 +188,13 @@ def test_the_claim_window_starts_when_the_master_reads_its_socket(tmp_path: Path
     started = time.monotonic()
     # The start took long (a loaded machine, a stalled process): by the
     # clock the window is over before anything was read.
-    reading = started + TTL + 2 * core.claim_window()
+    reading = started + TTL + 2 * core.config.master.claim_window
     core.listening(reading)
-    core.expire(reading + core.claim_window() - 0.1)
+    core.expire(reading + core.config.master.claim_window - 0.1)
     assert core.stats["leases_unclaimed"] == 0
     welcome = hello(core, "w1", [claim(a, session)], reading + 0.5)
     assert welcome.adopted == [a.lease]
-    core.expire(reading + core.claim_window() + 0.1)  # the window is over: b.test goes
+    core.expire(reading + core.config.master.claim_window + 0.1)  # the window is over: b.test goes
     assert core.stats["leases_unclaimed"] == 1
     old.frontier.db.close()
     core.frontier.db.close()

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from urllib.parse import urljoin, urlsplit
 
-import lxml.html
 from lxml import etree
 
 from nadird.common.errors import InvalidURL
 from nadird.common.urls import canonicalize
-from nadird.worker.parse.base import base_url
+from nadird.worker.parse.base import Tree, base_url
+from nadird.worker.parse.lexbor import LexborPage
 
 # Schemes whose links can never be fetched; rejecting them by prefix is much
 # cheaper than resolving and canonicalizing them only to get InvalidURL.
@@ -28,9 +28,7 @@ _TAB_OR_NEWLINE = str.maketrans("", "", "\t\n\r")
 _HREFS = etree.XPath("//a/@href | //area/@href", smart_strings=False)
 
 
-def extract_links(
-    doc: lxml.html.HtmlElement | None, page_url: str, respect_nofollow: bool = False
-) -> list[str]:
+def extract_links(doc: Tree | None, page_url: str, respect_nofollow: bool = False) -> list[str]:
     """Canonical URLs of the page's <a>/<area> links, deduped, in document order.
 
     Relative links resolve against <base href> if the page has one. Links back
@@ -61,9 +59,11 @@ def extract_links(
     return links
 
 
-def _raw_hrefs(doc: lxml.html.HtmlElement, respect_nofollow: bool) -> list[str]:
+def _raw_hrefs(doc: Tree, respect_nofollow: bool) -> list[str]:
     """The href values of the page's <a>/<area> elements, in document order
     (without the rel=nofollow ones when they are not followed)."""
+    if isinstance(doc, LexborPage):
+        return doc.hrefs(respect_nofollow)
     if not respect_nofollow:
         hrefs = _HREFS(doc)
         # An attribute-only path with smart_strings=False gives a list of str.

@@ -191,6 +191,11 @@ def test_documented_differences_html5_tree() -> None:
     assert read(heading, "lxml") is not None and read(heading, "lexbor") is not None
     assert (read(heading, "lxml") or {})["fields"]["h1"] == "h"
     assert (read(heading, "lexbor") or {})["fields"]["h1"] == "hc"
+    # Selectors compare some attribute values as the HTML standard says.
+    button = b"<input type=Submit value=go>"
+    values = {"v": [Selector(css="input[type=submit]", attr="value")]}
+    assert extract_fields(parse_page(button.decode(), PAGE, "lxml"), "", values) == {"v": None}
+    assert extract_fields(parse_page(button.decode(), PAGE, "lexbor"), "", values) == {"v": "go"}
     # A body of nothing but a comment is an empty page, not a parse error.
     assert read(b"<!-- nothing -->", "lxml") is None
     assert links_of(read(b"<!-- nothing -->", "lexbor")) == []

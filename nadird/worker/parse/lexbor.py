@@ -36,9 +36,9 @@ class LexborPage:
         hrefs = []
         for node in self._tree.css("a[href], area[href]"):
             attrs = node.attributes
-            if respect_nofollow and "rel" in attrs:
-                if "nofollow" in (attrs.get("rel") or "").lower().split():
-                    continue
+            rel = attrs.get("rel") if respect_nofollow else None
+            if rel is not None and "nofollow" in rel.lower().split():
+                continue
             # .get: Lexbor's [href] also matches a namespaced xlink:href.
             hrefs.append(attrs.get("href") or "")
         return hrefs

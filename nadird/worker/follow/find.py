@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 
 from nadird.common.errors import InvalidURL
-from nadird.common.urls import canonicalize
+from nadird.common.urls import MAX_URL_LENGTH, canonicalize
 from nadird.worker.parse.base import Tree, base_url
 from nadird.worker.parse.lexbor import LexborPage
 
@@ -174,7 +175,30 @@ CACHE_LIMIT = 8192
 _canonical_cache: dict[str, str | None] = {}
 
 
+# A fragment canonicalize drops whichever path it takes: printable ASCII.
+_DROPPED_FRAGMENT = re.compile(r"[\x21-\x7e]*")
+
+
+def _cache_key(url: str) -> str:
+    """The URL without the fragment canonicalize would drop anyway, so that
+    the anchors of one page ('api.html#a1f3', '#a2c4'...: a reference page's
+    members) share one entry; the URL itself when that is not certain."""
+    base, hash_sign, fragment = url.partition("#")
+    if (
+        not hash_sign
+        or len(url) > MAX_URL_LENGTH  # refused whole, fragment included
+        # 'a #b' keeps its space or control character (escaped); 'a ' would
+        # lose it to the stripping of the URL's ends.
+        or base[-1:] <= " "
+        or base[-1:].isspace()
+        or not _DROPPED_FRAGMENT.fullmatch(fragment)
+    ):
+        return url
+    return base
+
+
 def _canonical_or_none(url: str) -> str | None:
+    url = _cache_key(url)
     try:
         return _canonical_cache[url]
     except KeyError:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from selectolax.lexbor import LexborHTMLParser
+from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 # WHATWG MIME sniffing's mark of binary content, as parser.py checks it.
 _SNIFF_CHARS = 1024
@@ -89,12 +89,22 @@ class LexborPage:
 
     def css_values(self, expr: str, attr: str | None) -> Iterator[str]:
         """What a CSS field's selector gives: each match's attribute `attr`,
-        or its text with whitespace collapsed (as lxml's text_content())."""
-        for node in self._tree.css(expr):
-            if attr is not None:
-                yield (node.attributes.get(attr) or "").strip()
-            else:
-                yield " ".join((node.text(deep=True) or "").split())
+        or its text with whitespace collapsed (as lxml's text_content()).
+        Lazily: a field takes the first match with a value, and Lexbor stops
+        at the first match (a <title> in microseconds) where a query of all
+        of them walks the whole tree (0.2-0.6 ms a page)."""
+        first = self._tree.css_first(expr)
+        if first is None:
+            return
+        yield _value(first, attr)
+        for node in self._tree.css(expr)[1:]:
+            yield _value(node, attr)
+
+
+def _value(node: LexborNode, attr: str | None) -> str:
+    if attr is not None:
+        return (node.attributes.get(attr) or "").strip()
+    return " ".join((node.text(deep=True) or "").split())
 
 
 def parse_lexbor(text: str) -> LexborPage | None:

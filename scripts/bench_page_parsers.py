@@ -9,6 +9,8 @@ real-site benchmark serves (scripts/bench-deps.sh).
 
     python scripts/bench_page_parsers.py --trees doxygen --pages 400
     python scripts/bench_page_parsers.py --trees debian --pages 400
+    # the code of another tree (before the parser choice): lxml only
+    PYTHONPATH=/tmp/base python scripts/bench_page_parsers.py --trees doxygen
 """
 
 from __future__ import annotations
@@ -23,11 +25,15 @@ from bench_real_site import TREE_SETS, TREES
 
 from nadird.common.urls import fingerprint
 from nadird.config import FetchConfig
-from nadird.job.parser_choice import page_parser
 from nadird.job.spec import Job, Selector
 from nadird.worker.fetch.fetcher import Fetcher, FetchOutcome
 from nadird.worker.follow.filter import DomainCounts, LinkPipeline
 from nadird.worker.pages import PageProcessor, PageTask
+
+try:
+    from nadird.job.parser_choice import page_parser
+except ImportError:  # code from before the choice: every page through lxml
+    page_parser = None  # type: ignore[assignment]
 
 
 def pages_of(trees: str, count: int, seed: int) -> list[tuple[str, bytes]]:
@@ -43,7 +49,8 @@ def pages_of(trees: str, count: int, seed: int) -> list[tuple[str, bytes]]:
 
 def cpu_per_page(parser: str, pages: list[tuple[str, bytes]], rounds: int) -> tuple[float, str]:
     """(best ms of CPU a page over the rounds, the parser the job got)."""
-    job = Job(robots=False, fields={"title": [Selector(css="title")]}, parser=parser)  # type: ignore[arg-type]
+    choice = {} if page_parser is None else {"parser": parser}
+    job = Job(robots=False, fields={"title": [Selector(css="title")]}, **choice)  # type: ignore[arg-type]
     fetch = FetchConfig(store_body_bytes=0)
     processor = PageProcessor(Fetcher(fetch), job, fetch, LinkPipeline(job, fetch, DomainCounts()))
     outcomes = [FetchOutcome(200, url, "text/html", None, body) for url, body in pages]
@@ -54,7 +61,8 @@ def cpu_per_page(parser: str, pages: list[tuple[str, bytes]], rounds: int) -> tu
         for task, outcome in zip(tasks, outcomes, strict=True):
             processor._from_outcome(task, outcome, 0.0, len(outcome.body))
         best = min(best, time.process_time() - started)
-    return best / len(pages) * 1000, page_parser(job)
+    chosen = "lxml (the code before)" if page_parser is None else page_parser(job)
+    return best / len(pages) * 1000, chosen
 
 
 def main() -> None:
@@ -66,7 +74,7 @@ def main() -> None:
     args = ap.parse_args()
     pages = pages_of(args.trees, args.pages, args.seed)
     kib = sum(len(body) for _, body in pages) / len(pages) / 1024
-    for parser in ("lxml", "auto"):
+    for parser in ("lxml", "auto") if page_parser is not None else ("lxml",):
         ms, chosen = cpu_per_page(parser, pages, args.rounds)
         line = {"trees": args.trees, "pages": len(pages), "kib_per_page": round(kib, 1)}
         print(json.dumps({**line, "parser": chosen, "cpu_ms_per_page": round(ms, 3)}))

@@ -1,7 +1,7 @@
 """Which HTML parser reads a job's pages: lxml (libxml2) or Lexbor (selectolax).
 
-Lexbor parses a page and walks its links in a quarter of lxml's time (see
-docs/BENCHMARKS.md), but only part of what a job may ask of a page can be
+Lexbor parses a page and walks its links in a third to a half of lxml's
+time (see docs/BENCHMARKS.md), but only part of what a job may ask of a page can be
 answered from its tree: links, `<base href>`, `<link rel=canonical>`,
 `<meta name=robots>`, CSS and regex fields. Everything else reads the lxml
 tree: XPath, JSON-LD and inline-script selectors, articles and the generic

@@ -1,8 +1,8 @@
 """A page parsed by Lexbor (selectolax): what a job without lxml needs of it.
 
 Jobs whose rules Lexbor can answer (job/parser_choice.py decides, once per
-job) have their pages parsed here instead of by lxml: about a quarter of the
-time for the parse and the link walk together. Lexbor builds the tree the
+job) have their pages parsed here instead of by lxml: a third to a half of
+the time for the parse and the link walk together. Lexbor builds the tree the
 HTML standard prescribes, the one browsers build; where libxml2 repairs
 broken markup otherwise, this tree is the one a browser user sees.
 

@@ -244,7 +244,12 @@ def timed(
     """(wall s, user+sys CPU s of the process tree, peak RSS MiB per process)."""
     started = time.perf_counter()
     with open(log, "wb") as out:
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
+        # In the log's directory: `python -m nadird` (the workers) puts its
+        # working directory first on sys.path, before PYTHONPATH, so from a
+        # checkout the baseline's workers would import the checkout's code.
+        proc = subprocess.Popen(
+            command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=log.parent
+        )
     top = psutil.Process(proc.pid)
     peaks: dict[int, tuple[float, int]] = {}
     next_sample = started

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from nadird.common.urls import canonicalize, domain_of, fingerprint
 from nadird.config import Config
+from nadird.job.parser_choice import parser_description
 from nadird.job.spec import JAVASCRIPT, Job
 from nadird.protocol.messages import PageResult
 from nadird.worker.bag import BagRun, RobotsGate, crawl_bag
@@ -43,7 +44,7 @@ def _renderer(config: Config, job: Job) -> Renderer | None:
     return new_renderer(dataclasses.replace(config, worker=worker))
 
 
-def report(url: str, result: PageResult | None, run: BagRun) -> dict[str, Any]:
+def report(url: str, result: PageResult | None, run: BagRun, job: Job) -> dict[str, Any]:
     if result is None:  # handed back: a 429/503, or robots.txt unreachable
         why = "throttled (429/503)" if run.throttled else "robots.txt unreachable"
         return {"url": url, "error": f"not fetched: {why}; a worker would try again later"}
@@ -60,6 +61,7 @@ def report(url: str, result: PageResult | None, run: BagRun) -> dict[str, Any]:
         "fields": result.data,
         "item_key": result.item_key,  # what the job's item_key made of them
         "links": result.links,
+        "parser": parser_description(job),  # lxml or Lexbor for the job's HTML pages
     }
 
 
@@ -100,6 +102,6 @@ async def probe(config: Config, job: Job, url: str, out: TextIO) -> int:
             await renderer.close()
         await fetcher.close()
     result = results[0] if results else None
-    json.dump(report(canonical, result, run), out, indent=2, ensure_ascii=False)
+    json.dump(report(canonical, result, run, job), out, indent=2, ensure_ascii=False)
     out.write("\n")
     return EXIT_OK if result is not None and result.error is None else EXIT_FAILED

@@ -18,6 +18,7 @@ from nadird.job.fallback import OnFailure
 from nadird.job.feeds import FeedsSpec, feeds_spec, with_hubs
 from nadird.job.history import HistoryKeep
 from nadird.job.login import LoginSpec
+from nadird.job.parser_choice import ParserOption, check_parser
 from nadird.job.request import check_cookies, check_headers
 from nadird.revisit.parse import revisit_policy_of
 from nadird.revisit.policy import RevisitPolicy
@@ -280,6 +281,7 @@ class Job:
     # true: feeds and sitemaps found and revisited as hubs, their articles
     # fetched first (job/feeds.py); a mapping tunes it.
     feeds: bool | FeedsSpec = False
+    parser: ParserOption = "auto"  # lxml or Lexbor for its pages: job/parser_choice.py
 
     def __post_init__(self) -> None:
         check_headers(self.headers, "headers")
@@ -302,6 +304,7 @@ class Job:
         if self.near_duplicates == "drop" and not self.article:
             raise ValueError("near_duplicates: drop needs article: (the text it compares)")
         object.__setattr__(self, "feeds", feeds_spec(self.feeds) or False)
+        check_parser(self)
         if self.render_when_invalid and self.render != "auto":
             raise ValueError("render_when_invalid needs render: auto")
         if self.render is False:

@@ -20,11 +20,13 @@ from nadird.common.errors import FetchError
 from nadird.items.keys import KeyRule, apply_key, compile_key
 from nadird.items.processors import Context
 from nadird.items.schema import VALID, FieldRule, compile_rules
+from nadird.job.parser_choice import PageParser, page_parser
 from nadird.job.spec import Job
 from nadird.store.base import PageRecord
 from nadird.worker.parse.item import ParsedJson, extract_item, item_simhash, json_body, json_text
 from nadird.worker.parse.jsonsources import PageJson, is_json_type, looks_like_json
-from nadird.worker.parse.parser import content_checksum, decode_html, parse_text
+from nadird.worker.parse.page import lxml_tree, parse_page
+from nadird.worker.parse.parser import content_checksum, decode_html
 from nadird.worker.parse.signature import signature
 
 # Why a page is skipped (the keys of the report's `skipped`).
@@ -53,13 +55,14 @@ class Rules:
     compiled: tuple[FieldRule, ...] = field(default=(), compare=False)
     reads_json: bool = False  # JSON responses mean something to the job
     key: KeyRule | None = field(default=None, compare=False)  # the job's item_key
+    parser: PageParser = "lxml"  # the worker's for the job's pages: the same fields
 
     @classmethod
     def of(cls, job: Job, html_types: Iterable[str]) -> Rules:
         compiled = compile_rules(job.schema)
-        return cls(
-            job, frozenset(html_types), compiled, job.reads_json(), compile_key(job.item_key)
-        )
+        key = compile_key(job.item_key)
+        types = frozenset(html_types)
+        return cls(job, types, compiled, job.reads_json(), key, page_parser(job))
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,14 +134,15 @@ def redo(record: PageRecord, rules: Rules) -> Redone | str:
 def _from_html(record: PageRecord, charset: str | None, rules: Rules, ctx: Context) -> Redone | str:
     body = record.body or b""
     text = decode_html(body, charset)  # once, for the parser and the regexes
-    doc = parse_text(text, record.final_url)
+    doc = parse_page(text, record.final_url, rules.parser)
     if doc is None:
         return UNPARSABLE
     job = rules.job
     data = extract_item(doc, text, job, rules.compiled, ctx)[1]
     key = _key(record, data, rules)
     signs_fields = bool(job.fields or job.article)
-    sig = signature(signs_fields, data, doc, job.signature_ignore) if job.revisits else None
+    tree = lxml_tree(doc)  # fields sign Lexbor's pages, which have no text signature
+    sig = signature(signs_fields, data, tree, job.signature_ignore) if job.revisits else None
     return Redone(data, sig, key, item_simhash(job, data))
 
 

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from lxml.cssselect import CSSSelector
-from lxml.html import HtmlElement
 
 from nadird.common.errors import ErrorKind, FetchError
 from nadird.common.logs import get_logger
@@ -29,6 +28,7 @@ from nadird.items.keys import apply_key, compile_key
 from nadird.items.processors import Context
 from nadird.items.schema import compile_rules
 from nadird.job.feeds import feeds_spec
+from nadird.job.parser_choice import page_parser
 from nadird.job.request import RequestSpec, link_fields
 from nadird.job.spec import Job
 from nadird.protocol.messages import PageResult
@@ -46,9 +46,11 @@ from nadird.worker.page_task import (
     error_result,
     not_modified,
 )
+from nadird.worker.parse.base import Tree
 from nadird.worker.parse.directives import Directives, canonical_link, robots_directives
 from nadird.worker.parse.item import JsonBody, extract_item, item_simhash, json_body, json_text
 from nadird.worker.parse.jsonsources import PageJson
+from nadird.worker.parse.page import lxml_tree, parse_page
 from nadird.worker.parse.parser import content_checksum, decode_html, parse_html
 from nadird.worker.parse.signature import signature
 
@@ -115,6 +117,7 @@ class PageProcessor:
         self._fetch = fetch
         self._html_types = set(fetch.html_types)
         self._reads_json = job.reads_json()
+        self._parser = page_parser(job)  # lxml or Lexbor, for all the job's pages
         self._feeds = feeds_spec(job.feeds)
         self._links = links
         self._hop_check = hop_check
@@ -231,7 +234,8 @@ class PageProcessor:
         )
 
     def _read_html(self, task: PageTask, outcome: FetchOutcome, started: float) -> Read:
-        doc = parse_html(outcome.body, outcome.final_url, outcome.charset)
+        text = decode_html(outcome.body, outcome.charset)  # once: parser and regexes
+        doc = parse_page(text, outcome.final_url, self._parser)
         if doc is None:
             return Read(error=FetchError(ErrorKind.PARSE, "document could not be parsed"))
         read = Read(canonical=self._canonical(doc, task, outcome))
@@ -242,7 +246,6 @@ class PageProcessor:
         read.keep_body = not directives.noindex
         selected: dict[str, object] = {}
         if read.keep_body:
-            text = decode_html(outcome.body, outcome.charset)
             ctx = Context(outcome.final_url, started)
             selected, read.data = extract_item(doc, text, self._job, self._rules, ctx)
         if self.follows(task.depth) and not directives.nofollow:
@@ -251,14 +254,15 @@ class PageProcessor:
             hrefs, read.requests = self._next_page(selected, task, outcome)
             pages = resolve_hrefs(hrefs, outcome.final_url)
             if self._feeds is not None:  # feeds first; deep archive pages never
-                feeds = feed_links(doc, outcome.final_url)
+                feeds = feed_links(lxml_tree(doc), outcome.final_url)
                 found = without_deep_pages([*feeds, *found], self._feeds)
                 pages = without_deep_pages(pages, self._feeds)
             read.links = self._links.follow(pages + found, outcome.final_url)
         if self._job.revisits:  # last: it may remove ignored elements
             job = self._job
             signs_fields = bool(job.fields or job.article)  # article: its fields too
-            read.signature = signature(signs_fields, read.data, doc, job.signature_ignore)
+            tree = lxml_tree(doc)
+            read.signature = signature(signs_fields, read.data, tree, job.signature_ignore)
         return read
 
     def _read_feed(self, task: PageTask, outcome: FetchOutcome) -> Read:
@@ -342,14 +346,14 @@ class PageProcessor:
         names = (name.lower() for name in self._fetch.store_headers)
         return {name: kept[name][:MAX_HEADER_CHARS] for name in names if name in kept}
 
-    def _directives(self, doc: HtmlElement | None, outcome: FetchOutcome) -> Directives:
+    def _directives(self, doc: Tree | None, outcome: FetchOutcome) -> Directives:
         robots = self._fetch.robots
         if not robots.respect_meta:
             return Directives()
         header = outcome.headers.get("x-robots-tag")
         return robots_directives(doc, header, robots.user_agent)
 
-    def _canonical(self, doc: HtmlElement, task: PageTask, outcome: FetchOutcome) -> str | None:
+    def _canonical(self, doc: Tree, task: PageTask, outcome: FetchOutcome) -> str | None:
         found = canonical_link(doc, outcome.final_url)
         if found is None:
             return None

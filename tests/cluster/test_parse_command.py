@@ -66,6 +66,9 @@ def test_parse_prints_the_fields_and_links_a_worker_would_send(tmp_path: Path) -
         assert proc.returncode == 0, proc.stderr
         assert bare is not None and bare["fields"] == {}
         assert bare["links"] == [u for u in graph.out_links(url) if "//site-1.test" in u]
+        # Which parser read the page, and why (the default job's title is XPath).
+        assert result["parser"] == "lxml (auto: fields.title[0] is XPath)"
+        assert bare["parser"] == "lexbor (auto: no rule of the job needs lxml)"
 
 
 def test_parse_reports_what_the_worker_would_record_and_exits_1(tmp_path: Path) -> None:

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from urllib.parse import urljoin, urlsplit
 
-import lxml.html
 from lxml import etree
 
 from nadird.common.errors import InvalidURL
-from nadird.common.urls import canonicalize
-from nadird.worker.parse.base import base_url
+from nadird.common.urls import MAX_URL_LENGTH, canonicalize
+from nadird.worker.parse.base import Tree, base_url
+from nadird.worker.parse.lexbor import LexborPage
 
 # Schemes whose links can never be fetched; rejecting them by prefix is much
 # cheaper than resolving and canonicalizing them only to get InvalidURL.
@@ -28,9 +29,7 @@ _TAB_OR_NEWLINE = str.maketrans("", "", "\t\n\r")
 _HREFS = etree.XPath("//a/@href | //area/@href", smart_strings=False)
 
 
-def extract_links(
-    doc: lxml.html.HtmlElement | None, page_url: str, respect_nofollow: bool = False
-) -> list[str]:
+def extract_links(doc: Tree | None, page_url: str, respect_nofollow: bool = False) -> list[str]:
     """Canonical URLs of the page's <a>/<area> links, deduped, in document order.
 
     Relative links resolve against <base href> if the page has one. Links back
@@ -61,9 +60,11 @@ def extract_links(
     return links
 
 
-def _raw_hrefs(doc: lxml.html.HtmlElement, respect_nofollow: bool) -> list[str]:
+def _raw_hrefs(doc: Tree, respect_nofollow: bool) -> list[str]:
     """The href values of the page's <a>/<area> elements, in document order
     (without the rel=nofollow ones when they are not followed)."""
+    if isinstance(doc, LexborPage):
+        return doc.hrefs(respect_nofollow)
     if not respect_nofollow:
         hrefs = _HREFS(doc)
         # An attribute-only path with smart_strings=False gives a list of str.
@@ -182,7 +183,30 @@ CACHE_LIMIT = 8192
 _canonical_cache: dict[str, str | None] = {}
 
 
+# A fragment canonicalize drops whichever path it takes: printable ASCII.
+_DROPPED_FRAGMENT = re.compile(r"[\x21-\x7e]*")
+
+
+def _cache_key(url: str) -> str:
+    """The URL without the fragment canonicalize would drop anyway, so that
+    the anchors of one page ('api.html#a1f3', '#a2c4'...: a reference page's
+    members) share one entry; the URL itself when that is not certain."""
+    base, hash_sign, fragment = url.partition("#")
+    if (
+        not hash_sign
+        or len(url) > MAX_URL_LENGTH  # refused whole, fragment included
+        # 'a #b' keeps its space or control character (escaped); 'a ' would
+        # lose it to the stripping of the URL's ends.
+        or base[-1:] <= " "
+        or base[-1:].isspace()
+        or not _DROPPED_FRAGMENT.fullmatch(fragment)
+    ):
+        return url
+    return base
+
+
 def _canonical_or_none(url: str) -> str | None:
+    url = _cache_key(url)
     try:
         return _canonical_cache[url]
     except KeyError:

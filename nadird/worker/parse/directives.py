@@ -8,14 +8,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import urljoin
 
-import lxml.html
-
 from nadird.common.errors import InvalidURL
 from nadird.common.urls import canonicalize
-from nadird.worker.parse.base import base_url
+from nadird.worker.parse.base import Tree, base_url
+from nadird.worker.parse.lexbor import LexborPage
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,30 +52,41 @@ def _header_words(header: str, token: str) -> list[str]:
     return words
 
 
-def robots_directives(
-    doc: lxml.html.HtmlElement | None, header: str | None, token: str
-) -> Directives:
+def _metas(doc: Tree) -> Iterator[tuple[str, str]]:
+    """(name, content) of the page's <meta> elements, in document order."""
+    if isinstance(doc, LexborPage):
+        return doc.metas()
+    return ((meta.get("name") or "", meta.get("content") or "") for meta in doc.iter("meta"))
+
+
+def _link_rels(doc: Tree) -> Iterator[tuple[str, str]]:
+    """(rel, href) of the page's <link> elements, in document order."""
+    if isinstance(doc, LexborPage):
+        return doc.link_rels()
+    return ((link.get("rel") or "", link.get("href") or "") for link in doc.iter("link"))
+
+
+def robots_directives(doc: Tree | None, header: str | None, token: str) -> Directives:
     token = token.lower()
     noindex = nofollow = False
     if header:
         noindex, nofollow = _apply(_header_words(header, token), noindex, nofollow)
     if doc is not None:
-        for meta in doc.iter("meta"):
-            name = (meta.get("name") or "").strip().lower()
-            if name in ("robots", token):
-                words = [w.strip() for w in (meta.get("content") or "").lower().split(",")]
+        for name, content in _metas(doc):
+            if name.strip().lower() in ("robots", token):
+                words = [w.strip() for w in content.lower().split(",")]
                 noindex, nofollow = _apply(words, noindex, nofollow)
     return Directives(noindex=noindex, nofollow=nofollow)
 
 
-def canonical_link(doc: lxml.html.HtmlElement | None, page_url: str) -> str | None:
+def canonical_link(doc: Tree | None, page_url: str) -> str | None:
     """The canonical form of the page's first rel=canonical link, if it has a usable one."""
     if doc is None:
         return None
-    for link in doc.iter("link"):
-        if "canonical" not in (link.get("rel") or "").lower().split():
+    for rel, raw_href in _link_rels(doc):
+        if "canonical" not in rel.lower().split():
             continue
-        href = (link.get("href") or "").strip()
+        href = raw_href.strip()
         if not href:
             return None
         try:

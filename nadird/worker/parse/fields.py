@@ -19,24 +19,29 @@ from lxml import etree
 from nadird.job.jmes import is_json_selector
 from nadird.job.selectors import compile_selector, evaluate
 from nadird.job.spec import Selector
+from nadird.worker.parse.base import Tree
 from nadird.worker.parse.generic import GenericStep
 from nadird.worker.parse.jsonfields import json_values
 from nadird.worker.parse.jsonsources import PageJson
+from nadird.worker.parse.lexbor import LexborPage
 
 # HTML selectors give strings; JSON ones keep the JSON type (numbers, objects...).
 FieldValue = str | int | float | bool | list[Any] | dict[str, Any] | None
 
 
 def _values(
-    sel: Selector, doc: lxml.html.HtmlElement | None, raw_text: str, where: str, page: PageJson
+    sel: Selector, doc: Tree | None, raw_text: str, where: str, page: PageJson
 ) -> Iterator[Any]:
     """Every value the selector yields on the page, empty ones included, lazily."""
     if is_json_selector(sel):
         return json_values(sel, page, where)
+    if isinstance(doc, LexborPage) and sel.css is not None:
+        # Only CSS fields Lexbor reads reach here (job/parser_choice.py).
+        return doc.css_values(sel.css, sel.attr)
     compiled = compile_selector(sel, where)
     if isinstance(compiled, re.Pattern):
         return _regex_values(compiled, raw_text)
-    if doc is None:
+    if not isinstance(doc, lxml.html.HtmlElement):
         return iter(())
     return _xpath_values(evaluate(compiled, doc, sel, where), sel.attr)
 
@@ -87,7 +92,7 @@ def present(value: Any) -> bool:
 
 
 def _extract_field(
-    doc: lxml.html.HtmlElement | None,
+    doc: Tree | None,
     raw_text: str,
     name: str,
     selectors: list[Selector],
@@ -113,7 +118,7 @@ def _extract_field(
 
 
 def extract_fields(
-    doc: lxml.html.HtmlElement | None,
+    doc: Tree | None,
     raw_text: str,
     fields: dict[str, list[Selector]],
     page: PageJson | None = None,
@@ -126,7 +131,8 @@ def extract_fields(
     `page` holds the JSON of a JSON response (JSON-LD and scripts come from `doc`);
     `generic` the page's article fields for the generic steps (none: they find nothing).
     """
-    page = page if page is not None else PageJson(doc)
+    if page is None:  # JSON-LD and inline scripts are read from lxml's tree only
+        page = PageJson(doc if isinstance(doc, lxml.html.HtmlElement) else None)
     return {
         name: _extract_field(doc, raw_text, name, sels, page, generic)
         for name, sels in fields.items()

@@ -21,6 +21,7 @@ from nadird.items.schema import FieldRule, apply_rules
 from nadird.job.article import ArticleSpec
 from nadird.job.spec import Job
 from nadird.worker.parse.article.fields import article_fields
+from nadird.worker.parse.base import Tree
 from nadird.worker.parse.fields import extract_fields, present
 from nadird.worker.parse.generic import GenericStep
 from nadird.worker.parse.jsonsources import PageJson, is_json_type, load_json, looks_like_json
@@ -58,7 +59,7 @@ def json_text(body: bytes) -> str:
 
 
 def extract_item(
-    doc: HtmlElement | None,
+    doc: Tree | None,
     text: str,
     job: Job,
     rules: tuple[FieldRule, ...],
@@ -72,7 +73,9 @@ def extract_item(
     A job with `article:` gets the article fields of an HTML page too, and
     so does a field ending with the generic step when it reaches it."""
     spec = job.article if isinstance(job.article, ArticleSpec) else ArticleSpec()
-    generic = GenericStep(lambda: article_fields(doc, len(text), ctx.page_url, spec))
+    # Articles read lxml's tree: a job with them never has Lexbor's (job/parser_choice.py).
+    tree = doc if isinstance(doc, HtmlElement) else None
+    generic = GenericStep(lambda: article_fields(tree, len(text), ctx.page_url, spec))
     html = generic if page is None else None
     selected: dict[str, Any] = dict(extract_fields(doc, text, job.fields, page, html))
     if isinstance(job.article, ArticleSpec) and html is not None:

@@ -113,3 +113,49 @@ def test_the_cache_stays_within_its_limit(monkeypatch: pytest.MonkeyPatch) -> No
             f"http://a.example.com/p{n}?a=2&b=1"
         )
         assert len(find._canonical_cache) <= 50
+
+
+def _canonical_or_none(url: str) -> str | None:
+    try:
+        return canonicalize(url)
+    except InvalidURL:
+        return None
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.sampled_from(["http://a.example.com/p", "HTTP://A.example.com:80/x/../p", "http://a/ b"]),
+    st.text(st.characters(codec="utf-8"), max_size=6),
+    st.text(max_size=8),
+    st.sampled_from(["", " ", "\t"]),
+)
+def test_fragments_share_an_entry_only_when_canonicalize_drops_them(
+    stem: str, path: str, fragment: str, tail: str
+) -> None:
+    """The cache keys a URL without its fragment; the answer must still be
+    canonicalize's for the whole URL (spaces before '#', long URLs...)."""
+    find._canonical_cache.clear()
+    url = f"{stem}{path}{tail}#{fragment}"
+    first = find._canonical_or_none(f"{stem}{path}{tail}#other")
+    assert find._canonical_or_none(url) == _canonical_or_none(url)
+    assert first == _canonical_or_none(f"{stem}{path}{tail}#other")
+
+
+def test_a_reference_page_anchors_are_canonicalized_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    find._canonical_cache.clear()
+    calls: list[str] = []
+
+    def counted(url: str) -> str:
+        calls.append(url)
+        return canonicalize(url)
+
+    monkeypatch.setattr(find, "canonicalize", counted)
+    anchors = "".join(f'<a href="Widget.html#a{n:04x}">m</a>' for n in range(200))
+    doc = lxml.html.document_fromstring(f"<body>{anchors}<a href='Other.html#top'>o</a></body>")
+    assert extract_links(doc, PAGE) == [
+        "http://docs.example.com:8080/api/java/util/Widget.html",
+        "http://docs.example.com:8080/api/java/util/Other.html",
+    ]
+    assert len(calls) == 3  # the page itself, Widget.html, Other.html
+    long_url = "http://a.example.com/" + "x" * 4090 + "#f"
+    assert find._canonical_or_none(long_url) is None  # too long as a whole

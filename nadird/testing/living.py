@@ -28,13 +28,11 @@ same change times in any process, so a judge can run elsewhere.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import calendar
 import email.utils
 import html
 import json
 import math
-import signal
 import sys
 import threading
 import time
@@ -47,7 +45,7 @@ from aiohttp import web
 from nadird.testing import livingpages
 from nadird.testing.graph import SiteGraph
 from nadird.testing.livingpages import LivingPage
-from nadird.testing.web import SyntheticWeb
+from nadird.testing.web import SyntheticWeb, serve_until_signalled
 
 # Virtual time 0, as a date (what Last-Modified and Date count from).
 EPOCH = float(calendar.timegm((2026, 11, 1, 0, 0, 0)))
@@ -298,21 +296,6 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-async def _serve(server: SyntheticWeb, living: LivingWeb, args: argparse.Namespace) -> None:
-    stopping = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stopping.set)
-    port = await server.start(args.host, args.port)
-    try:
-        line = {"port": port, "hosts": living.hosts, "seeds": living.seeds()}
-        print(json.dumps({**line, "scale": args.scale, "seed": args.seed}), flush=True)
-        await stopping.wait()
-    finally:
-        await server.stop()
-        living.close()
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parse_args(argv)
     try:
@@ -324,13 +307,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     server = SyntheticWeb(SiteGraph(hosts=1, pages=1), access_log_path=args.access_log)
+    living.install(server)
+
+    def describe(port: int) -> dict[str, object]:
+        line = {"port": port, "hosts": living.hosts, "seeds": living.seeds()}
+        return {**line, "scale": args.scale, "seed": args.seed}
+
     try:
-        living.install(server)
-        asyncio.run(_serve(server, living, args))
-    except OSError as exc:  # port taken, bad address, unwritable log
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    return 0
+        return serve_until_signalled(server, args.host, args.port, describe)
+    finally:
+        living.close()
 
 
 if __name__ == "__main__":

@@ -10,16 +10,13 @@ found and its period), then serves until SIGINT or SIGTERM.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
-import signal
 import sys
 from collections.abc import Sequence
 
 from nadird.testing.graph import SiteGraph
 from nadird.testing.living import ScaledClock
 from nadird.testing.news import NewsWeb, news_sites
-from nadird.testing.web import SyntheticWeb
+from nadird.testing.web import SyntheticWeb, serve_until_signalled
 
 
 def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -40,33 +37,19 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-async def _serve(server: SyntheticWeb, news: NewsWeb, args: argparse.Namespace) -> None:
-    stopping = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stopping.set)
-    port = await server.start(args.host, args.port)
-    try:
-        sites = [{"host": s.host, "how": s.how, "period": round(s.period, 1)} for s in news.sites]
-        print(json.dumps({"port": port, "seeds": news.seeds(), "sites": sites}), flush=True)
-        await stopping.wait()
-    finally:
-        await server.stop()
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parse_args(argv)
     periods = (args.min_period, args.max_period)
     sites = news_sites(args.sites, periods, seed=args.seed, backlog=args.backlog)
     news = NewsWeb(sites, ScaledClock(1.0))
     server = SyntheticWeb(SiteGraph(hosts=1, pages=1), access_log_path=args.access_log)
-    try:
-        news.install(server)
-        asyncio.run(_serve(server, news, args))
-    except OSError as exc:  # port taken, bad address, unwritable log
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    return 0
+    news.install(server)
+
+    def describe(port: int) -> dict[str, object]:
+        about = [{"host": s.host, "how": s.how, "period": round(s.period, 1)} for s in news.sites]
+        return {"port": port, "seeds": news.seeds(), "sites": about}
+
+    return serve_until_signalled(server, args.host, args.port, describe)
 
 
 if __name__ == "__main__":

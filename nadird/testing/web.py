@@ -358,7 +358,9 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-async def _serve_until_signalled(server: SyntheticWeb, host: str, port: int) -> None:
+async def _serve_until_signalled(
+    server: SyntheticWeb, host: str, port: int, describe: Callable[[int], dict[str, object]]
+) -> None:
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -366,11 +368,25 @@ async def _serve_until_signalled(server: SyntheticWeb, host: str, port: int) -> 
     bound = await server.start(host, port)
     try:
         # The one line a parent process waits for; it must see it at once.
-        line = {"port": bound, "hosts": server.graph.hosts, "seeds": server.graph.seeds()}
-        print(json.dumps(line), flush=True)
+        print(json.dumps(describe(bound)), flush=True)
         await stopping.wait()
     finally:
         await server.stop()
+
+
+def serve_until_signalled(
+    server: SyntheticWeb, host: str, port: int, describe: Callable[[int], dict[str, object]]
+) -> int:
+    """Serve until SIGINT or SIGTERM, after printing `describe(port bound)` as
+    one JSON line: the command-line servers' main loop (this module's,
+    living.py's, news_serve.py's). 1 when the address or the access log
+    cannot be used, said on stderr."""
+    try:
+        asyncio.run(_serve_until_signalled(server, host, port, describe))
+    except OSError as exc:  # port taken, bad address, unwritable log
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -389,12 +405,12 @@ def main(argv: list[str] | None = None) -> int:
     server = SyntheticWeb(graph, latency=args.latency, access_log_path=args.access_log)
     if args.catalog > 0:
         Catalog(count=args.catalog, seed=args.seed).mount(server)
-    try:
-        asyncio.run(_serve_until_signalled(server, args.host, args.port))
-    except OSError as exc:  # port taken, bad address, unwritable log
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    return 0
+    return serve_until_signalled(
+        server,
+        args.host,
+        args.port,
+        lambda port: {"port": port, "hosts": graph.hosts, "seeds": graph.seeds()},
+    )
 
 
 if __name__ == "__main__":

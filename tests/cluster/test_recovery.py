@@ -21,7 +21,7 @@ from nadird.testing.checks import (
     site_job,
     start_crawl,
 )
-from nadird.testing.cluster import Cluster, wait_until
+from nadird.testing.cluster import Cluster, wait_until, worker_address
 from nadird.testing.graph import SiteGraph
 from nadird.testing.web import run_in_thread
 
@@ -76,7 +76,15 @@ def test_stalled_worker_is_fenced_and_its_late_results_are_stored_once(cluster: 
     total = len(expected_set(graph))
     with run_in_thread(graph, latency=0.003) as web:
         master = start_crawl(cluster, graph)
-        assert wait_until(lambda: len(page_requests(web)) > 0.2 * total, 60)
+
+        def w1_at_work() -> bool:
+            # w1 fetching, not still waiting for the master's keys: a worker
+            # stopped before it holds a bag has nothing to be fenced from.
+            entries = page_requests(web)
+            by_w1 = [e for e in entries if e.client == worker_address(1)]
+            return len(by_w1) >= 10 and len(entries) > 0.2 * total
+
+        assert wait_until(w1_at_work, 60)
         stalled = cluster.proc("w1")
         stalled.kill(signal.SIGSTOP)
         # Well past lease expiry: its bags go to w2 meanwhile.

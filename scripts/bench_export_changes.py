@@ -157,9 +157,9 @@ def main() -> None:
     print(json.dumps(_summary(args, built, size, runs), indent=2))
 
 
-def _summary(
-    args: argparse.Namespace, built: float, size: int, runs: dict[str, Any]
-) -> dict[str, Any]:
+def run_facts() -> dict[str, str]:
+    """When, on what machine and at which commit a benchmark ran (this
+    script's and bench_export_since.py's summaries)."""
     return {
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": f"{os.cpu_count()} cores, {platform.machine()}, {platform.platform()}",
@@ -170,6 +170,14 @@ def _summary(
             capture_output=True,
             text=True,
         ).stdout.strip(),
+    }
+
+
+def _summary(
+    args: argparse.Namespace, built: float, size: int, runs: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        **run_facts(),
         "versions": args.versions,
         "urls": args.urls,
         "since_share": args.since_share,

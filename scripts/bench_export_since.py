@@ -27,10 +27,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import datetime as dt
 import json
 import os
-import platform
 import sqlite3
 import statistics
 import subprocess
@@ -40,7 +38,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_export_changes import LAUNCHER, baseline_tree
+from bench_export_changes import LAUNCHER, baseline_tree, run_facts
 from support import REPO
 
 sys.path.insert(0, str(REPO))
@@ -187,15 +185,7 @@ def _summary(
     runs: dict[str, Any],
 ) -> dict[str, Any]:
     return {
-        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": f"{os.cpu_count()} cores, {platform.machine()}, {platform.platform()}",
-        "python": platform.python_version(),
-        "sqlite": sqlite3.sqlite_version,
-        "commit": subprocess.run(
-            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-        ).stdout.strip(),
+        **run_facts(),
         "pages": args.pages,
         "new": args.new,
         "store_mib": round(size / 2**20, 1),

@@ -29,13 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from nadird.common.children import ended_with_parent
-from nadird.common.errors import StateError
 from nadird.common.logs import get_logger
 from nadird.config import MasterConfig
 from nadird.master.observe.metrics import MasterMetrics
 from nadird.master.observe.replica_lag import ReplicaLag
 from nadird.master.observe.replica_metrics import ReplicaCollector, ReplicaReading
-from nadird.master.service.replica_fetch import replica_generation
+from nadird.master.service.replica_fetch import READ_ERRORS, replica_generation_off_loop
 from nadird.master.service.replica_watch import GenerationWatch
 from nadird.master.state.generation import (
     Generation,
@@ -186,12 +185,9 @@ class Replicator:
     async def _replica_generation(self) -> Generation | None:
         """The replica's generation; None when it cannot be read (logged: the
         master goes on, as it does when the replica cannot be written)."""
-        binary = litestream_binary()
         try:
-            if binary is None:
-                raise StateError("litestream not found")
-            return await asyncio.to_thread(replica_generation, binary, self.url, self.sftp_key)
-        except (StateError, OSError, subprocess.SubprocessError) as exc:
+            return await replica_generation_off_loop(litestream_binary(), self.url, self.sftp_key)
+        except READ_ERRORS as exc:
             log.error("replica_generation_unknown", url=self.url, error=str(exc)[:500])
             return None
 

@@ -4,6 +4,7 @@ the replica's generation (master/state/generation.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import shutil
 import subprocess
@@ -82,3 +83,18 @@ def replica_generation(binary: str, url: str, sftp_key: str | None = None) -> Ge
         if not restore_db(binary, url, directory, MANIFEST_FILE, False, PEEK_TIMEOUT, sftp_key):
             return Generation(0)
         return read_generation(directory / MANIFEST_FILE)
+
+
+# What reading a replica may raise: Litestream missing or failing, the
+# replica unreachable or unreadable.
+READ_ERRORS = (StateError, OSError, subprocess.SubprocessError)
+
+
+async def replica_generation_off_loop(
+    binary: str | None, url: str, sftp_key: str | None
+) -> Generation:
+    """replica_generation in a thread (it runs `litestream restore`), for the
+    master's event loop; raises READ_ERRORS (a missing binary as StateError)."""
+    if binary is None:
+        raise StateError("litestream not found")
+    return await asyncio.to_thread(replica_generation, binary, url, sftp_key)

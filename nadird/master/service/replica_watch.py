@@ -16,12 +16,10 @@ interval.
 from __future__ import annotations
 
 import asyncio
-import subprocess
 from collections.abc import Callable
 
-from nadird.common.errors import StateError
 from nadird.common.logs import get_logger
-from nadird.master.service.replica_fetch import replica_generation
+from nadird.master.service.replica_fetch import READ_ERRORS, replica_generation_off_loop
 from nadird.master.state.generation import Generation, supersedes
 
 log = get_logger()
@@ -53,12 +51,9 @@ class GenerationWatch:
                 return
 
     async def _read(self) -> Generation | None:
-        binary = self._binary()
         try:
-            if binary is None:
-                raise StateError("litestream not found")
-            found = await asyncio.to_thread(replica_generation, binary, self._url, self._sftp_key)
-        except (StateError, OSError, subprocess.SubprocessError) as exc:
+            found = await replica_generation_off_loop(self._binary(), self._url, self._sftp_key)
+        except READ_ERRORS as exc:
             if not self._unread:
                 log.warning("replica_generation_unread", url=self._url, error=str(exc)[:500])
             self._unread = True

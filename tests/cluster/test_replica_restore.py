@@ -166,6 +166,6 @@ def test_a_replica_that_cannot_be_written_is_counted_and_reported_and_the_crawl_
         # The replica_lag rule, delivered to its channel.
         assert wait_until(lambda: any(p["rule"] == "replica_lag" for p in hook.payloads()), 30)
         alert = next(p for p in hook.payloads() if p["rule"] == "replica_lag")
-        # The payload rounds to 3 decimals: a lag just past 1 s reads 1.
+    # The payload rounds to 3 decimals: a lag just past 1 s reads 1.
     assert alert["state"] == "firing" and alert["value"] >= 1 and alert["threshold"] == 1
     assert any(e.get("event") == "litestream" for e in cluster.proc("master").logs())

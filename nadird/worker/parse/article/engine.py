@@ -39,7 +39,7 @@ from urllib.parse import urljoin
 import lxml.html
 from lxml import etree
 
-from nadird.worker.parse.article.focus import focused_page, page_focus
+from nadird.worker.parse.article.focus import engine_page
 from nadird.worker.parse.article.plain import clean
 from nadird.worker.parse.base import base_url
 
@@ -52,8 +52,6 @@ def load_engine() -> None:
     import trafilatura  # noqa: F401
 
 
-PRECISION, RECALL = True, False
-FOCUS_PRECISION, FOCUS_RECALL = True, False
 # The fast path's content shorter than this (nothing, or a teaser) is
 # extracted again on the full path.
 FULL_PATH_BELOW_CHARS = 500
@@ -62,11 +60,7 @@ FULL_PATH_BELOW_CHARS = 500
 def run_engine(doc: lxml.html.HtmlElement, url: str, images: bool = False) -> etree._Element | None:
     """The page's main content tree; None when the engine found none.
     With `images`, the content keeps its images (article.images)."""
-    focus = page_focus(doc)
-    if focus is None:
-        body = _content(doc, images, fast=True)
-    else:
-        body = _content(focused_page(focus), images, fast=True, precision=FOCUS_PRECISION, recall=FOCUS_RECALL)
+    body = _content(engine_page(doc, images), images, fast=True)
     if body is None or len(text_of_content(body)) < FULL_PATH_BELOW_CHARS:
         body = _content(doc, images, fast=False)
     if body is None or not text_of_content(body).strip():
@@ -77,7 +71,7 @@ def run_engine(doc: lxml.html.HtmlElement, url: str, images: bool = False) -> et
 
 
 def _content(
-    doc: lxml.html.HtmlElement, images: bool, fast: bool, markup: bool = True, precision=PRECISION, recall=RECALL
+    doc: lxml.html.HtmlElement, images: bool, fast: bool, markup: bool = True
 ) -> etree._Element | None:
     # Imported on first use: it takes 0.2-0.4 s, which no job without
     # `article:` (and no command that extracts nothing) should wait for.
@@ -94,8 +88,7 @@ def _content(
         include_images=images,
         include_tables=True,
         deduplicate=False,
-        favor_precision=precision,
-        favor_recall=recall,
+        favor_precision=True,
         with_metadata=False,
         # Not "python": with it the engine also renders the content as text,
         # which the fields do not use (markdown_of renders it once, after

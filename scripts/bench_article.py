@@ -187,15 +187,18 @@ def parts(kb: int, repeat: int) -> dict[str, float]:
     from nadird.worker.parse.article import dates, kind, language, metadata, plain
     from nadird.worker.parse.article import engine as engine_parts
     from nadird.worker.parse.article.fields import _article_ld
+    from nadird.worker.parse.article.focus import engine_page
 
     body = news_page(kb)
     doc = parse_html(body, URL)
     assert doc is not None
     content = run_engine(doc, URL)
+    given = engine_page(doc, images=False)
     ld, types = _article_ld(doc)
     text = plain.plain_text(content)
     steps: dict[str, Callable[[], object]] = {
-        "engine fast path": lambda: engine_parts._content(doc, False, fast=True),
+        "engine's page (focus, copy)": lambda: engine_page(doc, images=False),
+        "engine fast path on it": lambda: engine_parts._content(given, False, fast=True),
         "links resolved": lambda: engine_parts._resolve(content, URL),
         "metadata": lambda: metadata.page_metadata(doc),
         "JSON-LD": lambda: _article_ld(doc),

@@ -13,20 +13,25 @@ scripts/bench_article_quality.py (docs/BENCHMARKS.md):
   pages loses a paragraph beside a figure, so the text scores lower;
 * `deduplicate=False`: the engine's cache of seen paragraphs would make a
   page's text depend on the pages a worker saw before it;
-* `favor_precision`: the best of the engine's three settings on those pages;
+* `favor_precision`: the best of the engine's three settings on those pages,
+  on the page's focus too (the default finds more on a few pages there, but
+  lets boilerplate in and loses most of another page's story);
 * the fast path first (`fast=True`: the engine's own extractor without its
   comparison against two other algorithms), and the full path only when
   the fast one found less than an article's worth of text: on the real
   pages the fast path gave the same text wherever it found any, for half
   the time;
+* the fast path on the page's focus (focus.py: the one container holding
+  the story, when the page has one), the full path on the whole page;
 * and when neither path found any content, once more without formatting and
   links: on some pages (a WordPress theme among the real ones) keeping them
   makes the engine reject the whole content, which it finds without them;
   the markdown then has the text without its links and emphasis.
 
-The engine copies the tree it is given before it edits it (the worker
+The engine is given copies (focus.py's for the fast path; it copies the
+whole page itself on the full path) before it edits them (the worker
 still reads the links and the signature from the document afterwards;
-tests/unit/worker/test_article_fields.py checks the document is left as
+tests/unit/worker/test_article_focus.py checks the document is left as
 it was). It is not told the page's URL: it would resolve every link of the
 page with it, where only the content's links matter; those are resolved here.
 """

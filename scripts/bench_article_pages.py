@@ -1,13 +1,16 @@
 """Benchmark: the CPU cost of the article extraction on real pages, page by page.
 
     python scripts/bench_article_pages.py [--cache DIR] [--repeat 5] [--pages]
+    python scripts/bench_article_pages.py --dir /usr/share/doc/python3.11/html --limit 60
 
 The pages are those of scripts/bench_article_quality.py (the full-text and
 the snippet sets, ~130 real pages of ~120 sites, fetched once into --cache).
 Each page is parsed once, then goes --repeat times through the engine alone
 (`run_engine`: the content tree the fields are made of) and through the
 whole article step (`article_fields`: engine, metadata, dates, language,
-kind, text, markdown), the two taking turns. A page's time is its median
+kind, text, markdown), the two taking turns. With --dir, the pages are
+instead the first --limit HTML files under that directory (sorted by path:
+a documentation tree, say), with their file URL. A page's time is its median
 run, in CPU time of this thread (time.thread_time). Prints one JSON object:
 the median and mean over the pages, and over the pages of more than 100 KB
 of HTML, for docs/BENCHMARKS.md; --pages adds every page's times.
@@ -81,16 +84,28 @@ def _summary(rows: list[dict[str, float]]) -> dict[str, Any]:
     }
 
 
+def _eval_pages(cache: Path) -> list[tuple[str, bytes, str]]:
+    """The pages of the quality sets: (name, HTML, URL)."""
+    cases = load_cases(cache)
+    known = {hashlib.sha256(case.html).digest() for case in cases}
+    pages = [(case.name, case.html, URL) for case in cases]
+    return pages + [(c.name, c.html, c.url) for c in load_snippet_cases(cache, known)]
+
+
+def _files(root: Path, limit: int) -> list[tuple[str, bytes, str]]:
+    files = sorted(root.rglob("*.html"))[:limit]
+    return [(str(f.relative_to(root)), f.read_bytes(), f.as_uri()) for f in files]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache/nadird-article-eval")
     parser.add_argument("--repeat", type=int, default=5, help="runs of each step per page")
     parser.add_argument("--pages", action="store_true", help="list every page's times")
+    parser.add_argument("--dir", type=Path, help="time the HTML files under DIR instead")
+    parser.add_argument("--limit", type=int, default=60, help="files taken from --dir")
     args = parser.parse_args()
-    cases = load_cases(args.cache)
-    known = {hashlib.sha256(case.html).digest() for case in cases}
-    pages = [(case.name, case.html, URL) for case in cases]
-    pages += [(c.name, c.html, c.url) for c in load_snippet_cases(args.cache, known)]
+    pages = _files(args.dir, args.limit) if args.dir else _eval_pages(args.cache)
     # The engine's imports and the language model, outside any page's time.
     article_fields(parse_html(pages[0][1], URL), len(pages[0][1]), URL, ArticleSpec())
     times = {name: page_times(html, url, args.repeat) for name, html, url in pages}

@@ -155,7 +155,7 @@ def evaluate(cases: list[Case]) -> dict[str, Any]:
         scores, cpu = {}, 0.0
         for case in cases:
             started = time.thread_time()
-            text = extractor(case.html, URL)
+            text = extractor(case.html, case.url)
             cpu += time.thread_time() - started
             scores[case.name] = score(case.reference, text)
             report["pages"][case.name][name] = round(scores[case.name][2], 3)

@@ -182,7 +182,8 @@ def _newspaper_cases(archive: Path) -> list[Case]:
 def _extractor_cases(archive: Path) -> list[Case]:
     """article-extractor's pages, named host/case, with the URL they came from."""
     files = _members(archive)
-    root = f"{EXTRACTOR[0].replace('-', '_')}-{EXTRACTOR[1]}/tests/fixtures/fullpage_to_article_html"
+    package = f"{EXTRACTOR[0].replace('-', '_')}-{EXTRACTOR[1]}"
+    root = f"{package}/tests/fixtures/fullpage_to_article_html"
     cases = []
     for name in sorted(files):
         if not (name.startswith(f"{root}/") and name.endswith("/expected.html")):

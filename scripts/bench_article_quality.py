@@ -51,6 +51,7 @@ from urllib.parse import urlsplit
 sys.path.insert(0, str(Path(__file__).parent))
 
 from article_eval_data import Case, load_cases
+from article_eval_labels import is_article, label_of
 from article_eval_snippets import SnippetCase, load_snippet_cases
 
 from nadird.items.processors import Context
@@ -148,6 +149,11 @@ def _summary(rows: list[tuple[float, float, float]]) -> dict[str, float]:
     }
 
 
+def _groups_of(name: str) -> list[str]:
+    """The page's groups by what a reader calls it (article_eval_labels.py)."""
+    return [f"label {label_of(name)}", *(["articles"] if is_article(name) else [])]
+
+
 def evaluate(cases: list[Case]) -> dict[str, Any]:
     languages = {case.name: detected_language(case.reference)[0] or "?" for case in cases}
     report: dict[str, Any] = {"extractors": {}, "pages": defaultdict(dict)}
@@ -162,6 +168,8 @@ def evaluate(cases: list[Case]) -> dict[str, Any]:
         groups: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
         for case in cases:
             groups["all"].append(scores[case.name])
+            for group in _groups_of(case.name):
+                groups[group].append(scores[case.name])
             groups[f"source {case.source}"].append(scores[case.name])
             groups[f"language {languages[case.name]}"].append(scores[case.name])
         report["extractors"][name] = {
@@ -220,6 +228,8 @@ def evaluate_snippets(cases: list[SnippetCase]) -> dict[str, Any]:
             result = snippet_score(case, extractor(case.html, case.url))
             report["pages"][case.name][name] = [round(result[0], 2), round(result[1], 2)]
             groups["all"].append(result)
+            for group in _groups_of(case.name):
+                groups[group].append(result)
             groups[f"language {languages[case.name]}"].append(result)
         report["extractors"][name] = {
             group: {

@@ -42,7 +42,7 @@ import sys
 import time
 import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -244,6 +244,14 @@ def evaluate_snippets(cases: list[SnippetCase]) -> dict[str, Any]:
     return report
 
 
+def kinds_by_label(cases: Sequence[Case | SnippetCase]) -> dict[str, dict[str, int]]:
+    """How many pages of each label (article_eval_labels.py) `kind` calls what."""
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    for case in cases:
+        counts[label_of(case.name)][str(nadird_fields(case.html, case.url)["kind"])] += 1
+    return {label: dict(kinds) for label, kinds in sorted(counts.items())}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache/nadird-article-eval")
@@ -255,6 +263,7 @@ def main() -> None:
     known = {hashlib.sha256(case.html).digest() for case in cases}
     snippet_cases = load_snippet_cases(args.cache, known)
     report["snippets"] = evaluate_snippets(snippet_cases)
+    report["kinds"] = kinds_by_label([*cases, *snippet_cases])
     report["sites"] = len({_site(case.html, case.name) for case in [*cases, *snippet_cases]})
     report.update(
         date=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

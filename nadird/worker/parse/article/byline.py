@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from itertools import islice
 
 import lxml.html
 from lxml import etree
@@ -26,6 +27,10 @@ from lxml import etree
 NEAR_CHARS = 150
 # A heading shorter than this ("News", "Blog") names a section, not a text.
 HEADLINE_MIN_CHARS = 8
+# Bounds on what is looked at, whatever a hostile page holds: a title is a
+# line, and the headline is among the page's first headings.
+TITLE_MAX_CHARS = 1000
+HEADINGS_LOOKED_AT = 200
 
 _YEAR = r"(?:19|20)\d\d"
 _DATES = tuple(
@@ -53,7 +58,7 @@ def _title(doc: lxml.html.HtmlElement) -> str:
         for meta in doc.iter("meta")
         if (meta.get("property") or meta.get("name") or "").strip().lower() == "og:title"
     ]
-    return _flat(" | ".join(titles))
+    return _flat(" | ".join(titles))[:TITLE_MAX_CHARS]
 
 
 def _headline(doc: lxml.html.HtmlElement) -> etree._Element | None:
@@ -61,7 +66,7 @@ def _headline(doc: lxml.html.HtmlElement) -> etree._Element | None:
     is part of every post's title too, and shorter than the post's headline)."""
     title = _title(doc)
     best, best_length = None, HEADLINE_MIN_CHARS - 1
-    for heading in doc.iter("h1", "h2", "h3"):
+    for heading in islice(doc.iter("h1", "h2", "h3"), HEADINGS_LOOKED_AT):
         text = _flat(heading.text_content())
         if len(text) > best_length and text in title:
             best, best_length = heading, len(text)
@@ -121,4 +126,8 @@ def shows_date(doc: lxml.html.HtmlElement) -> bool:
         return False
     before = (text for text, _ in reversed(runs[: positions[0]]))
     after = (text for text, _ in runs[positions[-1] + 1 :])
-    return has_date(" ".join(reversed(_near(before)))) or has_date(" ".join(_near(after)))
+    # One run may be long: only the text by the headline counts (twice
+    # NEAR_CHARS, as _near counted the runs' spaces too).
+    shown_before = " ".join(" ".join(reversed(_near(before))).split())[-2 * NEAR_CHARS :]
+    shown_after = " ".join(" ".join(_near(after)).split())[: 2 * NEAR_CHARS]
+    return has_date(shown_before) or has_date(shown_after)

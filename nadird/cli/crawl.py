@@ -39,6 +39,7 @@ from nadird.cli.daemon import CrawlSignals
 from nadird.cli.state_dir import prepare_state_dir
 from nadird.common.logs import get_logger
 from nadird.common.progress import Console, report
+from nadird.common.typecheck import Mismatch
 from nadird.config import Config, LogLevel, Seed, WarcConfig, WorkerConfig
 from nadird.job.spec import JAVASCRIPT, Job
 from nadird.master.service.server import Master
@@ -71,6 +72,7 @@ class CrawlOptions:
     log_level: LogLevel | None = None  # this process's and the workers'
     revisit: float | None = None  # --revisit: seconds between fetches of each page
     feeds: bool = False  # --feeds: the default job follows feeds and sitemaps (job/feeds.py)
+    article: bool = False  # --article: the default job's article fields (job/article.py)
     run_for: float | None = None  # --for: stop after this many seconds
     warc: str | None = None  # --warc: write the web archive into this directory
 
@@ -78,8 +80,17 @@ class CrawlOptions:
 def override_jobs(base: Config, opts: CrawlOptions) -> Config:
     """The `default` job as the command line changes it. Given to load_config
     so that the config's checks see it (an alert rule on changes needs the
-    job to revisit, which --revisit does); applying it twice changes nothing."""
-    job = base.jobs.get("default", Job())
+    job to revisit, which --revisit does); applying it twice changes nothing.
+    Mismatch when the job's own rules refuse an option (`parser: lexbor`
+    beside --article or --feeds)."""
+    try:
+        job = _override_default_job(base.jobs.get("default", Job()), opts)
+    except ValueError as exc:
+        raise Mismatch("jobs.default", f"{exc} (with the command line's options)") from exc
+    return dataclasses.replace(base, jobs={**base.jobs, "default": job})
+
+
+def _override_default_job(job: Job, opts: CrawlOptions) -> Job:
     links = job.links
     if opts.allow_domains:
         links = dataclasses.replace(
@@ -87,7 +98,7 @@ def override_jobs(base: Config, opts: CrawlOptions) -> Config:
             scope="allowed-domains",
             allowed_domains=list(dict.fromkeys([*links.allowed_domains, *opts.allow_domains])),
         )
-    job = dataclasses.replace(
+    return dataclasses.replace(
         job,
         links=links,
         max_depth=opts.max_depth if opts.max_depth is not None else job.max_depth,
@@ -98,8 +109,8 @@ def override_jobs(base: Config, opts: CrawlOptions) -> Config:
         render=True if opts.render else job.render,
         revisit={"every": opts.revisit} if opts.revisit is not None else job.revisit,
         feeds=job.feeds or opts.feeds,  # a `feeds:` mapping of the config stays
+        article=job.article or opts.article,  # so does an `article:` mapping
     )
-    return dataclasses.replace(base, jobs={**base.jobs, "default": job})
 
 
 def crawl_config(opts: CrawlOptions, base: Config, state_dir: str) -> Config:

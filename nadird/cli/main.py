@@ -62,6 +62,12 @@ every URL failed), 2 usage or configuration error,
 130/143 crawl or reextract stopped by SIGINT/SIGTERM, 141 stdout closed early."""
 
 
+ARTICLE_HELP = (
+    "extract every HTML page's article with no rule written: title, text, markdown, "
+    "authors, dates, language, kind (the default job's article: true)"
+)
+
+
 def _add_fetch_options(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument(
         "--resolve",
@@ -178,6 +184,7 @@ def _add_crawl_run(crawl: argparse.ArgumentParser) -> None:
         help="follow news sites: find feeds and sitemaps, check them often, fetch new "
         "articles first (the default job's feeds: true)",
     )
+    crawl.add_argument("--article", action="store_true", help=ARTICLE_HELP)
     crawl.add_argument(
         "--warc",
         metavar="DIR",
@@ -197,6 +204,7 @@ def _add_parse(sub: argparse._SubParsersAction[CommandParser]) -> None:
     )
     parse.add_argument("url", metavar="URL", type=seed_url, help="the http(s) URL to fetch")
     parse.add_argument("--job", default="default", help="the job of --config whose rules apply")
+    parse.add_argument("--article", action="store_true", help=ARTICLE_HELP)
     _add_fetch_options(parse)
 
 

@@ -177,7 +177,10 @@ def config_from_dict(
     config = dataclasses.replace(config, seeds=seeds)
     config = _name_jobs(config, source)
     if adjust is not None:
-        config = adjust(config)
+        try:
+            config = adjust(config)
+        except Mismatch as exc:  # an override the file's rules refuse
+            raise ConfigError(source, exc.path, exc.expected) from exc
     _check_references(config, source)
     return config
 

@@ -95,3 +95,51 @@ def test_the_text_has_no_soft_hyphens_and_is_in_composed_unicode() -> None:
     assert item["text"].startswith("Während The protocol")
     assert "\xad" not in item["text"] and "\xad" not in item["markdown"]
     assert "Während" in item["markdown"]
+
+
+def _news_item(date_line: str, head: str = "") -> str:
+    headline = "Council approves the new tram line"
+    body = (
+        f"<nav><a href='/'>Home</a> <a href='/news'>News</a></nav>"
+        f"<main><h1>{headline}</h1><div class='byline'>{date_line}</div>"
+        f"<div class='text'>{SENTENCE * 4}</div></main>"
+    )
+    return (
+        f"<html><head><title>{headline} - City News</title>{head}</head><body>{body}</body></html>"
+    )
+
+
+def test_a_short_item_showing_its_date_beside_its_headline_is_an_article() -> None:
+    # No type, no date in the metadata or the URL: the line under the
+    # headline is what tells a reader this is a news item.
+    for shown in ("24. März 2004, 19:49 | editor", "14.06.2019 (ch)", "Thursday, July 28, 2011"):
+        item = item_of(_news_item(shown))
+        assert item["kind"] == "article", shown
+        assert "closes it after a quiet minute" in item["text"]
+    assert item_of(_news_item("by the editor"))["kind"] == "other"  # no date, no article
+    assert item_of(_news_item("Call 12.06 to book"))["kind"] == "other"  # no whole date
+
+
+def test_a_date_beside_the_headline_leaves_products_walls_and_hubs_as_they_are() -> None:
+    product = item_of(_news_item("14.06.2019", "<meta property='og:type' content='product'>"))
+    assert product["kind"] == "product"
+    walled = _news_item("14.06.2019").replace(
+        "<main>", "<form><input type='password'></form><main>"
+    )
+    assert item_of(walled)["kind"] == "login"
+    teasers = "".join(f"<p><a href='/news/{i}'>{SENTENCE}</a></p>" for i in range(6))
+    listing = _news_item("14.06.2019").replace(f"<div class='text'>{SENTENCE * 4}</div>", teasers)
+    assert item_of(listing)["kind"] == "hub"
+
+
+def test_a_link_to_a_picture_is_no_teaser() -> None:
+    # A picture opening large, its paragraph beside it: the paragraph is no
+    # link to another page, whatever tree the engine builds of it.
+    def story(target: str) -> str:
+        picture = f"<a class='gallery' href='{target}'><img src='/pics/small.jpg' alt=''></a>"
+        return _news_item("14.06.2019").replace(
+            f"<div class='text'>{SENTENCE * 4}</div>", f"<p>{picture}{SENTENCE * 4}</p>"
+        )
+
+    assert item_of(story("https://images.test/pics/large.jpg"))["kind"] == "article"
+    assert item_of(story("/news/another-story"))["kind"] == "hub"

@@ -8,12 +8,13 @@ first, what its extracted content looks like second:
   still an article);
 * "product": a schema.org Product, or og:type product;
 * "hub": a collection, list or search page by its type, or content that is
-  mostly links (teasers of other pages) on a page that does not declare
-  itself an article (an article's content may carry many links: its own
-  word is believed first);
+  mostly links (teasers of other pages; a link to a picture is none) on a
+  page that does not declare itself an article (an article's content may
+  carry many links: its own word is believed first);
 * "article": an Article type or og:type article with some text, a page
   stating its publication date with as much text (a short news item or blog
-  post that declares nothing), or prose whatever it declares: enough
+  post that declares nothing; the date in its metadata, its URL or beside
+  its headline, byline.py), or prose whatever it declares: enough
   paragraphs of it, or a long text with few links (a specification or a
   transcript set in one preformatted block);
 * "other": anything else (a contact page, a gallery, an empty shell).
@@ -28,10 +29,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from urllib.parse import urlsplit
 
 import lxml.html
 from lxml import etree
 
+from nadird.worker.parse.article.byline import shows_date
 from nadird.worker.parse.article.plain import words
 
 ARTICLE, HUB, PRODUCT, LOGIN, OTHER = "article", "hub", "product", "login", "other"
@@ -59,6 +62,8 @@ PROSE_PARAGRAPHS = 3
 DECLARED_MIN_CHARS = 250
 # Content whose text is more than this share link text lists other pages.
 HUB_LINK_SHARE = 0.4
+# Links to files with these endings show a picture, they lead to no page.
+_PICTURE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".webp", ".avif", ".svg")
 # Content this long (in alphabet characters) with few links is prose
 # however it is split into paragraphs.
 LONG_TEXT_CHARS = 2000
@@ -108,13 +113,20 @@ def _length(text: str) -> int:
     return len(text) + (CJK_WEIGHT - 1) * len(_CJK.findall(text))
 
 
+def _to_page(ref: etree._Element) -> bool:
+    """Whether a link leads to another page (a link to a picture shows it large:
+    no teaser, and the engine may hang the text beside the picture on it)."""
+    path = urlsplit(ref.get("target") or "").path.lower()
+    return not path.endswith(_PICTURE_SUFFIXES)
+
+
 def _prose(body: etree._Element | None) -> tuple[int, int, float]:
     """(paragraphs of prose, characters, share of link text) of the content tree."""
     if body is None:
         return 0, 0, 0.0
     paragraphs = sum(1 for p in body.iter("p") if _length(words(p)) >= PROSE_CHARS)
     chars = _length(words(body))
-    linked = sum(len(words(ref)) for ref in body.iter("ref"))
+    linked = sum(len(words(ref)) for ref in body.iter("ref") if _to_page(ref))
     return paragraphs, chars, linked / chars if chars else 0.0
 
 
@@ -138,7 +150,12 @@ def page_kind(
         return PRODUCT
     if declared & _HUB_TYPES or (chars and not few_links and not says_article):
         return HUB
-    stated = says_article or (dated and few_links)  # a dated list of links is no post
-    if prose or (stated and chars >= DECLARED_MIN_CHARS):
+    if prose or (chars >= DECLARED_MIN_CHARS and _stated(doc, says_article, dated, few_links)):
         return ARTICLE
     return OTHER
+
+
+def _stated(doc: lxml.html.HtmlElement, says_article: bool, dated: bool, few_links: bool) -> bool:
+    """Whether the page says it is an article: by its type, or by its date in
+    the metadata or beside its headline (a dated list of links is no post)."""
+    return says_article or (few_links and (dated or shows_date(doc)))

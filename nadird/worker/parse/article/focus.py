@@ -32,8 +32,11 @@ The copy is also stripped of the elements the engine deletes first
 whatever they hold (scripts, styles, navigation, forms' inputs, iframes...:
 its own list, less the few it reads before deleting), in one C-level pass:
 its later passes then run over fewer elements (~5 % of its time, the same
-text on every real page). The page's JSON-LD is kept, where the engine
-recognizes a forum thread, whose posts it keeps.
+text on every real page). The list is read from the engine
+(`trafilatura.settings.MANUALLY_CLEANED`, its module API like metadata.py's
+functions, kept in place by the dependency's version range), so a release
+that changes it changes this step with it. The page's JSON-LD is kept,
+where the engine recognizes a forum thread, whose posts it keeps.
 """
 
 from __future__ import annotations

@@ -9,9 +9,10 @@ most of the page's paragraph text, the engine is given a copy of that
 container alone, in a page of its own, instead of the whole page: the same
 content from a fraction of the elements (the engine's fast path on the
 150 KB page of scripts/bench_article.py: ~3.4 ms instead of ~15; a
-standfirst placed above the container is no longer in it). The metadata, dates, language and
-kind are still read from the whole page (fields.py), and the worker's
-document is never changed: the engine works on a copy either way.
+standfirst placed above the container is no longer in it). The metadata,
+dates, language and kind are still read from the whole page (fields.py),
+and the worker's document is never changed: the engine works on a copy
+either way.
 
 The guard, measured on the 127 real pages of scripts/bench_article_quality.py
 (docs/BENCHMARKS.md, "Articles: the engine on the page's focus"):

@@ -53,6 +53,15 @@ def test_every_page_names_a_parent_that_links_to_it(cluster: Cluster) -> None:
             assert page["via"] == "seed", page
         else:  # the page it names holds a link to it
             assert page["url"] in graph.out_links(page["via"]), page
+    # Each body travelled once, in its exchange (protocol/bodies.py): the
+    # store has it all the same, the bytes the archive has.
+    responses = {
+        r["headers"]["WARC-Target-URI"]: r["payload"]
+        for r in read_records(warc_dir)
+        if r["type"] == "response"
+    }
+    for record in cluster.records():
+        assert record.body and record.body == responses[record.url], record.url
 
 
 def fetch_raw(port: int, url: str) -> Exchange:

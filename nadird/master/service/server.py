@@ -48,6 +48,7 @@ from nadird.master.service.sockets import MasterSockets
 from nadird.master.service.state_dir import StateDir
 from nadird.master.state.files import FRONTIER_FILE, ROBOTS_FILE, SEEN_FILE
 from nadird.master.view import status
+from nadird.protocol.bodies import put_bodies_back
 from nadird.protocol.codec import decode, encode
 from nadird.protocol.curve import MasterSecurity
 from nadird.protocol.messages import Message, Results, Shutdown
@@ -335,6 +336,7 @@ class Master(MasterReads):
         if not isinstance(msg, Results):
             self._drop(f"{msg.KIND} on the results socket", "results")
             return
+        put_bodies_back(msg)  # before anything reads them
         self._wake.set()  # a handler failure is the loop guard's to count
         # Archived before stored; see Archive.take for what is not.
         if self.archive is not None and not self.archive.take(msg, user, self._lease_of(msg)):

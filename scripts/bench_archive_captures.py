@@ -4,7 +4,10 @@ recorded, the time to record a batch as the archive writer does (one
 transaction per results message), and the URL page's read of one page's
 latest 20 captures, with `--pages` pages fetched `--fetches` times each;
 then what dropping the captures of one file gone from the directory costs
-(trim.py: the table scanned in PARTS steps) and finding none gone.
+(trim.py: the table scanned in PARTS steps) and finding none gone. And
+the pages' first `via` (the `vias` table): bytes per page with a via of
+VIA_CHARS characters, recorded with the first fetch's batch, and the read
+of a batch's vias for a fetch again (a revisit).
 
     python scripts/bench_archive_captures.py --pages 100000 --fetches 5
 """
@@ -22,6 +25,7 @@ from nadird.master.archive.copies import ARCHIVE_FILE, Capture, Copies
 from nadird.master.archive.trim import PARTS
 
 BATCH = 50  # pages per results message
+VIA_CHARS = 80  # a page URL, as bench_frontier_via.py takes them
 
 
 def main() -> None:
@@ -76,6 +80,35 @@ def main() -> None:
         f" {sum(steps) * 1e3:.0f} ms in all, a step {statistics.median(steps) * 1e3:.2f} ms"
         f" median, {max(steps) * 1e3:.2f} ms at most"
     )
+    vias_cost(fps)
+
+
+def vias_cost(fps: list[bytes]) -> None:
+    """The `vias` table alone: written with the first fetches, read for the next."""
+    with tempfile.TemporaryDirectory() as tmp:
+        copies = Copies(Path(tmp))
+        empty = sum(p.stat().st_size for p in Path(tmp).glob(ARCHIVE_FILE + "*"))
+        writes: list[float] = []
+        for start in range(0, len(fps), BATCH):
+            batch = fps[start : start + BATCH]
+            vias = {
+                fp: f"https://site.example/{fp.hex()}"[:VIA_CHARS].ljust(VIA_CHARS, "x")
+                for fp in batch
+            }
+            began = time.perf_counter()
+            copies.put({}, (), vias)
+            writes.append(time.perf_counter() - began)
+        reads: list[float] = []
+        for start in range(0, len(fps), BATCH):
+            began = time.perf_counter()
+            found = copies.first_vias(fps[start : start + BATCH])
+            reads.append(time.perf_counter() - began)
+            assert len(found) == len(fps[start : start + BATCH])
+        copies.close()  # its last connection: the WAL goes into the file
+        size = sum(p.stat().st_size for p in Path(tmp).glob(ARCHIVE_FILE + "*")) - empty
+    print(f"vias: {size / len(fps):.0f} bytes per page (a via of {VIA_CHARS} characters)")
+    print(f"vias, a batch of {BATCH} written: median {statistics.median(writes) * 1e3:.2f} ms")
+    print(f"vias, a batch of {BATCH} read again: median {statistics.median(reads) * 1e3:.2f} ms")
 
 
 if __name__ == "__main__":

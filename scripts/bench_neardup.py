@@ -47,7 +47,7 @@ from bench_common import rss_mb  # scripts/: on sys.path when run as a script
 
 from nadird.common.simhash import NEAR_BITS, bands, distance, text_simhash
 from nadird.master.state.frontier_db import FrontierDB
-from nadird.master.state.neardup_db import _JOB_SHIFT, CHUNK_BITS, CHUNK_ENTRIES, ENTRY
+from nadird.master.state.neardup_db import _JOB_SHIFT, CHUNK_BITS, CHUNK_ENTRIES, entry_dtype
 
 COMMIT_EVERY = 200  # lookups between commits (the master: a commit every 0.2 s)
 DOCS = (
@@ -167,7 +167,7 @@ def fill(db_path: Path, count: int, seed: int) -> np.ndarray:
             ((i, url.format(i % 10_000_000, i)) for i in ids),
         )
     unsigned = prints.view(np.uint64)
-    entries = np.empty(count, dtype=ENTRY)
+    entries = np.empty(count, dtype=entry_dtype())
     entries["simhash"], entries["text"] = unsigned, np.arange(2, count + 2)
     for band in range(4):
         bits = ((unsigned >> np.uint64(16 * band)) & np.uint64(0xFFFF)).astype(np.int64)

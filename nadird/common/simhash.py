@@ -25,8 +25,6 @@ import hashlib
 import itertools
 import re
 
-import numpy as np
-
 BITS = 64
 BANDS = 4
 BAND_BITS = BITS // BANDS
@@ -57,6 +55,10 @@ def text_simhash(text: str) -> int | None:
     pairs = len(digests) // 8
     if pairs < MIN_PAIRS:
         return None
+    # Here, not at the top: a master imports this module for its constants,
+    # and needs numpy only once an article job sends fingerprints.
+    import numpy as np
+
     each = np.frombuffer(digests, dtype=np.uint8).reshape(-1, 8)
     bits = np.unpackbits(each, axis=1, bitorder="little")  # bit i of a hash: column i
     majority = bits.sum(axis=0, dtype=np.int64) * 2 > pairs

@@ -344,10 +344,15 @@ class PageResult(PageContent, PageFetch):
     # page's own link): a sitemap, or robots.txt for the sitemaps it lists.
     # Empty, and not sent, when every link is the page's own.
     link_vias: list[str] = field(default_factory=list, metadata=SPARSE_FIELD)
+    # The body was byte for byte the last exchange's, and left out (None):
+    # sent once, not twice (protocol/bodies.py). Not sent when False.
+    body_in_exchange: bool = field(default=False, metadata=SPARSE_FIELD)
 
     def __post_init__(self) -> None:
         _check_fps("fp", [self.fp])
         _check_urls("exchanges", [e.url for e in self.exchanges])
+        if self.body_in_exchange and (self.body is not None or not self.exchanges):
+            raise ValueError("body_in_exchange: without a body, with exchanges")
         _same_length(links=self.links, link_fps=self.link_fps)
         _check_requests("link_requests", self.links, self.link_requests)
         if self.method != "GET" and self.method not in METHODS:

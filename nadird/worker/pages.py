@@ -31,6 +31,7 @@ from nadird.job.feeds import feeds_spec
 from nadird.job.parser_choice import page_parser
 from nadird.job.request import RequestSpec, link_fields
 from nadird.job.spec import Job
+from nadird.protocol.bodies import body_to_send
 from nadird.protocol.messages import PageResult
 from nadird.worker.feed_page import is_feed, read_feed_page
 from nadird.worker.fetch.cookies import DomainJar
@@ -202,6 +203,8 @@ class PageProcessor:
         # Last: a key that cannot be made marks the item invalid (items/keys.py).
         item_key = apply_key(self._key, task.url, outcome.final_url, read.data)
         cap = self._fetch.store_body_bytes
+        kept = outcome.body[:cap] if cap and keep_body else None
+        stored, in_exchange = body_to_send(kept, outcome.exchanges)
         return PageResult(
             url=task.url,
             fp=task.fp,
@@ -212,7 +215,8 @@ class PageProcessor:
             content_type=outcome.content_type,
             data=read.data,
             checksum=content_checksum(outcome.body),
-            body=outcome.body[:cap] if cap and keep_body else None,
+            body=stored,
+            body_in_exchange=in_exchange,
             error=None if error is None else error.message,
             error_kind=None if error is None else error.kind,
             redirects=outcome.redirects,

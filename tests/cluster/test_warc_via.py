@@ -1,15 +1,19 @@
 """What the archive says about how a page was reached, and which exchanges it
 keeps: each page's metadata record names the page whose link led to it
-(checked against the synthetic web's own links), and results that arrive
-after their lease ended (a worker gone silent past its lease) are archived
-like the others."""
+(checked against the synthetic web's own links), in every capture (a
+revisit, a dead letter queued again), and results that arrive after their
+lease ended (a worker gone silent past its lease) are archived like the
+others."""
 
 from __future__ import annotations
 
 import gzip
 import json
+import signal
 import socket
 import time
+from collections import Counter
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -18,11 +22,12 @@ import zmq
 from support.forgery_helpers import Forger, local_member
 from support.hostile import Page, html_page, sitemap_index, sitemap_xml
 from support.hostile_helpers import hostile_web
+from test_recovery import dead_letters
 from test_warc_crawl import read_records
 
 from nadird.protocol.exchange import Exchange
 from nadird.protocol.messages import PageResult
-from nadird.testing.checks import start_crawl
+from nadird.testing.checks import expected_set, page_requests, site_job, start_crawl
 from nadird.testing.cluster import Cluster, wait_until
 from nadird.testing.graph import SiteGraph
 from nadird.testing.web import run_in_thread
@@ -48,6 +53,15 @@ def test_every_page_names_a_parent_that_links_to_it(cluster: Cluster) -> None:
             assert page["via"] == "seed", page
         else:  # the page it names holds a link to it
             assert page["url"] in graph.out_links(page["via"]), page
+    # Each body travelled once, in its exchange (protocol/bodies.py): the
+    # store has it all the same, the bytes the archive has.
+    responses = {
+        r["headers"]["WARC-Target-URI"]: r["payload"]
+        for r in read_records(warc_dir)
+        if r["type"] == "response"
+    }
+    for record in cluster.records():
+        assert record.body and record.body == responses[record.url], record.url
 
 
 def fetch_raw(port: int, url: str) -> Exchange:
@@ -132,3 +146,67 @@ def test_a_url_read_from_a_sitemap_names_the_sitemap(cluster: Cluster) -> None:
     vias = {page["url"]: page["via"] for page in metadata(read_records(warc_dir))}
     # The page's own link wins over the sitemap's listing of the same URL.
     assert vias == {u("/"): "seed", u("/linked"): u("/"), u("/listed"): u("/sm/pages.xml.gz")}
+
+
+def vias_by_url(warc_dir: Path) -> dict[str, list[str | None]]:
+    """Each page's `via` in each of its captures, in the order archived."""
+    found: dict[str, list[str | None]] = {}
+    for page in metadata(read_records(warc_dir)):
+        found.setdefault(page["url"], []).append(page["via"])
+    return found
+
+
+def test_a_page_fetched_again_by_its_revisit_names_its_first_via(cluster: Cluster) -> None:
+    graph = SiteGraph(hosts=1, pages=6)
+    warc_dir = cluster.workdir / "warc"
+    with run_in_thread(graph) as web:
+        config = cluster.master_config(
+            jobs=site_job(graph, revisit={"every": "1s"}),
+            seeds=graph.seeds(),
+            warc={"dir": str(warc_dir)},
+        )
+        master = cluster.start("master", "master", config)
+        cluster.start("worker", "w1", cluster.worker_config(1))
+        fetched = lambda: Counter(e.path for e in page_requests(web))  # noqa: E731
+        expected = len(expected_set(graph))
+        assert wait_until(lambda: len(fetched()) == expected and min(fetched().values()) >= 3, 60)
+        master.kill(signal.SIGTERM)  # closes the file
+        assert cluster.wait(master, 30) == 0
+    vias = vias_by_url(warc_dir)
+    assert len(vias) == expected
+    seeds = set(graph.seeds())
+    for url, each in vias.items():
+        assert len(each) >= 2, url  # archived again (revisit records)
+        assert len(set(each)) == 1, (url, each)  # the first capture's, every time
+        if url in seeds:
+            assert each[0] == "seed"
+        else:
+            assert url in graph.out_links(each[0]), each
+
+
+def test_a_dead_letter_queued_again_names_the_page_that_linked_to_it(cluster: Cluster) -> None:
+    warc_dir = cluster.workdir / "warc"
+    with hostile_web() as (web, hostile):
+        home = f"http://d.test:{web.port}/"
+        hostile.add_host("d.test")
+        hostile.add_page("d.test", "/", Page(html_page("home", ["/broken"])))
+        hostile.add_page("d.test", "/broken", Page(b"broken", status=500))
+        config = cluster.master_config(
+            jobs={"default": {"max_retries": 1}},
+            seeds=[home],
+            master={"retry_base_delay": 0.05, "retry_max_delay": 0.2},
+            warc={"dir": str(warc_dir)},
+        )
+        master = cluster.start("master", "master", config)
+        cluster.start("worker", "w1", cluster.worker_config(1))
+        assert cluster.wait(master, 60) == 0
+        state = str(cluster.workdir / "state")
+        assert [letter["url"] for letter in dead_letters(state, "list")] == [home + "broken"]
+        hostile.add_html("d.test", "/broken")  # fixed
+        dead_letters(state, "retry")
+        master = cluster.start_again("master", cluster.workdir / "master.yaml")
+        cluster.start_again("w1", cluster.workdir / "w1.yaml", role="worker")
+        assert cluster.wait(master, 60) == 0
+    vias = vias_by_url(warc_dir)
+    # Two answers of 500 (a try and its retry), then the page, queued again.
+    assert vias == {home: ["seed"], home + "broken": [home] * 3}

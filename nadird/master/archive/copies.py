@@ -11,19 +11,28 @@ The captures follow the files: those of a file no longer in the archive's
 directory (deleted or moved away by its operator) are dropped once the
 master sees it gone (service.py, Trim), so the table is as large as the
 archive kept.
+
+And the first `via` of each page (`vias`, by fingerprint, kept from its
+first fetch on): the frontier's queue row says it only until the page is
+stored, so a page fetched again (a revisit, a dead letter queued again) has
+none there, and its later captures name this one. Not dropped with the
+files: it is the page's, not a capture's (about 120 bytes a page).
 """
 
 from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 from nadird.master.archive.records import Stored
 
 ARCHIVE_FILE = "archive.db"
+_NO_VIAS: Mapping[bytes, str] = MappingProxyType({})
+_CHUNK = 500  # fingerprints per query (SQLite's bound-variable limit)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS copies (
     uri_hash BLOB PRIMARY KEY,
@@ -40,6 +49,7 @@ CREATE TABLE IF NOT EXISTS captures (
     rendered INTEGER NOT NULL,
     PRIMARY KEY (fp, at, file, offset)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS vias (fp BLOB PRIMARY KEY, via TEXT NOT NULL) WITHOUT ROWID;
 """
 
 
@@ -70,12 +80,19 @@ class Copies:
         ).fetchone()
         return None if row is None else Stored(row[0], row[1])
 
-    def put(self, copies: Mapping[str, Stored], captures: Iterable[Capture] = ()) -> None:
-        """Called once the records are in the file, in one transaction."""
+    def put(
+        self,
+        copies: Mapping[str, Stored],
+        captures: Iterable[Capture] = (),
+        vias: Mapping[bytes, str] = _NO_VIAS,
+    ) -> None:
+        """Called once the records are in the file, in one transaction
+        (`vias`: pages' first, a page's later ones are passed over)."""
         captures = list(captures)
-        if not copies and not captures:
+        if not copies and not captures and not vias:
             return
         self._db.execute("BEGIN")
+        self._db.executemany("INSERT OR IGNORE INTO vias VALUES (?, ?)", vias.items())
         self._db.executemany(
             "INSERT OR REPLACE INTO copies (uri_hash, digest, date) VALUES (?, ?, ?)",
             [(_key(uri), c.digest, c.date) for uri, c in copies.items()],
@@ -88,6 +105,16 @@ class Copies:
             ],
         )
         self._db.execute("COMMIT")
+
+    def first_vias(self, fps: Sequence[bytes]) -> dict[bytes, str]:
+        """The first `via` kept of each of these pages that has one."""
+        found: dict[bytes, str] = {}
+        for start in range(0, len(fps), _CHUNK):
+            chunk = fps[start : start + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            cur = self._db.execute(f"SELECT fp, via FROM vias WHERE fp IN ({marks})", chunk)
+            found.update(cur)
+        return found
 
     def captures(self, fp: bytes, limit: int) -> list[Capture]:
         """The page's latest captures, newest first."""

@@ -98,8 +98,10 @@ class Archive:
     def add(
         self, msg: Results, pages: list[PageResult], vias: Mapping[bytes, str | None] = _NONE
     ) -> bool:
-        """Archive the accepted `pages` of `msg` (`vias`: their `via`, by
-        fingerprint); False when they could not be."""
+        """Archive the accepted `pages` of `msg` (`vias`: their queue rows'
+        `via`, by fingerprint; a page without one is given its first, kept
+        in archive.db); False when they could not be."""
+        first = self._first_vias(pages, vias)
         records: list[Any] = []
         archived: dict[str, Stored] = {}
         owners: list[tuple[PageResult, int, bool]] = []  # page, its own record's index, rendered
@@ -109,7 +111,7 @@ class Archive:
 
         for page in pages:
             try:
-                via = vias.get(page.fp)
+                via = first.get(page.fp)
                 built, copies = self._builder.page(page, msg.job, msg.node, lookup, via)
             except Exception as exc:  # warcio raises several kinds on a bad head
                 self._bad_exchange(page, msg.node, exc)
@@ -119,7 +121,8 @@ class Archive:
                 owners.append((page, len(records) + own[0], own[1]))
             records += built
             archived.update(copies)
-        if not records:
+        if not records:  # none of the pages was answered (network errors)
+            self._copies.put({}, (), first)
             return True
         closed = len(self._files.closed)
         try:
@@ -140,13 +143,23 @@ class Archive:
             )
             for page, index, rendered in owners
         ]
-        self._copies.put(archived, captures)
+        self._copies.put(archived, captures, first)
         self.stats["warc_records"] += len(records)
         self.stats["warc_bytes"] += placed.written
         self.stats["warc_revisits"] += sum(1 for r in records if r.rec_type == "revisit")
         if len(self._files.closed) > closed:  # it reached max_size
             self._trim.look()
         return True
+
+    def _first_vias(
+        self, pages: list[PageResult], vias: Mapping[bytes, str | None]
+    ) -> dict[bytes, str]:
+        """Each page's first `via` (copies.py): the queue row's, kept as it
+        is the first, or for a page whose row has none (fetched again) the
+        one kept when it was first fetched."""
+        first = {fp: via for fp, via in vias.items() if via}
+        again = [page.fp for page in pages if page.fp not in first]
+        return {**self._copies.first_vias(again), **first} if again else first
 
     def _bad_exchange(self, page: PageResult, node: str, exc: Exception) -> None:
         """A head no HTTP parser takes (a hostile or broken worker): the page

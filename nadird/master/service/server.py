@@ -1,15 +1,14 @@
-"""The master process: sockets, the dispatch loop and housekeeping.
+"""The master process: its life cycle, the dispatch loop and housekeeping.
 
 The decisions live in MasterCore and the state directory's files in StateDir
-(state_dir.py); this module moves bytes and runs the timers. What the
-API and the console read is in reads.py.
+(state_dir.py); this module runs the timers, traffic.py moves the messages'
+bytes. What the API and the console read is in reads.py.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -17,7 +16,7 @@ from typing import Any
 import zmq
 import zmq.asyncio
 
-from nadird.common.errors import BindError, ConfigError, ProtocolError, SupersededError
+from nadird.common.errors import BindError, ConfigError, SupersededError
 from nadird.common.logs import get_logger
 from nadird.common.waits import wait_set
 from nadird.config import Config
@@ -27,9 +26,7 @@ from nadird.master.archive.service import Archive
 from nadird.master.core import MasterCore
 from nadird.master.frontier.seen import SeenSet
 from nadird.master.frontier.seen_rebuild import load_seen
-from nadird.master.leasing.dispatch import Outgoing
 from nadird.master.leasing.lease_mark import wall_of
-from nadird.master.leasing.leases import EndedLease, Lease
 from nadird.master.leasing.login_sessions import SessionBook
 from nadird.master.observe.history import StatsHistory
 from nadird.master.results.retention import HistoryRetention
@@ -46,18 +43,18 @@ from nadird.master.service.reads import MasterReads
 from nadird.master.service.replica import Replicator
 from nadird.master.service.sockets import MasterSockets
 from nadird.master.service.state_dir import StateDir
+from nadird.master.service.traffic import MasterTraffic
 from nadird.master.state.files import FRONTIER_FILE, ROBOTS_FILE, SEEN_FILE
 from nadird.master.view import status
-from nadird.protocol.codec import decode, encode
 from nadird.protocol.curve import MasterSecurity
-from nadird.protocol.messages import Message, Results, Shutdown
+from nadird.protocol.messages import Shutdown
 from nadird.store.backend import Store
 
 log = get_logger()
 __all__ = ["FRONTIER_FILE", "ROBOTS_FILE", "SEEN_FILE", "Master", "load_seen"]
 
 
-class Master(MasterReads):
+class Master(MasterTraffic, MasterReads):
     """The master process; as MasterView, what the API and status reports see."""
 
     def __init__(
@@ -263,87 +260,6 @@ class Master(MasterReads):
 
     def _metrics_state(self) -> dict[str, Any]:
         return status.for_metrics(self)
-
-    # -------------------------------------------------------------- sockets
-    async def _send_all(self, out: Outgoing) -> None:
-        assert self._router is not None
-        for identity, msg in out:
-            with contextlib.suppress(zmq.ZMQError):
-                await self._router.send_multipart([identity, encode(msg)])
-
-    async def _broadcast(self, msg: Message) -> None:
-        if self._router is not None:
-            await self._send_all([(n.identity, msg) for n in self.core.nodes.all()])
-
-    def _drop(self, reason: str, peer: str) -> None:
-        self.core.drop(reason, peer)
-
-    async def _control_loop(self) -> None:
-        assert self._router is not None
-        while True:
-            frames = await self._router.recv_multipart(copy=False)
-            user = self._user(frames[-1])
-            if user is None:
-                self._drop("key no longer allowed", "control")
-            elif len(frames) != 2:
-                self._drop(f"expected 2 frames, got {len(frames)}", "control")
-            else:
-                await self._on_control_frame(frames[0].bytes, frames[1].buffer, user)
-            # A ready socket's recv() completes without yielding to the event
-            # loop; without this a flood on one socket starves the others.
-            await asyncio.sleep(0)
-
-    async def _on_control_frame(self, identity: bytes, payload: memoryview, user: str) -> None:
-        try:
-            msg = decode(payload)
-        except ProtocolError as exc:
-            self._drop(str(exc), identity.hex())
-            return
-        self._wake.set()  # a handler failure is the loop guard's to count
-        await self._send_all(self.core.on_control(identity, msg, time.monotonic(), user))
-
-    def _user(self, frame: zmq.Frame) -> str | None:
-        """The CURVE key a frame was authenticated with ("" without CURVE);
-        None when that key has since been revoked."""
-        if not self.security.enabled:
-            return ""
-        user = str(frame.get("User-Id"))
-        return user if self.security.permits(user) else None
-
-    async def _results_loop(self) -> None:
-        assert self._pull is not None
-        while True:
-            # Whole messages: a multipart one is one drop. Payloads are
-            # decoded from ZeroMQ's buffer, not copied.
-            frames = await self._pull.recv_multipart(copy=False)
-            user = self._user(frames[-1])
-            if user is None:
-                self._drop("key no longer allowed", "results")
-            elif len(frames) != 1:
-                self._drop(f"expected 1 frame, got {len(frames)}", "results")
-            else:
-                self.commits.soon()
-                self._on_results_frame(frames[0].buffer, user)
-            await asyncio.sleep(0)
-
-    def _on_results_frame(self, payload: memoryview, user: str) -> None:
-        try:
-            msg = decode(payload)
-        except ProtocolError as exc:
-            self._drop(str(exc), "results")
-            return
-        if not isinstance(msg, Results):
-            self._drop(f"{msg.KIND} on the results socket", "results")
-            return
-        self._wake.set()  # a handler failure is the loop guard's to count
-        # Archived before stored; see Archive.take for what is not.
-        if self.archive is not None and not self.archive.take(msg, user, self._lease_of(msg)):
-            self._drop("archive not writable (warc.required)", msg.node)
-            return
-        self.writer.add(self.core.on_results(msg, time.monotonic(), user))
-
-    def _lease_of(self, msg: Results) -> Lease | EndedLease | None:
-        return self.core.adoption.lease_named(msg, time.monotonic(), self.config.master.late_window)
 
     def _on_durable(self, records: Any) -> None:
         self.core.on_durable(records)

@@ -30,14 +30,17 @@ the former table is converted when it is opened (`_convert`), once.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import sqlite3
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from nadird.common.logs import get_logger
 from nadird.common.simhash import BAND_BITS, BANDS, bands
 from nadird.master.state.redo import RedoTransaction
+
+if TYPE_CHECKING:
+    import numpy as np
 
 log = get_logger()
 
@@ -53,8 +56,9 @@ _JOB_SHIFT = BAND_BITS + (BANDS - 1).bit_length()
 # a new text rewrites one chunk per band, whatever the bucket's size.
 CHUNK_ENTRIES = 255
 CHUNK_BITS = 16
-# One entry of a bucket: the fingerprint (unsigned, for the bit count) and its text's id.
-ENTRY = np.dtype([("simhash", "<u8"), ("text", "<i8")])
+# One entry of a bucket: the fingerprint (unsigned, for the bit count) and
+# its text's id, 8 bytes each (entry_dtype()).
+ENTRY_BYTES = 16
 _UNSIGNED = (1 << 64) - 1
 _FIND = "SELECT key, entries FROM near_dup_buckets WHERE " + " OR ".join(
     ["key BETWEEN ? AND ?"] * BANDS
@@ -65,6 +69,18 @@ _PUT = (
 )
 
 
+@functools.cache
+def entry_dtype() -> np.dtype:
+    """A bucket's entry for numpy, imported on the first use: a master
+    without an article job never looks a text up, and does without it
+    (its start time and memory, docs/BENCHMARKS.md)."""
+    import numpy as np
+
+    dtype = np.dtype([("simhash", "<u8"), ("text", "<i8")])
+    assert dtype.itemsize == ENTRY_BYTES
+    return dtype
+
+
 def _convert(db: sqlite3.Connection) -> None:
     """Move a former near_dup_bands table (a row per fingerprint and band)
     into buckets, in one transaction; nothing to do on a new file."""
@@ -72,10 +88,12 @@ def _convert(db: sqlite3.Connection) -> None:
     if found is None:
         return
     db.execute("BEGIN IMMEDIATE")
+    import numpy as np
+
     rows = db.execute("SELECT band, simhash, text FROM near_dup_bands ORDER BY band, text")
     moved = 0
     for bucket, entries in itertools.groupby(rows, key=lambda row: int(row[0])):
-        packed = np.array([(s & _UNSIGNED, t) for _, s, t in entries], dtype=ENTRY)
+        packed = np.array([(s & _UNSIGNED, t) for _, s, t in entries], dtype=entry_dtype())
         for number, start in enumerate(range(0, len(packed), CHUNK_ENTRIES)):
             chunk = packed[start : start + CHUNK_ENTRIES].tobytes()
             db.execute(_PUT, ((bucket << CHUNK_BITS) | number, chunk))
@@ -91,7 +109,7 @@ def _appended(bucket: int, chunks: dict[int, bytes], entry: bytes) -> tuple[int,
     first = bucket << CHUNK_BITS
     last = max((key for key in chunks if key >> CHUNK_BITS == bucket), default=first)
     held = chunks.get(last, b"")
-    if len(held) >= CHUNK_ENTRIES * ENTRY.itemsize:
+    if len(held) >= CHUNK_ENTRIES * ENTRY_BYTES:
         return last + 1, entry
     return last, held + entry
 
@@ -121,17 +139,19 @@ class NearDupTable:
         """The URL of the job's first text within `near_bits` of the
         fingerprint; None when there is none, and then `url` is indexed as
         the first of its text."""
+        import numpy as np  # entry_dtype()
+
         buckets = self._buckets(job, fingerprint)
         ranges = [k for b in buckets for k in (b << CHUNK_BITS, ((b + 1) << CHUNK_BITS) - 1)]
         chunks = {int(key): bytes(entries) for key, entries in self._db.execute(_FIND, ranges)}
-        entries = np.frombuffer(b"".join(chunks.values()), dtype=ENTRY)
+        entries = np.frombuffer(b"".join(chunks.values()), dtype=entry_dtype())
         apart = np.bitwise_count(entries["simhash"] ^ np.uint64(fingerprint & _UNSIGNED))
         near = entries["text"][apart <= near_bits]
         if near.size:
             row = self._db.execute("SELECT url FROM near_dup_texts WHERE id=?", (int(near.min()),))
             return str(row.fetchone()[0])
         cur = self._tx.write("INSERT INTO near_dup_texts (url) VALUES (?)", (url,))
-        entry = np.array([(fingerprint & _UNSIGNED, int(cur.lastrowid or 0))], dtype=ENTRY)
+        entry = np.array([(fingerprint & _UNSIGNED, int(cur.lastrowid or 0))], dtype=entry_dtype())
         added = entry.tobytes()
         self._tx.write_many(_PUT, [_appended(b, chunks, added) for b in buckets])
         return None

@@ -13,7 +13,8 @@ SCHEMA_VERSION = 5
 # (nadird/job/request.py, msgpack of RequestSpec.to_wire(); NULL for a plain GET).
 # Schema 5: queue.via, the page whose link admitted the URL (row.VIA_SEED
 # for a seed; NULL when not known: rows of older files, revisits, dead letters
-# queued again), written into the URL's WARC metadata record.
+# queued again), written into the URL's WARC metadata record (for a NULL, the
+# archive names the URL's first via, master/archive/copies.py).
 _REQUEST_TABLES = ("queue", "dead_letters", "overflow")  # revisits: revisit_db.py
 _QUEUE_COLUMNS = """
     id INTEGER PRIMARY KEY,

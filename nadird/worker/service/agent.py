@@ -64,6 +64,13 @@ from nadird.worker.service.health import MasterLink, WorkStats, health
 from nadird.worker.service.http import WorkerHttp
 from nadird.worker.service.peer_watch import PeerWatch
 from nadird.worker.service.sender import ResultSender
+from nadird.worker.service.stopping import (
+    close_sockets,
+    end_bags,
+    master_there,
+    set_lingers,
+    term_off_loop,
+)
 
 log = get_logger()
 
@@ -105,7 +112,8 @@ class WorkerAgent:
         )
         self._loops: list[asyncio.Task[None]] = []
         self._connected = False
-        self._peers: PeerWatch | None = None  # with several masters (masters.py)
+        # A live connection to the master (masters.py, stopping.py).
+        self._peers: PeerWatch | None = None
         for sock in (self._dealer, self._push):
             # Here, not in run(): a bad key file is a config error (exit 2).
             secure_client(sock, config, source)
@@ -121,16 +129,14 @@ class WorkerAgent:
         self.cookies.config = config.fetch.cookie_jars
 
     async def run(self, stop: asyncio.Event) -> None:
-        self._dealer.setsockopt(zmq.LINGER, 2000)
-        self._push.setsockopt(zmq.LINGER, 10000)
+        set_lingers(self._dealer, self._push)
         self._push.setsockopt(zmq.SNDHWM, 100_000)
         if self.renderer is not None:
             await self.renderer.start()  # before any bag: fail fast without a browser
         await self.fetcher.start()
         self._sender.start()
         self._loops = [asyncio.create_task(self._link_loop(), name="link")]
-        if len(self.masters.endpoints) > 1:
-            self._peers = PeerWatch(self._dealer)
+        self._peers = PeerWatch(self._dealer)
         # On this host without keys configured: the keys the master makes
         # when it starts (till then the link loop says the master is away).
         if await secure_local(self.config, (self._dealer, self._push), stop):
@@ -146,17 +152,19 @@ class WorkerAgent:
         await self._shutdown()
 
     async def _shutdown(self) -> None:
+        """Hand the bags back and close (stopping.py: at once when the
+        master is gone, nothing would read what is left to send)."""
         for _bag, run in self.core.bags.values():
             run.stop()
-        tasks = list(self._tasks.values())
-        if tasks:
-            await asyncio.wait(tasks, timeout=self.config.fetch.total_timeout)
+        drain = self.config.fetch.total_timeout
+        await end_bags(list(self._tasks.values()), self._master_there(), drain)
         for loop in self._loops:
             loop.cancel()
         await self._sender.close()
+        there = self._master_there()
         # NOBLOCK: with no master connected (it refused our keys) it would wait
         # for ever; a socket never connected would too.
-        if self._connected:
+        if self._connected and there:
             with contextlib.suppress(zmq.ZMQError):
                 await self._dealer.send(encode(Bye(node=self.node)), flags=zmq.NOBLOCK)
         if self.renderer is not None:
@@ -164,12 +172,15 @@ class WorkerAgent:
         await self.fetcher.close()
         if self._peers is not None:
             self._peers.stop()
-        self._dealer.close()
-        self._push.close()
-        self._ctx.term()
+        close_sockets(self._dealer, self._push, there)
+        await term_off_loop(self._ctx)
         if self.http is not None:
             await self.http.stop()
-        log.info("worker_stopped", pages=self._sender.sent_pages)
+        log.info("worker_stopped", pages=self._sender.sent_pages, master_gone=not there)
+
+    def _master_there(self) -> bool:
+        now = time.monotonic()
+        return master_there(self._live(), self.link.silent_for(now), self.core.heartbeat_interval)
 
     def health(self) -> dict[str, Any]:
         fetcher = self.fetcher

@@ -15,8 +15,9 @@ from nadird.protocol.codec import encode
 from nadird.protocol.messages import PageResult, Results
 
 # A batch is sent early once its bodies reach this many bytes: pages that
-# carry their exchanges for the archive (Bag.archive) hold two copies of each
-# body, and a message must stay far below security.max_message_bytes.
+# carry their exchanges for the archive (Bag.archive) hold a second copy of
+# each body the server compressed (protocol/bodies.py), and a message must
+# stay far below security.max_message_bytes.
 BATCH_BYTES = 16 * 1024 * 1024
 
 

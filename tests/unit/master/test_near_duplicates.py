@@ -140,7 +140,7 @@ def test_a_bucket_grows_in_chunks_of_one_page_and_every_chunk_is_searched(tmp_pa
     import random
     import sqlite3
 
-    from nadird.master.state.neardup_db import CHUNK_ENTRIES, ENTRY
+    from nadird.master.state.neardup_db import CHUNK_ENTRIES, ENTRY_BYTES
 
     rnd = random.Random(3)
     prints: list[int] = []
@@ -158,5 +158,5 @@ def test_a_bucket_grows_in_chunks_of_one_page_and_every_chunk_is_searched(tmp_pa
     assert db.close()
     with sqlite3.connect(tmp_path / "frontier.db") as conn:
         sizes = [n for (n,) in conn.execute("SELECT length(entries) FROM near_dup_buckets")]
-    assert max(sizes) == CHUNK_ENTRIES * ENTRY.itemsize  # full chunks, none larger
-    assert sum(sizes) == 4 * 600 * ENTRY.itemsize
+    assert max(sizes) == CHUNK_ENTRIES * ENTRY_BYTES  # full chunks, none larger
+    assert sum(sizes) == 4 * 600 * ENTRY_BYTES

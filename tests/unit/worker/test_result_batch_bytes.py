@@ -1,5 +1,5 @@
 """The worker's result batches: sent early once their bodies are heavy (pages
-carrying their exchanges for the archive hold two copies of each body)."""
+carrying their exchanges for the archive hold a second copy of a compressed body)."""
 
 from __future__ import annotations
 

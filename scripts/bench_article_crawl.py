@@ -45,6 +45,7 @@ import yaml
 from article_crawl_pages import DEFAULT_CACHE, MAX_DEPTH, pages_site
 from bench_real_run import COMMANDS, Run, Site, nadird_command, nginx, run_one
 from bench_real_site import expected_pages, site_of, versions
+from real_site_walk import key
 
 # Runs are named by these (`crawler` in the JSON lines); both commands are
 # this script's own, bench_real_site.py's COMMANDS["nadird"] stays as it is.
@@ -52,9 +53,11 @@ PLAIN, ARTICLE = "nadird-plain", "nadird-article"
 
 
 def plain_command(args: argparse.Namespace, site: Site, work: Path) -> list[str]:
-    """The nadird command of scripts/bench_real_site.py, to max_depth 1 with --eval-pages."""
+    """The nadird command of scripts/bench_real_site.py, to args.max_depth if given."""
     command = nadird_command(args, site, work)
-    return [*command, "--max-depth", str(MAX_DEPTH)] if args.eval_pages else command
+    if args.max_depth is None:
+        return command
+    return [*command, "--max-depth", str(args.max_depth)]
 
 
 def article_command(args: argparse.Namespace, site: Site, work: Path) -> list[str]:
@@ -111,6 +114,12 @@ def arguments() -> argparse.Namespace:
     parser.add_argument(
         "--cache", type=Path, default=DEFAULT_CACHE, help="their archives (with --eval-pages)"
     )
+    parser.add_argument(
+        "--index-only",
+        action="store_true",
+        help="with --eval-pages: the index page alone (max_depth 0), the cost of a crawl "
+        "before its first page",
+    )
     parser.add_argument("--port", type=int, default=18490, help="nginx port on every address")
     parser.add_argument("--pairs", type=int, default=2, help="rounds of the two runs")
     parser.add_argument("--workers", type=int, default=2, help="nadird worker processes")
@@ -119,6 +128,9 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--workdir", default=None, help="where the stores go (default: /tmp)")
     args = parser.parse_args()
     args.keep = True  # the article runs' stores are read after the run, then removed here
+    if args.index_only and not args.eval_pages:
+        parser.error("--index-only goes with --eval-pages")
+    args.max_depth = (0 if args.index_only else MAX_DEPTH) if args.eval_pages else None
     return args
 
 
@@ -133,7 +145,9 @@ def the_site(
     root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-eval-pages-")))
     root.chmod(0o755)  # nginx's worker process runs as another user
     site, expected, written = pages_site(args.cache, root / "site", args.port)
-    return site, expected, {"eval_pages": written, "max_depth": MAX_DEPTH}
+    if args.index_only:
+        expected = {key(seed): expected[key(seed)] for seed in site.seeds}
+    return site, expected, {"eval_pages": written, "max_depth": args.max_depth}
 
 
 def main() -> int:

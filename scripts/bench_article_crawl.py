@@ -2,6 +2,7 @@
 
     python scripts/bench_article_crawl.py [--trees python] [--pairs 2]
     python scripts/bench_article_crawl.py --eval-pages [--pairs 2]
+    python scripts/bench_article_crawl.py --eval-pages --index-only  # the start's cost
 
 The same real pages both ways: nginx serves Debian's doc trees (as in
 scripts/bench_real_site.py, whose site, nginx and checks this reuses), or
@@ -14,6 +15,10 @@ as there (every page of the offline walk, or the index and every
 evaluation page, stored once, requested once, nothing else requested); the
 article runs' pages are counted by their `kind`, or by the reason their
 extraction was given up (`_article`, e.g. over_budget).
+
+With `--index-only` each run fetches the index alone (max_depth 0): what
+`article: true` costs a crawl once, before its pages (the engine's imports
+and the language model, in the worker that extracts the index).
 
 Measured per run: wall time, CPU seconds of nadird's whole process tree
 (master and workers), pages per CPU-second; per pair, the article run's CPU
@@ -75,7 +80,8 @@ COMMANDS[ARTICLE] = article_command
 
 
 def kinds(work: Path) -> Counter[str]:
-    """Stored pages per kind, or per reason given up (`none`: neither, not HTML)."""
+    """Stored pages per kind, or per reason given up (`none`: no item, e.g. not
+    HTML or marked noindex)."""
     with contextlib.closing(sqlite3.connect(work / "nadird.db")) as db:
         rows = db.execute(
             "SELECT json_extract(data, '$.kind'), json_extract(data, '$._article') FROM pages"

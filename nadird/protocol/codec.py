@@ -18,7 +18,8 @@ from nadird.common.errors import ProtocolError
 from nadird.common.record import SPARSE, default_of
 from nadird.common.typecheck import Mismatch, build
 from nadird.protocol.fastbuild import Builder, Slow, builder, nested_within
-from nadird.protocol.messages import MAX_PAGES, MESSAGE_TYPES, Message
+from nadird.protocol.limits import MAX_PAGES
+from nadird.protocol.messages import MESSAGE_TYPES, Message
 
 VERSION = 1
 # Frames larger than this are refused before unpacking. The sockets also set

@@ -20,58 +20,22 @@ from typing import Any, ClassVar, get_args
 from nadird.common.errors import ErrorKind
 from nadird.common.record import SPARSE_FIELD, PageContent, PageFetch
 from nadird.items.keys import MAX_KEY_CHARS
-from nadird.job.request import METHODS, check_cookies, check_wire
+from nadird.job.request import METHODS, check_cookies
 from nadird.protocol.exchange import Exchange
-
-FP_LEN = 16
-
-
-def _check_fps(name: str, fps: list[bytes]) -> None:
-    # map/set run in C: a results message has thousands of fingerprints.
-    if fps and set(map(len, fps)) != {FP_LEN}:
-        raise ValueError(f"{name}: every fingerprint must be {FP_LEN} bytes")
-
-
-# Limits a well-behaved peer never reaches; anything beyond is refused.
-MAX_URL = 8192
-MAX_URLS = 10_000
-MAX_PAGES = 1000
-MAX_NAME = 256
-MAX_SESSION = 64
-MAX_HELD = 1000  # bags listed in one Hello (running and recently finished)
-SESSION_BYTES = 16  # what the master hands out
-MAX_TOKEN = 8192  # a login's token (a JWT is far shorter)
-MAX_VALIDATOR = 1024  # an ETag or a Last-Modified date (the stored header cut)
-
-
-def _check_urls(name: str, urls: list[str]) -> None:
-    if len(urls) > MAX_URLS:
-        raise ValueError(f"{name}: more than {MAX_URLS} URLs")
-    if urls and max(map(len, urls)) > MAX_URL:
-        raise ValueError(f"{name}: a URL longer than {MAX_URL} characters")
-
-
-def _check_names(**names: str) -> None:
-    for field_name, value in names.items():
-        if len(value) > MAX_NAME:
-            raise ValueError(f"{field_name}: longer than {MAX_NAME} characters")
-
-
-def _check_requests(name: str, urls: list[str], requests: list[dict[str, Any] | None]) -> None:
-    """RequestSpec.to_wire() maps beside their URLs (None: a plain GET)."""
-    if not requests:
-        return
-    if len(requests) != len(urls):
-        raise ValueError(f"urls, {name} must have the same length")
-    for wire in requests:
-        if wire is not None:
-            check_wire(wire)
-
-
-def _same_length(**lists: list[Any]) -> None:
-    lengths = {len(v) for v in lists.values()}
-    if len(lengths) > 1:
-        raise ValueError(f"{', '.join(lists)} must have the same length")
+from nadird.protocol.limits import (
+    MAX_HELD,
+    MAX_PAGES,
+    MAX_SESSION,
+    MAX_TOKEN,
+    MAX_URL,
+    MAX_URLS,
+    MAX_VALIDATOR,
+    check_fps,
+    check_names,
+    check_requests,
+    check_urls,
+    same_length,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,12 +55,12 @@ class HeldBag:
     done: bool = False
 
     def __post_init__(self) -> None:
-        _check_names(lease=self.lease, domain=self.domain)
+        check_names(lease=self.lease, domain=self.domain)
         if len(self.session) > MAX_SESSION:
             raise ValueError(f"session: longer than {MAX_SESSION} bytes")
         if len(self.sent) > MAX_URLS:
             raise ValueError(f"sent: more than {MAX_URLS} fingerprints")
-        _check_fps("sent", self.sent)
+        check_fps("sent", self.sent)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +76,7 @@ class Hello:
     held: list[HeldBag] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        _check_names(node=self.node, group=self.group, version=self.version, host=self.host)
+        check_names(node=self.node, group=self.group, version=self.version, host=self.host)
         if not 0 < self.capacity <= 10_000 or len(self.capabilities) > 64:
             raise ValueError("capacity must be 1..10000, at most 64 capabilities")
         if len(self.held) > MAX_HELD:
@@ -135,9 +99,9 @@ class Welcome:
     resend: list[list[bytes]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        _same_length(adopted=self.adopted, resend=self.resend)
+        same_length(adopted=self.adopted, resend=self.resend)
         for fps in self.resend:
-            _check_fps("resend", fps)
+            check_fps("resend", fps)
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,7 +182,7 @@ class SessionNote:
     rest: float = 0.0
 
     def __post_init__(self) -> None:
-        _check_names(account=self.account)
+        check_names(account=self.account)
         check_cookies(self.cookies, "cookies")
         if len(self.token) > MAX_TOKEN or len(self.cookies) > 64:
             raise ValueError(f"session: a token of at most {MAX_TOKEN}, at most 64 cookies")
@@ -258,18 +222,18 @@ class Bag:
     archive: int = field(default=0, metadata=SPARSE_FIELD)
 
     def __post_init__(self) -> None:
-        _same_length(urls=self.urls, fps=self.fps, depths=self.depths)
-        _check_requests("requests", self.urls, self.requests)
+        same_length(urls=self.urls, fps=self.fps, depths=self.depths)
+        check_requests("requests", self.urls, self.requests)
         if self.rows:
-            _same_length(urls=self.urls, rows=self.rows)
+            same_length(urls=self.urls, rows=self.rows)
         if self.attempts:
-            _same_length(urls=self.urls, attempts=self.attempts)
+            same_length(urls=self.urls, attempts=self.attempts)
         if self.validators:
-            _same_length(urls=self.urls, validators=self.validators)
+            same_length(urls=self.urls, validators=self.validators)
             if any(len(v) != 2 or max(map(len, v)) > MAX_VALIDATOR for v in self.validators):
                 raise ValueError(f"validators: [etag, last-modified] of at most {MAX_VALIDATOR}")
-        _check_fps("fps", self.fps)
-        _check_urls("urls", self.urls)
+        check_fps("fps", self.fps)
+        check_urls("urls", self.urls)
         if self.archive < 0:
             raise ValueError("archive: at least 0")
 
@@ -300,8 +264,8 @@ class BagDone:
     def __post_init__(self) -> None:
         if len(self.login_error) > MAX_URL:
             raise ValueError(f"login_error: longer than {MAX_URL} characters")
-        _check_fps("returned", self.returned)
-        _check_fps("throttled", self.throttled)
+        check_fps("returned", self.returned)
+        check_fps("throttled", self.throttled)
 
 
 @dataclass(frozen=True, slots=True)
@@ -349,19 +313,19 @@ class PageResult(PageContent, PageFetch):
     body_in_exchange: bool = field(default=False, metadata=SPARSE_FIELD)
 
     def __post_init__(self) -> None:
-        _check_fps("fp", [self.fp])
-        _check_urls("exchanges", [e.url for e in self.exchanges])
+        check_fps("fp", [self.fp])
+        check_urls("exchanges", [e.url for e in self.exchanges])
         if self.body_in_exchange and (self.body is not None or not self.exchanges):
             raise ValueError("body_in_exchange: without a body, with exchanges")
-        _same_length(links=self.links, link_fps=self.link_fps)
-        _check_requests("link_requests", self.links, self.link_requests)
+        same_length(links=self.links, link_fps=self.link_fps)
+        check_requests("link_requests", self.links, self.link_requests)
         if self.method != "GET" and self.method not in METHODS:
             raise ValueError(f"method: one of {', '.join(METHODS)}")
-        _check_fps("link_fps", self.link_fps)
-        _check_urls("links", [self.url, self.final_url, *self.links])
+        check_fps("link_fps", self.link_fps)
+        check_urls("links", [self.url, self.final_url, *self.links])
         if self.link_vias:
-            _same_length(links=self.links, link_vias=self.link_vias)
-            _check_urls("link_vias", self.link_vias)
+            same_length(links=self.links, link_vias=self.link_vias)
+            check_urls("link_vias", self.link_vias)
         # Kept in the revisit schedule and sent back in bags (Bag checks the
         # same bound): a longer one would make every later bag of the URL fail.
         if max(len(self.etag), len(self.last_modified), len(self.signature or "")) > MAX_VALIDATOR:
@@ -393,7 +357,7 @@ class Results:
             raise ValueError(f"pages: more than {MAX_PAGES}")
         if len(self.session) > MAX_SESSION:
             raise ValueError(f"session: longer than {MAX_SESSION} bytes")
-        _check_names(node=self.node, lease=self.lease, job=self.job)
+        check_names(node=self.node, lease=self.lease, job=self.job)
 
 
 Message = (

@@ -17,7 +17,8 @@ from typing import Any
 import msgpack
 from hypothesis import strategies as st
 
-from nadird.protocol.messages import MAX_NAME, MAX_PAGES, MAX_SESSION, MESSAGE_TYPES
+from nadird.protocol.limits import MAX_NAME, MAX_PAGES, MAX_SESSION
+from nadird.protocol.messages import MESSAGE_TYPES
 
 CONTROL_KINDS = ("hello", "credit", "heartbeat", "bag_done", "bye")
 FORGED_PREFIX = "forged-"

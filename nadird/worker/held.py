@@ -20,7 +20,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from nadird.protocol.messages import MAX_HELD, Bag, BagDone, HeldBag, PageResult, Welcome
+from nadird.protocol.limits import MAX_HELD
+from nadird.protocol.messages import Bag, BagDone, HeldBag, PageResult, Welcome
 from nadird.worker.bag import BagRun
 
 # The bags running, by lease (their tasks are the agent's: worker/core.py).

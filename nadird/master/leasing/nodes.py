@@ -7,7 +7,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from nadird.master.leasing.leases import Holder
-from nadird.protocol.messages import SESSION_BYTES, Hello
+from nadird.protocol.limits import SESSION_BYTES
+from nadird.protocol.messages import Hello
 
 # Offline workers stay listed (for the API) up to this many, oldest dropped.
 OFFLINE_KEPT = 1000

@@ -10,7 +10,8 @@ import pytest
 
 from nadird.common.errors import ProtocolError
 from nadird.protocol.codec import MAX_DEPTH, decode, encode
-from nadird.protocol.messages import MAX_PAGES, PageResult, Results
+from nadird.protocol.limits import MAX_PAGES
+from nadird.protocol.messages import PageResult, Results
 from nadird.testing.bad_frames import CONTROL_KINDS, deep_frame, nested, page, too_many_pages
 
 
@@ -128,7 +129,7 @@ def _results(pages: int) -> Results:
 def test_a_validator_no_bag_could_carry_back_is_refused(field: str) -> None:
     """The revisit schedule keeps these and sends them back in bags, which
     refuse more than MAX_VALIDATOR characters: a result may not store more."""
-    from nadird.protocol.messages import MAX_VALIDATOR
+    from nadird.protocol.limits import MAX_VALIDATOR
 
     url = "http://a.test/"
     fits = PageResult(url, b"0" * 16, url, 200, 1.0, 0, **{field: "v" * MAX_VALIDATOR})

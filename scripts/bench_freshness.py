@@ -57,7 +57,8 @@ from nadird.revisit.schedule import UrlState, is_probe, next_due, record_fetch
 from nadird.testing import judge, livingpages
 from nadird.testing.judge import Report
 from nadird.testing.living import EPOCH, LivingWeb, ManualClock
-from nadird.testing.web import LoopbackResolver, SyntheticWeb, run_in_thread
+from nadird.testing.resolver import LoopbackResolver
+from nadird.testing.web import SyntheticWeb, run_in_thread
 
 POLICIES = ("fixed", "adaptive", "adaptive-mle", "oracle")
 GOOD_VALIDATORS = ("both", "etag", "last-modified")

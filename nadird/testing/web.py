@@ -35,7 +35,6 @@ from contextlib import contextmanager
 from typing import TextIO
 
 from aiohttp import web
-from aiohttp.abc import AbstractResolver, ResolveResult
 
 from nadird.testing.access import (
     MAX_LOGGED_BODY,
@@ -47,7 +46,7 @@ from nadird.testing.access import (
 from nadird.testing.catalog import Catalog
 from nadird.testing.graph import SiteGraph
 
-__all__ = ["AccessEntry", "LoopbackResolver", "SyntheticWeb", "read_access_log", "run_in_thread"]
+__all__ = ["AccessEntry", "SyntheticWeb", "read_access_log", "run_in_thread"]
 
 Handler = Callable[[web.Request, str], Awaitable[web.StreamResponse]]
 
@@ -237,36 +236,6 @@ def request_host(request: web.Request) -> str:
         if not name or not port.isdigit():
             name = raw
     return name.rstrip(".")
-
-
-class LoopbackResolver(AbstractResolver):
-    """Resolves every name to one loopback address.
-
-    Clients using it can fetch the graph's real URLs (http://site-3.test:PORT/)
-    and send the right Host header by themselves; and no name, however wrong,
-    can lead a test off this machine.
-    """
-
-    def __init__(self, address: str = "127.0.0.1") -> None:
-        self.address = address
-
-    async def resolve(
-        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
-    ) -> list[ResolveResult]:
-        inet = socket.AF_INET6 if ":" in self.address else socket.AF_INET
-        return [
-            ResolveResult(
-                hostname=host,
-                host=self.address,
-                port=port,
-                family=inet,
-                proto=0,
-                flags=socket.AI_NUMERICHOST,
-            )
-        ]
-
-    async def close(self) -> None:
-        return None
 
 
 # ---------------------------------------------------------------- in a thread

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 import aiohttp
 from multidict import CIMultiDict
 
-from nadird.testing.web import LoopbackResolver
+from nadird.testing.resolver import LoopbackResolver
 
 
 @asynccontextmanager

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import aiohttp
 from aiohttp import web
 
-from nadird.testing.web import LoopbackResolver
+from nadird.testing.resolver import LoopbackResolver
 
 # Hop-by-hop headers (RFC 9110 section 7.6.1) are not forwarded.
 _HOP_BY_HOP = frozenset(

@@ -7,9 +7,7 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from nadird.testing.graph import SiteGraph
-from nadird.testing.web import (
-    LoopbackResolver,
-)
+from nadird.testing.resolver import LoopbackResolver
 
 PORT = 8123
 

@@ -16,9 +16,9 @@ from aiohttp import web
 from support.synthetic_web_helpers import PORT, UA, client, small_graph, split
 
 from nadird.testing.graph import OUTSIDE_HOST
+from nadird.testing.resolver import LoopbackResolver
 from nadird.testing.web import (
     AccessEntry,
-    LoopbackResolver,
     SyntheticWeb,
     read_access_log,
     run_in_thread,

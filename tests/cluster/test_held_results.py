@@ -43,7 +43,7 @@ def events(cluster: Cluster, name: str, event: str) -> list[dict[str, Any]]:
 
 
 def test_results_held_through_a_long_master_outage_are_stored_once(cluster: Cluster) -> None:
-    graph = SiteGraph(hosts=1, pages=10)
+    graph = SiteGraph(hosts=1, pages=6)  # 7 URLs: 2.5 s apart, each is felt
     with run_in_thread(graph, latency=0.002) as web:
         config = cluster.master_config(
             jobs=site_job(graph),

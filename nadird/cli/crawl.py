@@ -167,6 +167,16 @@ async def _wait_gone(master: Master, pool: WorkerPool, timeout: float) -> None:
         await asyncio.sleep(0.05)
 
 
+async def _wait_joined(master: Master, pool: WorkerPool, bound: float = 1.0) -> None:
+    """A small crawl may be complete before a worker still starting has
+    joined: it would then never hear the master's Shutdown and be killed
+    only after the grace. Wait for it a while (a second: how long every
+    crawl once waited for the housekeeping tick that saw it complete)."""
+    deadline = time.monotonic() + bound
+    while len(master.core.nodes) < len(pool.running()) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+
+
 async def _run_to_end(
     config: Config,
     master: Master,
@@ -209,6 +219,8 @@ async def _run_to_end(
         # to its frontier (and their results to the store) before it stops.
         pool.terminate()
         await _wait_gone(master, pool, config.shutdown_timeout)
+    else:
+        await _wait_joined(master, pool)
     pool.closing = True
     await master.stop()
     await pool.close(config.shutdown_timeout)

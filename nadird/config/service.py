@@ -42,12 +42,15 @@ class WorkerConfig:
     # master's restart). Below master.lease_ttl: the next one adopts the bags
     # only while it holds their leases for their holders.
     master_timeout: float = 10.0
+    # Lease periods a bag dropped for want of the master's answer is kept
+    # for a restarted master to adopt (worker/held.py); then forgotten.
+    keep_dropped_periods: float = 10.0
     http: WorkerHttpConfig = field(default_factory=WorkerHttpConfig)
 
     def __post_init__(self) -> None:
         positive(
             self, "bags", "result_batch", "result_flush_interval", "unreachable_after",
-            "master_timeout",
+            "master_timeout", "keep_dropped_periods",
         )  # fmt: skip
         masters, results = _listed(self.master), _listed(self.results)
         if not masters or len(masters) != len(set(masters)):

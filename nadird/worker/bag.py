@@ -129,11 +129,21 @@ class SitemapHook:
         self._links = links
         self._pacer = pacer
         self._use_proxy = use_proxy
+        self._claimed: list[str] = []  # origins whose sitemaps this bag's results carry
+
+    def release(self) -> None:
+        """The bag was dropped: what its results carried may be lost with
+        them (a master that took the lease back refuses them), so the next
+        bag of these hosts attaches their sitemaps again."""
+        for origin in self._claimed:
+            self._reader.release(origin)
+        self._claimed.clear()
 
     async def attach(self, result: PageResult, follows: bool) -> PageResult:
         origin = origin_of(result.url)
         if not follows or not self._reader.claim(origin):
             return result
+        self._claimed.append(origin)
         rules = self._robots.cached(result.url) if self._robots is not None else None
         listed = rules.sitemaps() if rules is not None else []
         if self._as_hubs:  # robots.txt lists them

@@ -37,7 +37,16 @@ from nadird.protocol.messages import (
     Welcome,
 )
 from nadird.worker.bag import BagRun
-from nadird.worker.held import Bags, Kept, claims, forget, job_name, remember, take_over
+from nadird.worker.held import (
+    KEEP_PERIODS,
+    Bags,
+    Kept,
+    claims,
+    forget,
+    job_name,
+    remember,
+    take_over,
+)
 
 log = get_logger()
 
@@ -111,7 +120,13 @@ class WorkerCore:
     """The worker's protocol state: its registration, heartbeats, the bags
     it runs and those it keeps for a restarted master."""
 
-    def __init__(self, hello: Hello, exit_when_done: bool, now: float) -> None:
+    def __init__(
+        self,
+        hello: Hello,
+        exit_when_done: bool,
+        now: float,
+        keep_dropped_periods: float = KEEP_PERIODS,
+    ) -> None:
         self.hello = hello  # said again with the bags held at the time
         self.node = hello.node
         self.capacity = hello.capacity
@@ -130,6 +145,7 @@ class WorkerCore:
         self.bags: Bags = {}
         # Bags dropped or finished lately, for a restarted master to adopt.
         self.kept: dict[str, Kept] = {}
+        self.keep_dropped_periods = keep_dropped_periods  # lease periods (held.py)
 
     # ------------------------------------------------------------- clock
     def fenced(self, now: float) -> bool:
@@ -140,7 +156,11 @@ class WorkerCore:
         """A heartbeat is due: forget what no master could adopt, drop the
         bags when fenced, then say hello (not registered) or heartbeat
         (`load` is read only then)."""
-        forget(self.kept, now, self.last_ack, self.lease_ttl)
+        forgotten = forget(
+            self.kept, now, self.last_ack, self.lease_ttl * self.keep_dropped_periods
+        )
+        if forgotten:
+            log.info("held_bags_forgotten", bags=forgotten, kept=len(self.kept))
         actions: list[Action] = []
         if self.bags and self.fenced(now):
             actions += self.drop_bags("no answer from the master within the lease period", now)

@@ -27,9 +27,10 @@ from nadird.worker.bag import BagRun
 # The bags running, by lease (their tasks are the agent's: worker/core.py).
 Bags = dict[str, tuple[Bag, BagRun]]
 
-# Dropped bags are remembered this many lease periods after the last answer:
-# a restarted master gives unclaimed domains away a few heartbeats after it
-# started, so a master that took longer to come back could not adopt them.
+# Dropped bags are remembered this many lease periods after they were
+# dropped (worker.keep_dropped_periods): a restarted master gives unclaimed
+# domains away a few heartbeats after it started, so a master that took
+# longer to come back could not adopt them.
 KEEP_PERIODS = 10.0
 # Seconds a finished bag is remembered after the last answer that followed
 # it: the master stores a result within a second or so (store.flush_interval
@@ -52,16 +53,20 @@ def remember(kept: dict[str, Kept], bags: Bags, now: float) -> None:
         kept[lease] = Kept(bag, run, None, now)
 
 
-def forget(kept: dict[str, Kept], now: float, last_ack: float, lease_ttl: float) -> None:
+def forget(kept: dict[str, Kept], now: float, last_ack: float, keep_dropped: float) -> int:
     """Forget what no master could still adopt: finished bags a master
-    answered well after, dropped bags after KEEP_PERIODS lease periods."""
+    answered well after, dropped bags `keep_dropped` seconds after they were
+    dropped. Returns how many dropped bags were forgotten."""
+    dropped = 0
     for lease, k in list(kept.items()):
         if k.done is not None:
             gone = k.at < last_ack - FINISHED_KEEP
         else:
-            gone = now - k.at > lease_ttl * KEEP_PERIODS
+            gone = now - k.at > keep_dropped
+            dropped += gone
         if gone:
             del kept[lease]
+    return dropped
 
 
 def claims(bags: Bags, kept: dict[str, Kept]) -> list[HeldBag]:

@@ -48,9 +48,12 @@ def make_keys(tmp: Path) -> Keys:
 
 
 def start(cluster: Cluster, graph: SiteGraph, keys: Keys | None) -> Any:
-    # A long lease: the forger never heartbeats, yet keeps its bag until it gives it back.
+    # A long lease: the forger never heartbeats, yet keeps its bag until it
+    # gives it back. The master forgets a worker silent for the lease period
+    # (node_timeout's default), and then drops its BagDone and Bye as from an
+    # unregistered peer: on a loaded machine the forging took more than 10 s.
     master = cluster.master_config(
-        jobs=site_job(graph), seeds=graph.seeds(), master={"exit_when_done": False, "lease_ttl": 10}
+        jobs=site_job(graph), seeds=graph.seeds(), master={"exit_when_done": False, "lease_ttl": 60}
     )
     worker = cluster.worker_config(1)
     worker["worker"]["bags"] = 1  # leaves domains free for the forger to be leased one

@@ -2,11 +2,13 @@
 pages on a loopback server, fetches counted from its access log.
 
 Cron has minute resolution and a downtime lasts what it lasts, so the cron
-test shifts the master's revisit clock (NADIRD_REVISIT_CLOCK_OFFSET,
-master/frontier/revisit_clock.py) instead of waiting: the master starts ten
-seconds before 09:00 in Shanghai, and is restarted as if it had been down
-until 10:00:30. Everything else (processes, sockets, bags, the store, the
-schedule's table in frontier.db) runs as in production.
+test shifts the master's revisit clock (NADIRD_REVISIT_CLOCK_START and
+_OFFSET, master/revisits/clock.py) instead of waiting: the master starts ten
+seconds before 09:00 in Shanghai (counted from when it has started, not from
+when it was launched: starting takes seconds on a loaded machine), and is
+restarted as if it had been down until 10:00:30. Everything else (processes,
+sockets, bags, the store, the schedule's table in frontier.db) runs as in
+production.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from support.changing import PREFIX, ChangingPages
 
-from nadird.master.revisits.clock import OFFSET_ENV
+from nadird.master.revisits.clock import OFFSET_ENV, START_ENV
 from nadird.testing.cluster import Cluster, wait_until
 from nadird.testing.web import SyntheticWeb, run_in_thread
 
@@ -53,6 +55,12 @@ def _start_master(cluster: Cluster, web: SyntheticWeb, job: dict[str, Any], **en
     return cluster.start("master", "master", config, env=env or None)
 
 
+def _shifted_by(master: Any) -> float | None:
+    """The revisit clock's offset the master logged at its start."""
+    shifted = [e for e in master.logs() if e.get("event") == "revisit_clock_shifted"]
+    return float(shifted[0]["offset"]) if shifted else None
+
+
 def _next_due(cluster: Cluster) -> dict[str, float]:
     with sqlite3.connect(cluster.workdir / "state" / "frontier.db") as db:
         rows = db.execute("SELECT url, next_due FROM revisits").fetchall()
@@ -69,10 +77,12 @@ def test_cron_in_shanghai_runs_its_slot_and_a_missed_slot_once(cluster: Cluster)
     job = {"revisit": {"cron": "* 9 * * *", "timezone": "Asia/Shanghai"}}
     with run_in_thread() as web:
         web.add_route(PREFIX, pages.handle)
-        slot = time.time() + 10.0  # 09:00:00 on the master's revisit clock
-        master = _start_master(cluster, web, job, **_offset_to(_at(9, 0, 0) - 10.0))
+        start = {START_ENV: repr(_at(9, 0, 0) - 10.0)}
+        master = _start_master(cluster, web, job, **start)
         cluster.start("worker", "w1", cluster.worker_config(1))
-        assert wait_until(lambda: min(_fetches(web)[p] for p in ALL) >= 1, 9)
+        assert wait_until(lambda: _shifted_by(master) is not None, 60)
+        slot = _at(9, 0, 0) - (_shifted_by(master) or 0.0)  # 09:00:00 on the system clock
+        assert wait_until(lambda: min(_fetches(web)[p] for p in ALL) >= 1, slot - time.time())
         assert time.time() < slot, "the first fetches came after the slot"
         assert wait_until(lambda: min(_fetches(web)[p] for p in ALL) >= 2, 20)
         revisited = [e.t_start for e in web.entries() if e.path in ALL][3:]

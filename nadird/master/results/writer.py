@@ -71,6 +71,12 @@ class ResultWriter:
         if len(self._buffer) >= self._flush_size:
             self._kick.set()
 
+    def flush_soon(self) -> None:
+        """Write what is buffered now: no more results are on their way to
+        fill the batch (no lease is out), so waiting gains nothing."""
+        if self._buffer:
+            self._kick.set()
+
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="store-writer")
 

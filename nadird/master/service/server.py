@@ -268,6 +268,12 @@ class Master(MasterTraffic, MasterReads):
     # ------------------------------------------------------------- dispatch
     async def _dispatch_loop(self) -> None:
         while True:
+            # Woken by each message and write, the end is seen at once; once a
+            # housekeeping tick found the start's own work (dead letters to retry).
+            if self._last_dead_poll and not self.core.leases:
+                self.writer.flush_soon()  # the last results are in: no batch to fill
+                if self._check_complete():  # and the alerts' last word before the stop
+                    self._alerts_tick(time.monotonic())
             if self.backpressure.holds() or self.replica_superseded() is not None:
                 timeout: float | None = BACKPRESSURE_RECHECK
             else:
@@ -311,8 +317,11 @@ class Master(MasterTraffic, MasterReads):
             self.core.stats["handler_errors"] += 1
             log.exception("alerts_failed")
 
-    def _check_complete(self) -> None:
+    def _check_complete(self) -> bool:
+        """Whether the crawl has just completed (logged and `done` set)."""
         if self.done.is_set() or not self.is_complete():
-            return
+            return False
+        self.db.commit()  # complete means committed, at a housekeeping tick or not
         log.info("crawl_complete", **self.status())
         self.done.set()
+        return True

@@ -82,6 +82,11 @@ class SitemapReader:
             self._done.popitem(last=False)
         return True
 
+    def release(self, origin: str) -> None:
+        """Claimable again: the result that carried its sitemaps may never
+        have reached the master (its bag was dropped)."""
+        self._done.pop(origin, None)
+
     async def urls(
         self, origin: str, listed: list[str], pace: Pace, use_proxy: bool = True
     ) -> list[str]:

@@ -99,7 +99,10 @@ class WorkerAgent:
         self.link = MasterLink(self.masters.current[0], config.worker.unreachable_after, keys)
         self.stats = WorkStats()
         self.core = WorkerCore(
-            self._hello_template(), config.worker.exit_when_done, time.monotonic()
+            self._hello_template(),
+            config.worker.exit_when_done,
+            time.monotonic(),
+            config.worker.keep_dropped_periods,
         )
         self._tasks: dict[str, asyncio.Task[None]] = {}  # the running bags', by lease
         self._hb_wake = asyncio.Event()
@@ -366,7 +369,11 @@ class WorkerAgent:
             sent = run.sent[page.fp] = reported.new_only(page)
             self._sender.add(bag.lease, bag.epoch, job.name, run.token, sent)
 
-        await crawl_bag(run, processor, emit, gate, hook)
+        try:
+            await crawl_bag(run, processor, emit, gate, hook)
+        finally:
+            if run.dropped and hook is not None:
+                hook.release()
 
     async def _crawl(self, bag: Bag, job: Job | None, run: BagRun) -> None:
         try:

@@ -14,7 +14,7 @@ from nadird.common.errors import ConfigError
 from nadird.common.urls import fingerprint
 from nadird.config import config_from_dict
 from nadird.master.frontier.queues import Frontier
-from nadird.master.revisits.clock import OFFSET_ENV, revisit_wall
+from nadird.master.revisits.clock import OFFSET_ENV, START_ENV, revisit_wall
 from nadird.master.revisits.scheduler import MAX_PER_SCAN, Revisits
 from nadird.master.state.frontier_db import FrontierDB
 from nadird.protocol.messages import Bag, PageResult
@@ -185,6 +185,15 @@ def test_a_bad_clock_offset_is_a_config_error() -> None:
     for bad in ("soon", "nan", "inf"):
         with pytest.raises(ConfigError, match=OFFSET_ENV):
             revisit_wall({OFFSET_ENV: bad})
+        with pytest.raises(ConfigError, match=START_ENV):
+            revisit_wall({START_ENV: bad})
+
+
+def test_a_clock_start_reads_that_time_when_the_schedule_is_built() -> None:
+    virtual = 1_800_000_000.0
+    assert revisit_wall({START_ENV: repr(virtual)})() == pytest.approx(virtual, abs=1)
+    with pytest.raises(ConfigError, match="not both"):
+        revisit_wall({START_ENV: repr(virtual), OFFSET_ENV: "10"})
 
 
 class Ticks:

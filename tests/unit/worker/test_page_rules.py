@@ -138,6 +138,8 @@ async def test_sitemap_reader_follows_indexes_and_gzip_within_bounds() -> None:
             origin = url(web, host, "")
             reader = SitemapReader(client, SitemapConfig(), ttl=60.0)
             assert reader.claim(origin) and not reader.claim(origin)
+            reader.release(origin)  # the result that carried them was dropped
+            assert reader.claim(origin) and not reader.claim(origin)
             found = await reader.urls(origin, [], pace)
             shallow = SitemapReader(client, SitemapConfig(max_depth=1, max_urls=25), ttl=60.0)
             bounded = await shallow.urls(origin, [], pace)

@@ -28,11 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
+from nadird.common.sql_in import in_chunks
 from nadird.master.archive.records import Stored
 
 ARCHIVE_FILE = "archive.db"
 _NO_VIAS: Mapping[bytes, str] = MappingProxyType({})
-_CHUNK = 500  # fingerprints per query (SQLite's bound-variable limit)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS copies (
     uri_hash BLOB PRIMARY KEY,
@@ -109,9 +109,7 @@ class Copies:
     def first_vias(self, fps: Sequence[bytes]) -> dict[bytes, str]:
         """The first `via` kept of each of these pages that has one."""
         found: dict[bytes, str] = {}
-        for start in range(0, len(fps), _CHUNK):
-            chunk = fps[start : start + _CHUNK]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in in_chunks(fps):
             cur = self._db.execute(f"SELECT fp, via FROM vias WHERE fp IN ({marks})", chunk)
             found.update(cur)
         return found

@@ -20,12 +20,12 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
+from nadird.common.sql_in import in_chunks
 from nadird.master.observe.entry_fields import Named
 from nadird.master.state.redo import RedoTransaction
 
 MAX_AGE = 7 * 86400.0  # seconds a naming waits for its article
 TRIM_EVERY = 1000  # namings written between two trims of the old ones
-CHUNK = 500
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS feed_named (
     fp BLOB PRIMARY KEY,
@@ -58,9 +58,7 @@ class FeedNamedTable:
 
     def get_many(self, fps: Sequence[bytes]) -> dict[bytes, Named]:
         found: dict[bytes, Named] = {}
-        for at in range(0, len(fps), CHUNK):
-            chunk = fps[at : at + CHUNK]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in in_chunks(fps):
             cur = self._db.execute(
                 f"SELECT fp, {_COLUMNS} FROM feed_named WHERE fp IN ({marks})", chunk
             )

@@ -32,9 +32,9 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
 from nadird.common.errors import StateError
+from nadird.common.sql_in import in_chunks
 from nadird.master.observe.health import StateHealth
 from nadird.master.row import Row
 from nadird.master.state.dead_db import DeadLetterRows, DeadURL
@@ -48,16 +48,6 @@ _INSERT_ROW = (
     "INSERT INTO queue (domain_id, priority, fp, url, depth, job, request, via) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
-# Row ids or fingerprints per statement: well under SQLite's bound on parameters.
-CHUNK = 500
-_T = TypeVar("_T")
-
-
-def _chunks(items: Sequence[_T]) -> Iterator[tuple[Sequence[_T], str]]:
-    """Slices of at most CHUNK items, with the '?,?,...' an IN (...) list needs."""
-    for at in range(0, len(items), CHUNK):
-        chunk = items[at : at + CHUNK]
-        yield chunk, ",".join("?" * len(chunk))
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,7 +175,7 @@ class FrontierDB(DeadLetterRows):
     def fps_of(self, ids: Sequence[int]) -> dict[int, bytes]:
         """The fingerprints of the rows with these ids (those that exist)."""
         held: dict[int, bytes] = {}
-        for chunk, marks in _chunks(ids):
+        for chunk, marks in in_chunks(ids):
             held.update(self._db.execute(f"SELECT id, fp FROM queue WHERE id IN ({marks})", chunk))
         return held
 
@@ -195,7 +185,7 @@ class FrontierDB(DeadLetterRows):
         is checked, not trusted)."""
         wanted = dict(rows)
         found: dict[int, str | None] = {}
-        for chunk, marks in _chunks(list(wanted)):
+        for chunk, marks in in_chunks(list(wanted)):
             cur = self._db.execute(f"SELECT id, fp, via FROM queue WHERE id IN ({marks})", chunk)
             found.update((i, via) for i, fp, via in cur if wanted[i] == fp)
         return found
@@ -205,7 +195,7 @@ class FrontierDB(DeadLetterRows):
         rows (there is no fingerprint index): only for late results that do
         not carry their row id (see fps_of), which are rarer still."""
         found: dict[bytes, int] = {}
-        for chunk, marks in _chunks(fps):
+        for chunk, marks in in_chunks(fps):
             cur = self._db.execute(
                 f"SELECT fp, id FROM queue WHERE domain_id=? AND fp IN ({marks})",
                 (domain_id, *chunk),
@@ -222,10 +212,10 @@ class FrontierDB(DeadLetterRows):
     def delete_many(self, ids: Sequence[int]) -> set[int]:
         """Delete queued URLs by row id; returns the ids that were there.
 
-        One statement per CHUNK rows instead of one per URL (a store
+        One statement per IN_CHUNK rows instead of one per URL (a store
         batch settles hundreds at once)."""
         gone: set[int] = set()
-        for chunk, marks in _chunks(ids):
+        for chunk, marks in in_chunks(ids):
             cur = self._tx.write(f"DELETE FROM queue WHERE id IN ({marks}) RETURNING id", chunk)
             gone.update(i for (i,) in cur)
         return gone

@@ -25,8 +25,9 @@ from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from nadird.common.sql_in import in_chunks
 from nadird.master.row import Row
-from nadird.master.state.frontier_db import CHUNK, FrontierDB
+from nadird.master.state.frontier_db import FrontierDB
 
 KEPT = "lease_rows"
 _SCHEMA = """
@@ -94,9 +95,7 @@ class LeaseRecords:
         )
 
     def delete(self, lease_ids: Sequence[str]) -> None:
-        for at in range(0, len(lease_ids), CHUNK):
-            chunk = lease_ids[at : at + CHUNK]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in in_chunks(lease_ids):
             self._tx.write(f"DELETE FROM leases WHERE id IN ({marks})", chunk)
 
     def all(self) -> Iterator[LeaseRecord]:
@@ -112,9 +111,7 @@ class LeaseRecords:
         """The queue rows with these ids that still exist (not stored yet)."""
         wanted = list(ids)
         found: list[Row] = []
-        for at in range(0, len(wanted), CHUNK):
-            chunk = wanted[at : at + CHUNK]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in in_chunks(wanted):
             cur = self._db.execute(
                 "SELECT url, fp, depth, job, priority, attempts, id, fallback_from, request "
                 f"FROM queue WHERE id IN ({marks})",

@@ -36,13 +36,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from nadird.common.sql_in import in_chunks
 from nadird.master.state.etag_db import EtagHostTable
 from nadird.master.state.redo import RedoTransaction
 from nadird.master.state.revisit_counts import PlanCount, prepare_counts, read_counts
 from nadird.master.state.revisit_policy_db import PolicyTable
 from nadird.revisit.estimate import ChangeStats
 
-CHUNK = 500
 HUB_FEED = 1  # it answered as a feed or sitemap (job/feeds.py)
 HUB_LEARNED = 2  # it kept finding new articles (master/revisits/learned_hubs.py)
 _SCHEMA = """
@@ -195,9 +195,7 @@ class RevisitTable:
 
     def get_many(self, fps: Sequence[bytes]) -> dict[bytes, Entry]:
         found: dict[bytes, Entry] = {}
-        for at in range(0, len(fps), CHUNK):
-            chunk = fps[at : at + CHUNK]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in in_chunks(fps):
             cur = self._db.execute(f"SELECT {_COLUMNS} FROM revisits WHERE fp IN ({marks})", chunk)
             found.update((e.fp, e) for e in map(_entry, cur))
         return found

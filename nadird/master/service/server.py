@@ -270,7 +270,9 @@ class Master(MasterTraffic, MasterReads):
         while True:
             # Woken by each message and write, the end is seen at once; once a
             # housekeeping tick found the start's own work (dead letters to retry).
-            if self._last_dead_poll and not self.core.leases:
+            # Not when a job revisits: a link found again after `expire` is
+            # due, and queued only by the tick's scan, which checks after it.
+            if self._last_dead_poll and not self.core.leases and not self.core.revisits.scanning:
                 self.writer.flush_soon()  # the last results are in: no batch to fill
                 if self._check_complete():  # and the alerts' last word before the stop
                     self._alerts_tick(time.monotonic())

@@ -342,7 +342,7 @@ def _restore(args: argparse.Namespace) -> int:
 
 
 def _daemon(args: argparse.Namespace) -> int:
-    from nadird.cli.daemon import master_main, run_async, worker_main
+    from nadird.cli.daemon import master_main, run_role, worker_main
 
     if not args.config:
         raise ConfigError("(command line)", "--config", "a config file for --role")
@@ -364,8 +364,8 @@ def _daemon(args: argparse.Namespace) -> int:
         from nadird.cli.state_dir import prepare_state_dir
 
         prepare_state_dir(config.master.state_dir, args.config)
-        return run_async(master_main(config, args.config, rebuild_seen=args.rebuild_seen))
-    return run_async(worker_main(config, args.config))
+        return run_role(master_main(config, args.config, rebuild_seen=args.rebuild_seen))
+    return run_role(worker_main(config, args.config))
 
 
 def _warc(args: argparse.Namespace) -> int:

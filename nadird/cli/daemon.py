@@ -38,6 +38,20 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
         return runner.run(coro)
 
 
+def run_role(coro: Coroutine[Any, Any, int]) -> int:
+    """run_async for a daemon's master or worker. Once its role has stopped,
+    the process is on its way out with its own status; closing the loop gives
+    SIGTERM and SIGINT their default action back, which would end it as
+    killed (-15) if one came during the rest of its exit (a worker that
+    stopped by itself when its master said the crawl was done, signalled by
+    systemd or a test a moment later). They are ignored from then on."""
+    try:
+        return run_async(coro)
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, signal.SIG_IGN)
+
+
 class Role(Protocol):
     """What the daemon runs: a master or a worker."""
 

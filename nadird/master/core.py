@@ -388,6 +388,14 @@ class MasterCore:
         self.frontier.durable(fps)
         self.revisits.settle(fps)
 
+    def revisit_scan(self) -> int:
+        """Queue the revisits that are due (between ticks: see server.py)."""
+        return self.revisits.scan() if self.revisits.scanning else 0
+
+    def revisit_scan_in(self, idle: float) -> float:
+        """Seconds until the next revisit scan is worth running (at most `idle`)."""
+        return self.revisits.next_scan_in(idle) if self.revisits.scanning else idle
+
     def revisit_tick(self) -> int:
         """Queue the revisits that are due (a bounded number per tick) and
         re-plan the domains whose adaptive pages moved, when it is time."""

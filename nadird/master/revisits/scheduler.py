@@ -50,6 +50,7 @@ from nadird.revisit.schedule import UrlState, due_for, due_when_found, is_probe,
 
 NOT_MODIFIED = 304
 MAX_PER_SCAN = 1000  # URLs queued per scan (about one a second)
+MIN_SCAN_GAP = 0.05  # seconds between two due scans, at least
 DEAD_REST = 60.0  # seconds before a dead-lettered revisit is due again, at least
 MAX_FIELD_CHANGES = 10_000  # durable changes waiting for the alerts tick
 PROBE_BOOST = 1000  # queue priority added to an exploratory check
@@ -86,6 +87,7 @@ class Revisits:
         self.changes = 0
         self.not_modified = 0
         self.queued = 0  # due URLs put back into the queue
+        self._scan_was_full = False  # the last scan hit MAX_PER_SCAN: a backlog
         # Checks of known URLs, and changes found, by domain (this run; the domain page).
         self.domain_checks: Counter[str] = Counter()
         self.domain_changes: Counter[str] = Counter()
@@ -307,7 +309,17 @@ class Revisits:
             self.frontier.requeue(rows)
             self.table.mark_queued([r.fp for r in rows])
             self.queued += len(rows)
+        self._scan_was_full = len(rows) + len(parked) >= limit
         return len(rows)
+
+    def next_scan_in(self, idle: float) -> float:
+        """Seconds to wait before the next due scan: until the first row falls
+        due, within [MIN_SCAN_GAP, idle]. A backlog (the last scan was full)
+        waits `idle`, so it is spread over the ticks as a clock jump's is."""
+        first = None if self._scan_was_full else self.table.first_due()
+        if first is None:
+            return idle
+        return min(max(first - self._wall(), MIN_SCAN_GAP), idle)
 
     def unqueue(self, fps: Sequence[bytes]) -> None:
         """Queue rows of these URLs were dropped (their job stopped): not due."""

@@ -217,6 +217,14 @@ class RevisitTable:
         )
         return [_entry(row) for row in cur]
 
+    def first_due(self) -> float | None:
+        """The earliest due time of a row not queued yet (the index's first entry)."""
+        row = self._db.execute(
+            "SELECT next_due FROM revisits WHERE queued = 0 AND next_due IS NOT NULL "
+            "ORDER BY next_due LIMIT 1"
+        ).fetchone()
+        return None if row is None else float(row[0])
+
     def queued_watched(self, jobs: Sequence[str]) -> list[Entry]:
         """The rows of `jobs` with watched values whose URL is in the queue
         (a revisit due or under way): those a crash can have left behind the store."""

@@ -15,7 +15,7 @@ from nadird.common.urls import fingerprint
 from nadird.config import config_from_dict
 from nadird.master.frontier.queues import Frontier
 from nadird.master.revisits.clock import OFFSET_ENV, START_ENV, revisit_wall
-from nadird.master.revisits.scheduler import MAX_PER_SCAN, Revisits
+from nadird.master.revisits.scheduler import MAX_PER_SCAN, MIN_SCAN_GAP, Revisits
 from nadird.master.state.frontier_db import FrontierDB
 from nadird.protocol.messages import Bag, PageResult
 from nadird.store.history import Version, diffs
@@ -101,6 +101,29 @@ def test_a_clock_jump_is_spread_over_scans_not_queued_at_once(tmp_path: Path) ->
     wall.now += 30 * DAY  # the clock jumps (or the master was down a month)
     assert [revisits.scan() for _ in range(4)] == [MAX_PER_SCAN, MAX_PER_SCAN, 500, 0]
     assert revisits.frontier.queued == count  # each URL queued once
+
+
+def test_the_next_scan_waits_for_the_first_due_row_not_a_whole_tick(tmp_path: Path) -> None:
+    wall = Wall()
+    revisits, _ = _revisits(tmp_path / "f.db", wall, revisit={"every": "1s"})
+    assert revisits.next_scan_in(1.0) == 1.0  # nothing scheduled: the idle tick
+    _fetch(revisits, _page("http://shop.test/a"))
+    wall.now += 0.7
+    assert revisits.next_scan_in(1.0) == pytest.approx(0.3)  # not 1.0: due at 1 s, not 1.7 s
+    wall.now += 0.3
+    assert revisits.next_scan_in(1.0) == MIN_SCAN_GAP and revisits.scan() == 1
+    assert revisits.next_scan_in(1.0) == 1.0  # queued: nothing else waits
+
+
+def test_a_backlog_is_scanned_once_per_tick(tmp_path: Path) -> None:
+    wall = Wall()
+    revisits, _ = _revisits(tmp_path / "f.db", wall, revisit={"every": "1h"})
+    for i in range(MAX_PER_SCAN + 1):
+        _fetch(revisits, _page(f"http://shop.test/p{i}"))
+    wall.now += DAY
+    assert revisits.scan() == MAX_PER_SCAN
+    assert revisits.next_scan_in(1.0) == 1.0  # one due row left, but the scan was full
+    assert revisits.scan() == 1 and revisits.next_scan_in(1.0) == 1.0
 
 
 def test_rows_are_written_only_when_settled(tmp_path: Path) -> None:

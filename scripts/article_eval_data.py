@@ -38,6 +38,7 @@ import subprocess
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import lxml.html
 
@@ -110,9 +111,14 @@ def _members(archive: Path) -> dict[str, bytes]:
         }
 
 
+def _fragment(html: bytes) -> lxml.html.HtmlElement:
+    """An HTML fragment (UTF-8, undeclared) parsed as lxml.html parses one."""
+    return cast(lxml.html.HtmlElement, lxml.html.fromstring(html.decode("utf-8")))
+
+
 def _html_text(html: bytes) -> str:
     """The text of an HTML fragment (UTF-8, undeclared), one line per block."""
-    tree = lxml.html.fromstring(html.decode("utf-8"))
+    tree = _fragment(html)
     for block in tree.iter("p", "div", "li", "h1", "h2", "h3", "h4", "tr", "br", "pre"):
         block.tail = "\n" + (block.tail or "")
     return "\n".join(line.strip() for line in tree.text_content().splitlines() if line.strip())
@@ -135,15 +141,15 @@ _SPACES = re.compile(r"\s+")
 
 def visible_text(html: bytes) -> str:
     """The text a browser shows of an HTML fragment (UTF-8), one line per block."""
-    tree = lxml.html.fromstring(html.decode("utf-8"))
+    tree = _fragment(html)
     for unseen in tree.xpath(_UNSEEN):
-        if unseen.getparent() is not None:
+        if isinstance(unseen, lxml.html.HtmlElement) and unseen.getparent() is not None:
             unseen.drop_tree()
     for element in tree.iter():  # a browser shows any run of whitespace as one space
         element.text = _SPACES.sub(" ", element.text or "")
         element.tail = _SPACES.sub(" ", element.tail or "")
     for block in tree.iter(*_BLOCKS):
-        block.text, block.tail = "\n" + block.text, "\n" + block.tail
+        block.text, block.tail = "\n" + (block.text or ""), "\n" + (block.tail or "")
     lines = (line.strip() for line in tree.text_content().splitlines())
     return "\n".join(line for line in lines if line)
 

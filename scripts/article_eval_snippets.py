@@ -66,7 +66,8 @@ def _checks(statements: list[ast.stmt]) -> list[tuple[str, list[str], list[str]]
             if not found:
                 found.append(("", [], []))  # an if block's asserts on the page before it
             for wanted, snippet in _compares(node.test):
-                found[-1][1 if wanted else 2].append(snippet)
+                _url, wanted_list, unwanted_list = found[-1]
+                (wanted_list if wanted else unwanted_list).append(snippet)
     return found
 
 

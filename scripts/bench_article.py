@@ -97,7 +97,8 @@ def news_page(kb: int) -> bytes:
     # The rest as large sites fill it: half markup (promotion boxes, a
     # mega footer), half inline script (tracking, the app's state).
     pad = max(0, kb * 1024 - len(page.encode()) - 40)
-    promos, i = [], 0
+    promos: list[str] = []
+    i = 0
     while sum(map(len, promos)) < pad // 2:
         promos.append(
             f"<div class='promo'><a href='/promo/{i}'><img src='/i/{i}.jpg' alt=''>"
@@ -193,6 +194,7 @@ def parts(kb: int, repeat: int) -> dict[str, float]:
     doc = parse_html(body, URL)
     assert doc is not None
     content = run_engine(doc, URL)
+    assert content is not None, "the engine found no text on the benchmark's page"
     given = engine_page(doc, images=False)
     ld, types = _article_ld(doc)
     text = plain.plain_text(content)

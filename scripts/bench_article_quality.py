@@ -115,7 +115,7 @@ def nadird_content(html: bytes, url: str = URL) -> str:
     return plain_text(run_engine(doc, url), title) if doc is not None else ""
 
 
-def trafilatura_text(**options: bool) -> Callable[[bytes, str], str]:
+def trafilatura_text(**options: Any) -> Callable[[bytes, str], str]:
     from trafilatura import extract
 
     def run(html: bytes, url: str = URL) -> str:
@@ -193,8 +193,11 @@ def snippet_score(case: SnippetCase, extracted: str) -> tuple[float, float, bool
     text = _flat(extracted)
     found = [_flat(s) in text for s in case.wanted]
     left_out = [_flat(s) not in text for s in case.unwanted]
-    share = lambda flags: sum(flags) / len(flags) if flags else 1.0  # noqa: E731
-    return share(found), share(left_out), all(found) and all(left_out)
+    return _share(found), _share(left_out), all(found) and all(left_out)
+
+
+def _share(flags: list[bool]) -> float:
+    return sum(flags) / len(flags) if flags else 1.0
 
 
 def _site(html: bytes, name: str, url: str) -> str:
@@ -209,7 +212,7 @@ def _site(html: bytes, name: str, url: str) -> str:
         else ""
     )
     host = urlsplit(str(stated)).hostname or (urlsplit(url).hostname if url != URL else name)
-    return host.removeprefix("www.")
+    return (host or name).removeprefix("www.")
 
 
 def _page_language(html: bytes) -> str:
@@ -267,10 +270,9 @@ def main() -> None:
     known = {hashlib.sha256(case.html).digest() for case in cases}
     snippet_cases = load_snippet_cases(args.cache, known)
     report["snippets"] = evaluate_snippets(snippet_cases)
-    report["kinds"] = kinds_by_label([*cases, *snippet_cases])
-    report["sites"] = len(
-        {_site(case.html, case.name, case.url) for case in [*cases, *snippet_cases]}
-    )
+    every: list[Case | SnippetCase] = [*cases, *snippet_cases]
+    report["kinds"] = kinds_by_label(every)
+    report["sites"] = len({_site(case.html, case.name, case.url) for case in every})
     report.update(
         date=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         machine=f"{os.cpu_count()} cores {platform.machine()}, load {os.getloadavg()[0]:.1f}",

@@ -82,7 +82,7 @@ def ring_memory() -> dict[str, float]:
     tracemalloc.stop()
 
     def grown(a: Any, b: Any) -> float:
-        return round(sum(s.size_diff for s in b.compare_to(a, "filename")) / 1e6, 3)
+        return round(float(sum(s.size_diff for s in b.compare_to(a, "filename"))) / 1e6, 3)
 
     # The fetches ring holds the results' URLs, which the results made: counted
     # as the ring's (they live as long as its entries do).

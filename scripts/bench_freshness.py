@@ -250,7 +250,7 @@ async def play(run: Run, planner: Planner, port: int) -> None:
                 for domain in planner.domains:
                     planner.replan(domain, run.copies)
                 next_replan = t + settings.replan
-            chosen = [(d, due) for d in planner.domains if (due := next_page(d, t)) is not None]
+            chosen = [(d, nxt) for d in planner.domains if (nxt := next_page(d, t)) is not None]
             await asyncio.gather(*(fetch(session, run, page) for _, (_, page) in chosen))
             for domain, (was_due, page) in chosen:
                 state = run.copies[page].state

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from nadird.common.urls import fingerprint
 from nadird.job.spec import Job
-from nadird.master.frontier.admission import Admission
+from nadird.master.frontier.admission import Admission, LinkBatch
 from nadird.master.frontier.queues import Frontier
 from nadird.master.frontier.seen import SeenSet
 from nadird.master.state.frontier_db import FrontierDB
@@ -43,7 +43,7 @@ def fill(path: Path, urls: int, domains: int, keep_via: bool) -> tuple[float, Fr
     admission.keep_via = keep_via  # a master without warc: keeps none
     started = time.process_time()
     for base in range(0, urls, LINKS * PAGES):
-        batches = []
+        batches: list[LinkBatch] = []
         for page in range(base, min(urls, base + LINKS * PAGES), LINKS):
             links = [page_url(n, domains) for n in range(page, min(urls, page + LINKS))]
             fps = [fingerprint(u) for u in links]

@@ -89,7 +89,8 @@ class Timed:
 
 
 async def writes(store: SqliteStore, stop: asyncio.Event, batches: int) -> list[float]:
-    took, n = [], 0
+    took: list[float] = []
+    n = 0
     while not stop.is_set() and len(took) < batches:
         batch = [page(n + i, time.time()) for i in range(100)]
         n += 100

@@ -57,11 +57,11 @@ try:  # the package layout since the stages were regrouped
     from nadird.master.frontier.seen import SeenSet
     from nadird.master.state.frontier_db import FrontierDB
 except ImportError:  # a --baseline from before: flat master modules
-    from nadird.master.admission import Admission  # type: ignore[no-redef]
-    from nadird.master.frontier_db import FrontierDB  # type: ignore[no-redef]
-    from nadird.master.seen import SeenSet  # type: ignore[no-redef]
+    from nadird.master.admission import Admission  # type: ignore[no-redef, import-not-found]
+    from nadird.master.frontier_db import FrontierDB  # type: ignore[no-redef, import-not-found]
+    from nadird.master.seen import SeenSet  # type: ignore[no-redef, import-not-found]
 
-    from nadird.master.frontier import Frontier  # type: ignore[no-redef]
+    from nadird.master.frontier import Frontier  # type: ignore[no-redef, attr-defined]
 from nadird.common.urls import fingerprint
 from nadird.protocol.codec import VERSION
 

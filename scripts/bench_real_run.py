@@ -60,7 +60,7 @@ class Server:
         """CPU seconds of nginx's master and worker so far."""
         top = psutil.Process(self.proc.pid)
         procs = [top, *top.children(recursive=True)]
-        return sum(p.cpu_times().user + p.cpu_times().system for p in procs)
+        return float(sum(p.cpu_times().user + p.cpu_times().system for p in procs))
 
 
 def nginx_config(site: Site, conf_dir: Path) -> str:

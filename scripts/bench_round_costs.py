@@ -169,7 +169,8 @@ def added_ms(off: dict[str, Any], on: dict[str, Any]) -> dict[str, float]:
 # ------------------------------------------------------------ the table
 
 
-def _alone_cell(feature: str, found: dict[str, Any]) -> str:
+def _alone_cell(feature: str, found: Any) -> str:
+    """`found`: the feature's own benchmark's figures (feeds: one row per feed size)."""
     if feature == "article":
         parts = [f"{found['doc_pages']['pages_per_cpu_s']} doc pages "
                  f"({found['doc_pages']['article_ms_per_page']} ms each)"]  # fmt: skip
@@ -178,7 +179,7 @@ def _alone_cell(feature: str, found: dict[str, Any]) -> str:
             parts.append(f"{news['pages_per_cpu_s']} news pages ({news['article_ms_per_page']} ms)")
         return "; ".join(parts)
     if feature == "feeds":
-        per = {}
+        per: dict[int, list[float]] = {}
         for row in found:
             per.setdefault(row["entries"], []).append(row["docs_per_cpu_s"])
         return "; ".join(f"{n} entries: {min(v):.0f}-{max(v):.0f} docs" for n, v in per.items())

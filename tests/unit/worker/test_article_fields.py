@@ -98,6 +98,20 @@ def test_the_metadata_of_a_news_article() -> None:
     assert item["language"] == "en"
 
 
+def test_a_keywords_meta_tag_gives_one_tag_per_word_listed() -> None:
+    sentence = "港特首就住宅违建事件道歉，并向香港民众道歉。"
+    story = "".join(f"<p>{sentence * 6}</p>" for _ in range(5))
+    html = (
+        '<html><head><title>港特首道歉</title><meta name="keywords" '
+        'content="香港, 梁振英，特首、违建; 香港, ">'
+        f"</head><body><article><h1>港特首道歉</h1>{story}</article></body></html>"
+    )
+    item = item_of(html, BASE + "/2012/12/10/apology")
+    assert item["kind"] == "article"
+    # Each once, in the page's order: not the attribute whole, as one tag.
+    assert item["tags"] == ["香港", "梁振英", "特首", "违建"]
+
+
 def test_a_blog_post_with_a_wrong_language_and_only_a_time_element() -> None:
     item = page_item("blog_post.html")
     assert item["language"] == "en"  # declared lang="fr", written in English

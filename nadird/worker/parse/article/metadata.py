@@ -56,6 +56,9 @@ _AUTHOR_PARTS = (
     "zuozhe", "bianji", "xiaobian", "submitted-by", "posted-by", "journalist-name",
 )  # fmt: skip
 _HAS_PART = re.compile("|".join(map(re.escape, _AUTHOR_PARTS)))
+# A keywords meta tag lists its words in one attribute ("a, b, c"; Chinese
+# and Japanese pages with their own commas), which the engine keeps whole.
+_LIST_SEPARATORS = re.compile("[,;\uff0c\uff1b\u3001]")
 _NAMING_ATTRS = etree.XPath(
     "//@class | //@id | //@itemprop | //@data-component | //@data-testid", smart_strings=False
 )
@@ -112,4 +115,16 @@ def page_metadata(doc: lxml.html.HtmlElement) -> Document:
     found.categories = found.categories or _categories(doc)
     found.tags = found.tags or _tags(doc)
     found.clean_and_trim()
+    found.categories, found.tags = _each(found.categories), _each(found.tags)
     return found
+
+
+def _each(values: list[str] | None) -> list[str]:
+    """Each category or tag once, in the page's order, a value that lists
+    several split into them."""
+    kept: dict[str, None] = {}
+    for value in values or ():
+        for part in _LIST_SEPARATORS.split(value):
+            if part := part.strip():
+                kept.setdefault(part, None)
+    return list(kept)

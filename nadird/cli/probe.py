@@ -48,7 +48,7 @@ def report(url: str, result: PageResult | None, run: BagRun, job: Job) -> dict[s
     if result is None:  # handed back: a 429/503, or robots.txt unreachable
         why = "throttled (429/503)" if run.throttled else "robots.txt unreachable"
         return {"url": url, "error": f"not fetched: {why}; a worker would try again later"}
-    return {
+    found = {
         "url": result.url,
         "final_url": result.final_url,
         "status": result.status,
@@ -63,6 +63,17 @@ def report(url: str, result: PageResult | None, run: BagRun, job: Job) -> dict[s
         "links": result.links,
         "parser": parser_description(job),  # lxml or Lexbor for the job's HTML pages
     }
+    if _defers_to_canonical(result):  # else an empty `fields` reads as a broken rule
+        found["note"] = (
+            f"the page names {result.canonical} as its canonical URL: a worker records "
+            "it without fields and follows that URL, whose page is extracted instead"
+        )
+    return found
+
+
+def _defers_to_canonical(result: PageResult) -> bool:
+    """Whether the worker left the page to its canonical URL (worker/pages.py)."""
+    return bool(result.canonical) and not result.data and result.links == [result.canonical]
 
 
 async def probe(config: Config, job: Job, url: str, out: TextIO) -> int:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
+from aiohttp import web as aioweb
 from support.jspages import FIELDS, READY, JsSite, browser_missing
 
 from nadird.testing.checks import page_requests, site_job
@@ -69,6 +70,31 @@ def test_parse_prints_the_fields_and_links_a_worker_would_send(tmp_path: Path) -
         # Which parser read the page, and why (the default job's title is XPath).
         assert result["parser"] == "lxml (auto: fields.title[0] is XPath)"
         assert bare["parser"] == "lexbor (auto: no rule of the job needs lxml)"
+
+
+async def _syndicated(request: aioweb.Request, host: str) -> aioweb.Response:
+    """A copy of a story that names its original as canonical."""
+    return aioweb.Response(
+        text='<html><head><title>Copy</title><link rel="canonical" href="/story/1">'
+        "</head><body><h1>Copy</h1><p>The story.</p></body></html>",
+        content_type="text/html",
+    )
+
+
+def test_parse_says_why_a_page_left_to_its_canonical_url_has_no_fields(tmp_path: Path) -> None:
+    graph = SiteGraph(hosts=1, pages=10)
+    with run_in_thread(graph) as web:
+        web.add_route("/copy/", _syndicated)
+        url = graph.url("site-0.test", "/copy/1")
+        proc, result = parse(tmp_path, web, url, "--article")
+        assert proc.returncode == 0, proc.stderr
+        assert result is not None and result["fields"] == {}
+        original = graph.url("site-0.test", "/story/1")
+        assert result["canonical"] == original and result["links"] == [original]
+        assert result["note"].startswith(f"the page names {original} as its canonical URL")
+        # A page extracted itself carries no note.
+        proc, own = parse(tmp_path, web, graph.url("site-0.test", "/p/1"))
+        assert own is not None and own["fields"] and "note" not in own
 
 
 def test_parse_reports_what_the_worker_would_record_and_exits_1(tmp_path: Path) -> None:

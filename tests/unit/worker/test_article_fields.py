@@ -231,6 +231,24 @@ def test_published_falls_through_the_sources_in_order_of_trust(
     assert item_of(html, BASE + url)["published"] == published
 
 
+def test_an_article_dated_only_in_its_byline_text_gets_that_date() -> None:
+    story = "".join(
+        f"<p>Paragraph {i} of the river report, with enough words to read as prose.</p>"
+        for i in range(12)
+    )
+    html = (
+        "<html><head><title>River report</title></head><body><article><h1>River report</h1>"
+        '<span class="submitted-by">Submitted on Mon, 2019-01-21 13:49</span>'
+        f"{story}<p>Updated on Sun, 2019-02-03 08:00.</p></article></body></html>"
+    )
+    item = item_of(html, BASE + "/river-report")
+    assert item["kind"] == "article"
+    assert item["published"] == "2019-01-21"  # the first stated, not the update
+    # A structured source still wins over the text.
+    dated = html.replace("</head>", '<meta name="dc.date" content="2019-01-20"></head>')
+    assert item_of(dated, BASE + "/river-report")["published"] == "2019-01-20"
+
+
 def test_a_time_element_marked_as_the_publication_wins_over_other_times() -> None:
     html = (
         '<html><body><time datetime="2021-01-01">then</time>'

@@ -2,10 +2,11 @@
 
 Sources in order of trust: the page's JSON-LD (what its publisher's CMS
 states), Open Graph's article:*_time, other meta tags (Dublin Core,
-itemprop, the common CMS names), a <time datetime>, and last the date in
-the URL (/2026/03/14/). A value keeps its UTC offset when the source gives
-one; a date alone stays a date. A value that does not read as a date, or
-lies outside 1990-2100, is skipped for the next source.
+itemprop, the common CMS names), a <time datetime>, the date in the URL
+(/2026/03/14/), and last, for an article's `published` only, the date its
+markup or text states (`text_date`). A value keeps its UTC offset when the
+source gives one; a date alone stays a date. A value that does not read as
+a date, or lies outside 1990-2100, is skipped for the next source.
 """
 
 from __future__ import annotations
@@ -94,6 +95,24 @@ def _ld(objects: list[dict[str, Any]], keys: tuple[str, ...]) -> Iterator[Any]:
         for key in keys:
             if key in obj:
                 yield obj[key]
+
+
+def text_date(doc: lxml.html.HtmlElement, url: str) -> str | None:
+    """The publication date an article states only in its markup or text
+    (a byline's "Submitted on Mon, 2019-01-21 13:49"), as htmldate (the
+    engine's own date finder) reads it: elements whose class or id names a
+    date, the headings, then date patterns in the text, the earliest
+    plausible one. Its fast mode only: the extensive search took 1.6 s on
+    one 39 KB page; the fast one 0.2-4 ms on 30 real news pages (11 ms on a
+    1.1 MB one), on a copy of the tree. The least trusted source, so read
+    last, and only for an article: a hub's dates are its entries'."""
+    from htmldate import find_date
+
+    try:
+        found = find_date(doc, extensive_search=False, original_date=True, url=url)
+    except Exception:  # the finder is not ours: no date rather than no article
+        return None
+    return iso(found)
 
 
 def page_dates(

@@ -25,7 +25,7 @@ from nadird.common.logs import get_logger
 from nadird.job.article import ARTICLE_ERROR as ARTICLE_ERROR  # the item's marker
 from nadird.job.article import ARTICLE_FIELDS, ArticleSpec
 from nadird.worker.parse.article.budget import Deadline, OverBudget, run_within
-from nadird.worker.parse.article.dates import page_dates
+from nadird.worker.parse.article.dates import page_dates, text_date
 from nadird.worker.parse.article.engine import load_engine, markdown_of, run_engine
 from nadird.worker.parse.article.kind import (
     ARTICLE,
@@ -106,6 +106,8 @@ def _extract(
     ld, types = _article_ld(doc)
     published, modified = page_dates(doc, url, ld)
     kind = HUB if listing else page_kind(doc, types, body, dated=published is not None)
+    if kind == ARTICLE and published is None:
+        published = text_date(doc, url)
     title = meta.title or _page_title(doc)
     text = plain_text(body, title) if kind == ARTICLE else ""
     fields = empty_fields()

@@ -244,6 +244,7 @@ def test_an_article_dated_only_in_its_byline_text_gets_that_date() -> None:
     item = item_of(html, BASE + "/river-report")
     assert item["kind"] == "article"
     assert item["published"] == "2019-01-21"  # the first stated, not the update
+    assert item["authors"] is None  # the byline names nobody: "Submitted" is no name
     # A structured source still wins over the text.
     dated = html.replace("</head>", '<meta name="dc.date" content="2019-01-20"></head>')
     assert item_of(dated, BASE + "/river-report")["published"] == "2019-01-20"

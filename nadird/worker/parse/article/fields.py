@@ -73,6 +73,16 @@ def _split(value: str | None, sep: str) -> list[str] | None:
     return parts or None
 
 
+# The words of a byline around its names: one that names nobody ("Submitted
+# on Mon, 2019-01-21 13:49") leaves the engine with "Submitted" as a name.
+_BYLINE_WORDS = frozenset({"by", "posted", "submitted", "published", "written", "updated"})
+
+
+def _authors(value: str | None) -> list[str] | None:
+    names = [n for n in _split(value, ";") or () if n.lower().strip(".:") not in _BYLINE_WORDS]
+    return names or None
+
+
 def _ld_text(ld: list[dict[str, Any]], key: str) -> str | None:
     """The first JSON-LD object's `key` that is text (the article's object first)."""
     for obj in ld:
@@ -114,7 +124,7 @@ def _extract(
     fields.update(
         kind=kind,
         title=title,
-        authors=_split(meta.author, ";"),
+        authors=_authors(meta.author),
         published=published,
         modified=modified,
         description=meta.description or _ld_text(ld, "description"),

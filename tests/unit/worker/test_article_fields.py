@@ -250,6 +250,32 @@ def test_an_article_dated_only_in_its_byline_text_gets_that_date() -> None:
     assert item_of(dated, BASE + "/river-report")["published"] == "2019-01-20"
 
 
+DATED_BYLINE = '<h4 class="vcard author">by <span class="fn">Ines Okafor</span>, May 8, 2010</h4>'
+BIOGRAPHY = (
+    '<div class="author-bio">Ines Okafor lives in Lagos and works as a senior transport'
+    " correspondent</div>"
+)
+
+
+@pytest.mark.parametrize(
+    ("byline", "authors"),
+    [
+        (DATED_BYLINE, ["Ines Okafor"]),
+        (BIOGRAPHY, None),
+        ('<p class="byline">By Dana A. Ford and The Associated Press</p>',
+         ["Dana A Ford", "The Associated Press"]),
+    ],
+)  # fmt: skip
+def test_a_byline_s_date_or_an_author_s_biography_is_no_name(
+    byline: str, authors: list[str] | None
+) -> None:
+    story = "".join(
+        f"<p>Paragraph {i} of the report, long enough to read as prose.</p>" for i in range(12)
+    )
+    html = f"<html><body><article><h1>Report</h1>{byline}{story}</article></body></html>"
+    assert item_of(html, BASE + "/report")["authors"] == authors
+
+
 def test_a_time_element_marked_as_the_publication_wins_over_other_times() -> None:
     html = (
         '<html><body><time datetime="2021-01-01">then</time>'

@@ -73,14 +73,35 @@ def _split(value: str | None, sep: str) -> list[str] | None:
     return parts or None
 
 
-# The words of a byline around its names: one that names nobody ("Submitted
-# on Mon, 2019-01-21 13:49") leaves the engine with "Submitted" as a name.
-_BYLINE_WORDS = frozenset({"by", "posted", "submitted", "published", "written", "updated"})
+# What a byline says around its names, which the engine can leave as one:
+# "Submitted on Mon, 2019-01-21 13:49" gives "Submitted", "by James Somers,
+# February 28, 2010" gives "James Somers" and "February" (or "May 8").
+_BYLINE_WORDS = frozenset((
+    "by", "posted", "submitted", "published", "written", "updated",
+    "january", "february", "march", "april", "may", "june", "july", "august",
+    "september", "october", "november", "december",
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+))  # fmt: skip
+# What a sentence of an author's biography has and a name has not (after
+# its first word: "The Associated Press" signs articles; not "a", which is
+# "Dana A. Ford"'s initial once the engine drops its dot), and its length.
+_SENTENCE_WORDS = frozenset((
+    "an", "the", "and", "as", "at", "in", "on", "for", "with", "about", "who",
+    "is", "was", "lives", "works", "writes",
+))  # fmt: skip
+MAX_NAME_WORDS = 6
 
 
 def _authors(value: str | None) -> list[str] | None:
-    names = [n for n in _split(value, ";") or () if n.lower().strip(".:") not in _BYLINE_WORDS]
+    names = [n for n in _split(value, ";") or () if _may_be_a_name(n)]
     return names or None
+
+
+def _may_be_a_name(name: str) -> bool:
+    words = [w for w in (w.strip(".:,").lower() for w in name.split()) if not w.isdigit()]
+    if len(words) > MAX_NAME_WORDS or _SENTENCE_WORDS.intersection(words[1:]):
+        return False
+    return not all(w in _BYLINE_WORDS for w in words)
 
 
 def _ld_text(ld: list[dict[str, Any]], key: str) -> str | None:

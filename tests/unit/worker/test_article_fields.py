@@ -103,7 +103,7 @@ def test_a_keywords_meta_tag_gives_one_tag_per_word_listed() -> None:
     story = "".join(f"<p>{sentence * 6}</p>" for _ in range(5))
     html = (
         '<html><head><title>港特首道歉</title><meta name="keywords" '
-        'content="香港, 梁振英，特首、违建; 香港, ">'
+        'content="香港, 梁振英，特首、违建; 香港, #违建">'
         f"</head><body><article><h1>港特首道歉</h1>{story}</article></body></html>"
     )
     item = item_of(html, BASE + "/2012/12/10/apology")

@@ -120,11 +120,11 @@ def page_metadata(doc: lxml.html.HtmlElement) -> Document:
 
 
 def _each(values: list[str] | None) -> list[str]:
-    """Each category or tag once, in the page's order, a value that lists
-    several split into them."""
-    kept: dict[str, None] = {}
+    """Each category or tag once (whatever its case), in the page's order, a
+    value that lists several split into them."""
+    kept: dict[str, str] = {}  # casefolded -> as first written
     for value in values or ():
         for part in _LIST_SEPARATORS.split(value):
-            if part := part.strip():
-                kept.setdefault(part, None)
-    return list(kept)
+            if part := part.strip().lstrip("#").strip():  # "#Business" is the tag "Business"
+                kept.setdefault(part.casefold(), part)
+    return list(kept.values())

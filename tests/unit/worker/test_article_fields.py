@@ -276,6 +276,13 @@ def test_a_byline_s_date_or_an_author_s_biography_is_no_name(
     assert item_of(html, BASE + "/report")["authors"] == authors
 
 
+def test_what_the_engine_leaves_of_a_byline_is_kept_only_when_it_may_be_a_name() -> None:
+    names = ["Ines Okafor", "Dana A Ford", "The Associated Press", "AFP", "Michiel de Jong"]
+    not_names = ["I", "Username", "Submitted", "May 8", "Kief Morris lives", "Posted by"]
+    assert [article_module._may_be_a_name(n) for n in names] == [True] * len(names)
+    assert [article_module._may_be_a_name(n) for n in not_names] == [False] * len(not_names)
+
+
 def test_a_time_element_marked_as_the_publication_wins_over_other_times() -> None:
     html = (
         '<html><body><time datetime="2021-01-01">then</time>'

@@ -75,9 +75,10 @@ def _split(value: str | None, sep: str) -> list[str] | None:
 
 # What a byline says around its names, which the engine can leave as one:
 # "Submitted on Mon, 2019-01-21 13:49" gives "Submitted", "by James Somers,
-# February 28, 2010" gives "James Somers" and "February" (or "May 8").
+# February 28, 2010" gives "James Somers" and "February" (or "May 8"); a
+# comment form's "Username" label is no name either, nor is one letter.
 _BYLINE_WORDS = frozenset((
-    "by", "posted", "submitted", "published", "written", "updated",
+    "by", "posted", "submitted", "published", "written", "updated", "username",
     "january", "february", "march", "april", "may", "june", "july", "august",
     "september", "october", "november", "december",
     "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
@@ -99,9 +100,12 @@ def _authors(value: str | None) -> list[str] | None:
 
 def _may_be_a_name(name: str) -> bool:
     words = [w for w in (w.strip(".:,").lower() for w in name.split()) if not w.isdigit()]
-    if len(words) > MAX_NAME_WORDS or _SENTENCE_WORDS.intersection(words[1:]):
-        return False
-    return not all(w in _BYLINE_WORDS for w in words)
+    return (
+        len("".join(words)) >= 2
+        and len(words) <= MAX_NAME_WORDS
+        and not _SENTENCE_WORDS.intersection(words[1:])
+        and not all(w in _BYLINE_WORDS for w in words)
+    )
 
 
 def _ld_text(ld: list[dict[str, Any]], key: str) -> str | None:

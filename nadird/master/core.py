@@ -121,7 +121,7 @@ class MasterCore:
     def _build_parts(self) -> None:
         """The parts that decide one thing each, handed what they need."""
         config, frontier, leases, stats = self.config, self.frontier, self.leases, self.stats
-        self.closer = LeaseCloser(leases, frontier, stats, self.metrics)
+        self.closer = LeaseCloser(leases, frontier, stats, self.metrics, self.adoption.held_until)
         self.dispatcher = Dispatcher(
             config, frontier, leases, self.nodes, self.admission, self.revisits, self.paused,
             stats, self.lease_mark, SessionBook(), self.hold_until, self.held_all,

@@ -121,7 +121,7 @@ class MasterCore:
     def _build_parts(self) -> None:
         """The parts that decide one thing each, handed what they need."""
         config, frontier, leases, stats = self.config, self.frontier, self.leases, self.stats
-        self.closer = LeaseCloser(leases, frontier, stats, self.metrics)
+        self.closer = LeaseCloser(leases, frontier, stats, self.metrics, self.adoption.held_until)
         self.dispatcher = Dispatcher(
             config, frontier, leases, self.nodes, self.admission, self.revisits, self.paused,
             stats, self.lease_mark, SessionBook(), self.hold_until, self.held_all,
@@ -221,7 +221,7 @@ class MasterCore:
             self.leases.renew(node.node, msg.leases, now, self.config.master.lease_ttl)
             if msg.leases:
                 self.lease_mark.cover(now)
-            return [(identity, Pong(seq=msg.seq))]
+            return [(identity, Pong(seq=msg.seq, settled=self._settled(msg.finished)))]
         elif isinstance(msg, BagDone):
             self.bag_end.on_bag_done(node, msg, now)
         elif isinstance(msg, Bye):
@@ -229,6 +229,14 @@ class MasterCore:
         else:
             self.drop(f"unexpected {msg.KIND}", node.node)
         return []
+
+    def _settled(self, finished: list[str]) -> list[str]:
+        """The finished bags whose results are stored, once the ends of their
+        leases are committed too: a crash before that would bring their
+        records back with nobody to claim them, and their URLs would be
+        fetched again."""
+        settled = self.leases.settled(finished)
+        return settled if settled and self.frontier.db.commit() else []
 
     def forget_node(self, node: Node, why: str, now: float) -> None:
         self.nodes.remove(node, now)

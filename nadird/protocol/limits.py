@@ -43,6 +43,14 @@ def check_names(**names: str) -> None:
             raise ValueError(f"{field_name}: longer than {MAX_NAME} characters")
 
 
+def check_lease_ids(name: str, leases: list[str]) -> None:
+    """A list of lease ids (of bags a worker keeps): as many as a Hello may hold."""
+    if len(leases) > MAX_HELD:
+        raise ValueError(f"{name}: more than {MAX_HELD} leases")
+    if leases and max(map(len, leases)) > MAX_NAME:
+        raise ValueError(f"{name}: a lease id longer than {MAX_NAME} characters")
+
+
 def check_requests(name: str, urls: list[str], requests: list[dict[str, Any] | None]) -> None:
     """RequestSpec.to_wire() maps beside their URLs (None: a plain GET)."""
     if not requests:

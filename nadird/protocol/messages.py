@@ -31,6 +31,7 @@ from nadird.protocol.limits import (
     MAX_URLS,
     MAX_VALIDATOR,
     check_fps,
+    check_lease_ids,
     check_names,
     check_requests,
     check_urls,
@@ -125,6 +126,12 @@ class Heartbeat:
     cpu_percent: float = 0.0  # of one core, since the last heartbeat
     rss_mb: float = 0.0
     proxies: int = 0  # usable proxies in the worker's pool
+    # Leases of finished bags the worker keeps for a restarted master, until
+    # this one says their results are stored (Pong.settled; worker/held.py).
+    finished: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        check_lease_ids("finished", self.finished)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +141,12 @@ class Pong:
 
     KIND: ClassVar[str] = "pong"
     seq: int
+    # Those of Heartbeat.finished whose results this master has stored (and
+    # committed the end of their lease): the worker may forget them.
+    settled: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        check_lease_ids("settled", self.settled)
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,9 +42,11 @@ from nadird.worker.held import (
     Bags,
     Kept,
     claims,
+    finished_leases,
     forget,
     job_name,
     remember,
+    settle,
     take_over,
 )
 
@@ -177,6 +179,7 @@ class WorkerCore:
             cpu_percent=measured.cpu_percent,
             rss_mb=measured.rss_mb,
             proxies=measured.proxies,
+            finished=finished_leases(self.kept),
         )
         return [*actions, Send(beat)]
 
@@ -208,6 +211,7 @@ class WorkerCore:
         return []
 
     def _on_pong(self, msg: Pong) -> None:
+        settle(self.kept, msg.settled)
         # A seq never sent, or already answered or passed over, renews nothing.
         sent = self.heartbeats.pop(msg.seq, None)
         if sent is not None:
@@ -241,7 +245,7 @@ class WorkerCore:
         if refused is not None:
             log.warning("message_dropped", peer="master", reason=refused)
             return []
-        outcome = take_over(self.bags, self.kept, msg)
+        outcome = take_over(self.bags, self.kept, msg, now)
         actions: list[Action] = [Cancel(lease) for lease in outcome.dropped]
         if outcome.dropped:
             log.warning("bags_dropped", bags=len(outcome.dropped), why="not listed by the master")
@@ -302,7 +306,7 @@ class WorkerCore:
         unless the worker is stopping."""
         if run.dropped:
             return []
-        # Kept a while for a master that dies before storing (held.py).
+        # Kept until the master says its results are stored (held.py).
         self.kept[done.lease] = Kept(bag, run, done, now)
         actions: list[Action] = [Send(done)]
         if not run.stopping:

@@ -9,7 +9,9 @@ lists them (HeldBag); a restarted master adopts those it recorded for this
 holder (master/leasing/adoption.py) and names them in its Welcome, with the
 results it asks for again. An adopted bag is crawled on from the URLs not
 answered yet, under the new session; a finished one sends its BagDone again.
-What no master adopts is forgotten.
+What no master adopts is forgotten. A finished bag is remembered from its end
+until the master says its results are stored: each heartbeat lists those
+kept, and the master's Pong names those it settled.
 
 So after a master crash only the requests that were on the wire when the
 bags were dropped are fetched again.
@@ -32,10 +34,12 @@ Bags = dict[str, tuple[Bag, BagRun]]
 # domains away a few heartbeats after it started, so a master that took
 # longer to come back could not adopt them.
 KEEP_PERIODS = 10.0
-# Seconds a finished bag is remembered after the last answer that followed
-# it: the master stores a result within a second or so (store.flush_interval
-# plus a group commit); only a master that died sooner asks for it again.
-FINISHED_KEEP = 5.0
+# A finished bag is remembered until the master says its results are stored
+# (Pong.settled): a bag forgotten sooner, by a clock, left a master that
+# crashed with its results unstored (a slow store, a loaded machine, a long
+# store.flush_interval) a lease record nobody claimed, and its URLs were
+# fetched again. One the master answers about without settling goes once
+# it has for as long as a dropped bag is kept.
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,20 +57,34 @@ def remember(kept: dict[str, Kept], bags: Bags, now: float) -> None:
         kept[lease] = Kept(bag, run, None, now)
 
 
-def forget(kept: dict[str, Kept], now: float, last_ack: float, keep_dropped: float) -> int:
-    """Forget what no master could still adopt: finished bags a master
-    answered well after, dropped bags `keep_dropped` seconds after they were
-    dropped. Returns how many dropped bags were forgotten."""
+def forget(kept: dict[str, Kept], now: float, last_ack: float, keep: float) -> int:
+    """Forget what no master could still adopt: dropped bags `keep` seconds
+    after they were dropped, finished ones once a master answered `keep`
+    seconds after their end without settling them (never while no master
+    answers: a restarted one needs them). Returns how many dropped bags went."""
     dropped = 0
     for lease, k in list(kept.items()):
         if k.done is not None:
-            gone = k.at < last_ack - FINISHED_KEEP
+            gone = k.at < last_ack - keep
         else:
-            gone = now - k.at > keep_dropped
+            gone = now - k.at > keep
             dropped += gone
         if gone:
             del kept[lease]
     return dropped
+
+
+def finished_leases(kept: dict[str, Kept]) -> list[str]:
+    """The finished bags kept, the newest first (as many as a Hello lists)."""
+    return [lease for lease, k in reversed(kept.items()) if k.done is not None][:MAX_HELD]
+
+
+def settle(kept: dict[str, Kept], leases: list[str]) -> None:
+    """The master stored the results of these finished bags: forget them."""
+    for lease in leases:
+        k = kept.get(lease)
+        if k is not None and k.done is not None:
+            del kept[lease]
 
 
 def claims(bags: Bags, kept: dict[str, Kept]) -> list[HeldBag]:
@@ -96,11 +114,12 @@ class Outcome:
     resume: list[tuple[Bag, BagRun]] = dataclasses.field(default_factory=list)
 
 
-def take_over(bags: Bags, kept: dict[str, Kept], welcome: Welcome) -> Outcome:
+def take_over(bags: Bags, kept: dict[str, Kept], welcome: Welcome, now: float) -> Outcome:
     """Apply a Welcome: bags it lists go on, the others are dropped (marked
     so, and out of `bags`); the results it asks for are to be sent again
     under its session. A lease or fingerprint it names that was never held
-    or sent is passed over."""
+    or sent is passed over. A finished bag adopted is kept again until this
+    master settles it (its results are sent again, not stored yet)."""
     wanted = dict(zip(welcome.adopted, welcome.resend, strict=True))
     outcome = Outcome()
     for lease, k in list(kept.items()):
@@ -113,6 +132,7 @@ def take_over(bags: Bags, kept: dict[str, Kept], welcome: Welcome) -> Outcome:
         outcome.resend.append((k.bag, pages))
         if k.done is not None:
             outcome.again.append(k.done)
+            kept[lease] = Kept(k.bag, k.run, k.done, now)
         else:
             outcome.resume.append((unanswered(k.bag, k.run), k.run))
     for lease, (_bag, run) in list(bags.items()):

@@ -32,6 +32,7 @@ from urllib.parse import parse_qsl
 
 from aiohttp import web
 
+from nadird.testing.access import arrival_time
 from nadird.testing.web import SyntheticWeb
 
 PREFIX = "/members"
@@ -159,7 +160,8 @@ class MembersArea:
         with self._lock:
             user = self.sessions.get(carried)
             owner = request.cookies.get("owner", "")
-            served = Served(path, request.remote or "", user, carried, time.time(), owner)
+            arrived = arrival_time(request, time.time())  # not the handler's own, lagging start
+            served = Served(path, request.remote or "", user, carried, arrived, owner)
             self.served.append(served)
             if self.expire_after is not None and len(self.served) >= self.expire_after:
                 self.expire_after = None  # once

@@ -84,6 +84,11 @@ class Adoption:
         self._stats = stats
         self._waiting: dict[str, Waiting] = {}
         self._ended: dict[str, Waiting] = {}  # older records (see start)
+        # Their domains: not leased again before the claim window ends, or
+        # their unstored URLs would go out before their holder's claim and
+        # its results sent again came in (a worker of a newer lease of the
+        # domain said hello first), and be fetched again.
+        self._ended_domains: set[str] = set()
         self.until = 0.0  # monotonic: when unclaimed leases are given up
         self.refused: Counter[str] = Counter()  # claims refused, by REFUSALS key
 
@@ -122,12 +127,20 @@ class Adoption:
             else:
                 # An older record of a domain is of a lease that had ended
                 # (one lease per domain at a time) with results not stored:
-                # its holder may send them again; its domain waits for none.
+                # its holder may send them again; its domain is not leased
+                # again before the window ends (held_until).
                 self._ended[record.id] = Waiting(record, rows)
+                self._ended_domains.add(record.domain)
         self.until = max(hold_until, now + window)
         if self._waiting:
             log.info("leases_waiting", leases=len(self._waiting), until=round(self.until - now, 3))
         return False
+
+    def held_until(self, domain: str) -> float:
+        """Until when (monotonic) `domain` may not be leased again: the end
+        of the claim window if a lease of the previous run that had ended
+        may still have its results sent again, else 0."""
+        return self.until if domain in self._ended_domains else 0.0
 
     def extend(self, until: float) -> None:
         """Leases still waiting wait at least until `until` (monotonic)."""
@@ -251,6 +264,7 @@ class Adoption:
         """Once the old leases could have expired: their domains are free."""
         if now < self.until:
             return
+        self._ended_domains.clear()
         if self._ended:
             self._records.delete(list(self._ended))
             self._ended.clear()

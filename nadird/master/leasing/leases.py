@@ -223,6 +223,11 @@ class LeaseTable:
             del self._closing_left[lease.id]
             self.records.delete([lease.id])
 
+    def settled(self, lease_ids: Iterable[str]) -> list[str]:
+        """Those of `lease_ids` that ended with every result stored: no
+        record of theirs waits for a restart to ask for results again."""
+        return [i for i in lease_ids if i not in self._leases and i not in self._closing_left]
+
     def stored(self, fps: Iterable[bytes]) -> None:
         """These results are durable: records of ended leases may go."""
         if not self._closing:

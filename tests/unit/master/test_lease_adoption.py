@@ -16,7 +16,7 @@ from nadird.master.core import MasterCore
 from nadird.master.frontier.seen import SeenSet
 from nadird.master.state.frontier_db import FrontierDB
 from nadird.protocol.codec import decode, encode
-from nadird.protocol.messages import Bag, Credit, HeldBag, Hello, Welcome
+from nadird.protocol.messages import Bag, BagDone, Credit, HeldBag, Hello, Welcome
 
 TTL = 2.0
 
@@ -196,5 +196,37 @@ def test_the_claim_window_starts_when_the_master_reads_its_socket(tmp_path: Path
     assert welcome.adopted == [a.lease]
     core.expire(reading + core.config.master.claim_window + 0.1)  # the window is over: b.test goes
     assert core.stats["leases_unclaimed"] == 1
+    old.frontier.db.close()
+    core.frontier.db.close()
+
+
+def test_an_ended_lease_s_unstored_urls_wait_for_its_holder_s_claim(tmp_path: Path) -> None:
+    """w1's bag of a.test ended, its results not stored, and a.test went to
+    w2 in a newer bag; then the crash. w2 says hello first: its finished bag
+    closes at once, but a.test is not leased again before w1 could claim
+    its bag and send those results again (they were fetched twice so)."""
+    old, session, bags = first_run(tmp_path)
+    a = bags["a.test"]
+    now = time.monotonic()
+    old.on_results(results(a, "w1", session, [page(u) for u in A_URLS]), now)
+    old.on_control(b"w1", BagDone("w1", a.lease, a.epoch, returned=[]), now)
+    admit(old, [f"http://a.test/more/{i}" for i in range(3)])
+    w2 = hello(old, "w2", [], now).session
+    [newer] = [m for _, m in old.dispatch(now + 1.0) if isinstance(m, Bag) and m.domain == "a.test"]
+    old.frontier.db.commit()  # the crash: A_URLS' results were never stored
+    core = new_core(tmp_path)
+    now = time.monotonic()
+    done = HeldBag(newer.lease, newer.epoch, "a.test", w2, [], done=True)
+    assert hello(core, "w2", [done], now).adopted == [newer.lease]
+    assert "a.test" not in dispatched(core, now)
+    finished = HeldBag(a.lease, a.epoch, "a.test", session, list(a.fps), done=True)
+    welcome = hello(core, "w1", [finished], now)
+    assert welcome.resend == [list(a.fps)]
+    records = core.on_results(results(a, "w1", welcome.session, [page(u) for u in A_URLS]), now)
+    assert sorted(r.url for r in records) == sorted(A_URLS)
+    core.expire(now + core.adoption.until)  # the claim window is over
+    core.on_durable(records)
+    leased = [m for _, m in core.dispatch(core.adoption.until + 1.0) if isinstance(m, Bag)]
+    assert not {u for m in leased for u in m.urls} & set(A_URLS)
     old.frontier.db.close()
     core.frontier.db.close()

@@ -68,8 +68,11 @@ def test_throttled_holds_retry_after_capped_or_backs_off_exponentially() -> None
     cfg = ThrottleConfig(backoff_base=0.5, max_retry_after=10.0)
     state = DomainPace(adaptive=0.0)
     pacer = Pacer(0.0, state, cfg)
+    started = time.monotonic()
     assert pacer.throttled(2.0) == 2.0
-    assert 1.9 < pacer.rest() <= 2.0
+    rest = pacer.rest()
+    # Less only by the time gone since (a busy machine may stall the test).
+    assert 2.0 - (time.monotonic() - started) <= rest <= 2.0
     assert pacer.throttled(3600.0) == 10.0
     assert [pacer.throttled(None) for _ in range(3)] == [2.0, 4.0, 8.0]  # 2 before: 0.5 * 2**2
     pacer.served()

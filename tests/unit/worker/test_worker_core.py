@@ -48,7 +48,7 @@ from nadird.worker.core import (
     Welcomed,
     WorkerCore,
 )
-from nadird.worker.held import FINISHED_KEEP, KEEP_PERIODS
+from nadird.worker.held import KEEP_PERIODS
 
 
 def no_load() -> Load:
@@ -209,21 +209,64 @@ def test_kept_bags_are_forgotten_when_no_master_could_still_adopt_them() -> None
     core.on_message(Reset(reason="unknown worker; say hello"), T0)
     core.on_message(welcome(adopted=[], resend=[]), T0)
     assert core.kept == {}  # a Welcome settles them all
-    # Without one: a finished bag goes once a master answered well after it,
-    # a dropped one after KEEP_PERIODS lease periods.
+    # Without one: a dropped bag after KEEP_PERIODS lease periods; a finished
+    # one once a master answered that long after its end without settling it
+    # (not while none answers: a master that took long to restart needs it).
     core = registered()
     run = run_bag(core, finished)
     core.ended(finished, run)
     core.finished(finished, run, done_of(finished), T0)
-    core.last_ack = T0 + FINISHED_KEEP + 1
-    core.tick(T0 + FINISHED_KEEP + 1, lambda: LOAD)
-    assert "F" not in core.kept
     run_bag(core, dropped)
     core.drop_bags("test", T0 + 10)
-    core.tick(T0 + 10 + TTL * KEEP_PERIODS - 1, no_load)
-    assert "D" in core.kept
     core.tick(T0 + 10 + TTL * KEEP_PERIODS + 1, no_load)
-    assert "D" not in core.kept
+    assert set(core.kept) == {"F"}
+    core.last_ack = T0 + TTL * KEEP_PERIODS - 1
+    core.tick(core.last_ack + 5, no_load)
+    assert set(core.kept) == {"F"}
+    core.last_ack = T0 + TTL * KEEP_PERIODS + 1
+    core.tick(core.last_ack + 5, no_load)
+    assert core.kept == {}
+
+
+def test_a_finished_bag_is_kept_until_the_master_says_its_results_are_stored() -> None:
+    """However long the master takes to store them (a slow store, a loaded
+    machine): forgotten sooner, a crash then lost its results and its URLs
+    were fetched again."""
+    core = registered()
+    bag = a_bag("F", "f.test")
+    run = run_bag(core, bag)
+    core.ended(bag, run)
+    core.finished(bag, run, done_of(bag), T0)
+    now = T0
+    for _ in range(20):  # answered, but not settled, for 20 s
+        now += 1.0
+        msg = beat(core, now)
+        assert msg.finished == ["F"]
+        core.on_message(Pong(seq=msg.seq), now + 0.1)
+    assert "F" in core.kept
+    core.on_message(Pong(seq=beat(core, now + 1).seq, settled=["F", "unknown"]), now + 1.1)
+    assert core.kept == {} and beat(core, now + 2).finished == []
+
+
+def test_a_dropped_bag_is_not_settled_by_a_pong() -> None:
+    core = registered()
+    run_bag(core, a_bag("D", "d.test"))
+    core.drop_bags("test", T0)
+    core.on_message(Pong(seq=0, settled=["D"]), T0 + 1)
+    assert "D" in core.kept
+
+
+def test_an_adopted_finished_bag_is_kept_again_until_the_new_master_settles_it() -> None:
+    core = registered()
+    bag = a_bag("F", "f.test")
+    run = run_bag(core, bag)
+    page = sent_page(core, "F", 0)
+    core.ended(bag, run)
+    core.finished(bag, run, done_of(bag), T0)
+    core.on_message(Reset(reason="unknown worker; say hello"), T0 + 1)
+    actions = core.on_message(welcome(session=b"t" * 16, adopted=["F"], resend=[[page.fp]]), T0 + 1)
+    assert done_of(bag) in sends(actions)
+    assert beat(core, T0 + 2).finished == ["F"]
 
 
 # --- what the master says ---------------------------------------------------

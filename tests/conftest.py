@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,17 +23,6 @@ PROCESS_FIXTURES = frozenset({"cluster", "mongo_base_uri", "mongo_uri", "own_ser
 # A process-starting test missing from the measured list: the 80th slowest
 # took 18 s, most of the others well under (support/file_seconds.py).
 SLOW_TEST_SECONDS = 10
-
-
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """`-n auto` (pyproject.toml's addopts): two workers per core. A cluster
-    test mostly waits (politeness delays, lease periods, its processes
-    starting): one file's run keeps a core busy a tenth to a third of the
-    time, so one worker per core left the cores mostly idle.
-    PYTEST_XDIST_AUTO_NUM_WORKERS still decides when set (xdist reads it)."""
-    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
-        return None
-    return 2 * len(os.sched_getaffinity(0))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

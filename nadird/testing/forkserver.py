@@ -238,19 +238,24 @@ def run_as_nadird(request: dict[str, Any]) -> int:
 
 
 def run(
-    argv: list[str], cwd: str | None = None, env: dict[str, str] | None = None, timeout: float = 60
+    command: list[str],
+    cwd: str | os.PathLike[str] | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 60,
 ) -> subprocess.CompletedProcess[str]:
-    """`python -m nadird ARGV` to its end, no stdin, its output as text (as
-    subprocess.run with capture_output=True, text=True gives it)."""
+    """subprocess.run(command, capture_output=True, text=True, no stdin) for
+    a command `[sys.executable, "-m", "nadird", *ARGV]`, forked."""
+    if command[:3] != [sys.executable, "-m", "nadird"]:
+        raise ValueError(f"not a python -m nadird command: {command[:3]}")
     if os.environ.get(SPAWN_ENV) == "1":
-        command = [sys.executable, "-m", "nadird", *argv]
         return subprocess.run(
             command, capture_output=True, text=True, timeout=timeout, cwd=cwd, env=env,
             stdin=subprocess.DEVNULL,
         )  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="nadird-run-") as folder:
         out, err = Path(folder, "stdout"), Path(folder, "stderr")
-        child = fork_server().start(argv, str(out), str(err), env=env, cwd=cwd)
+        directory = None if cwd is None else os.fspath(cwd)
+        child = fork_server().start(command[3:], str(out), str(err), env=env, cwd=directory)
         try:
             code = child.wait(timeout)
         except subprocess.TimeoutExpired:
@@ -258,7 +263,7 @@ def run(
             child.wait(10)
             raise
         return subprocess.CompletedProcess(
-            child.args, code, out.read_text(errors="replace"), err.read_text(errors="replace")
+            command, code, out.read_text(errors="replace"), err.read_text(errors="replace")
         )
 
 

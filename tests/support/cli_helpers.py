@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 from nadird.testing import forkserver
@@ -13,4 +14,4 @@ def nadird(
     *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
     """`python -m nadird ARGS` with no stdin, its output captured as text."""
-    return forkserver.run(list(args), None if cwd is None else str(cwd), env, timeout)
+    return forkserver.run([sys.executable, "-m", "nadird", *args], cwd, env, timeout)

@@ -145,6 +145,7 @@ class ForkServer:
         self.changed = threading.Condition()
         self.pids: list[int] = []  # answers to starts, not taken yet
         self.codes: dict[int, int] = {}
+        self.ended = False  # the server's output closed: no more answers
         threading.Thread(target=self._read, args=(self.popen.stdout,), daemon=True).start()
 
     def start(
@@ -170,7 +171,7 @@ class ForkServer:
             self.requests.write(json.dumps(request).encode() + b"\n")
             self.requests.flush()
             with self.changed:
-                if not self.changed.wait_for(lambda: self.pids or self.popen.poll(), 60):
+                if not self.changed.wait_for(lambda: self.pids or self.ended, 60):
                     raise RuntimeError("the fork server did not answer")
                 if not self.pids:
                     raise RuntimeError(f"the fork server ended ({self.popen.returncode})")
@@ -178,8 +179,11 @@ class ForkServer:
         return ForkedProcess(self, pid, [sys.executable, "-m", "nadird", *argv])
 
     def code_of(self, pid: int, timeout: float | None) -> int | None:
+        """The child's exit code, None if it runs on after `timeout`."""
         with self.changed:
-            self.changed.wait_for(lambda: pid in self.codes, timeout)
+            self.changed.wait_for(lambda: pid in self.codes or self.ended, timeout)
+            if pid not in self.codes and self.ended:
+                raise RuntimeError(f"the fork server ended: child {pid}'s end is unknown")
             return self.codes.get(pid)
 
     def _read(self, answers: IO[bytes]) -> None:
@@ -192,6 +196,7 @@ class ForkServer:
                     self.codes[message["exited"]] = message["code"]
                 self.changed.notify_all()
         with self.changed:
+            self.ended = True
             self.changed.notify_all()
 
     def close(self) -> None:

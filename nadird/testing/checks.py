@@ -81,14 +81,11 @@ def last_event(cluster: Cluster, proc_name: str, event: str) -> dict[str, Any]:
 def master_cli(cluster: Cluster, *args: str) -> Any:
     """Run `nadird ARGS -c master.yaml` (status, nodes, submit...) and parse its JSON."""
     import json
-    import subprocess
     import sys
 
-    proc = subprocess.run(
-        [sys.executable, "-m", "nadird", *args, "-c", str(cluster.workdir / "master.yaml")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    from nadird.testing import forkserver
+
+    master_yaml = str(cluster.workdir / "master.yaml")
+    proc = forkserver.run([sys.executable, "-m", "nadird", *args, "-c", master_yaml])
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)

@@ -12,7 +12,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -23,12 +22,14 @@ import yaml
 
 from nadird.store.base import PageRecord
 from nadird.store.sqlite.store import SqliteStore
+from nadird.testing.forkserver import ForkedProcess, Popen
+from nadird.testing.forkserver import start as start_nadird
 
 
 @dataclass
 class Proc:
     name: str
-    popen: subprocess.Popen[bytes]
+    popen: ForkedProcess | Popen  # forked by the fork server, or a new interpreter
     log_path: Path
 
     def logs(self) -> list[dict[str, Any]]:
@@ -134,15 +135,9 @@ class Cluster:
         """Start a process from an existing config file (a restart after a
         crash); `env` is added to the environment it inherits."""
         log_path = self.workdir / f"{name}.log"
-        command = [sys.executable, "-m", "nadird", "--role", role, "-c", str(config_path)]
-        with open(log_path, "ab") as out:
-            popen = subprocess.Popen(
-                [*command, *(extra or [])],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                env=None if env is None else {**os.environ, **env},
-            )
+        argv = ["--role", role, "-c", str(config_path), *(extra or [])]
+        environ = None if env is None else {**os.environ, **env}
+        popen = start_nadird(argv, str(log_path), environ)
         proc = Proc(name, popen, log_path)
         self.procs.append(proc)
         return proc

@@ -1,19 +1,17 @@
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from support.config_helpers import write
 
+from nadird.testing import forkserver
+
 
 @pytest.mark.slow
 def test_the_daemon_exits_2_with_one_clear_line(tmp_path: Path) -> None:
     path = write(tmp_path, "worker:\n  bags: -1\n")
-    proc = subprocess.run(
-        [sys.executable, "-m", "nadird", "--role", "worker", "-c", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
+    proc = forkserver.run(
+        [sys.executable, "-m", "nadird", "--role", "worker", "-c", str(path)], timeout=60
     )
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
@@ -27,11 +25,8 @@ def test_the_daemon_exits_2_with_one_clear_line(tmp_path: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "NaN", "-1"])
 def test_crawl_delay_option_refuses_non_finite_and_negative(value: str) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "nadird", "crawl", f"--delay={value}", "http://a.test/"],
-        capture_output=True,
-        text=True,
-        timeout=60,
+    proc = forkserver.run(
+        [sys.executable, "-m", "nadird", "crawl", f"--delay={value}", "http://a.test/"], timeout=60
     )
     assert proc.returncode == 2
     assert "argument --delay: expected a finite number" in proc.stderr
@@ -43,11 +38,8 @@ def test_crawl_delay_option_refuses_non_finite_and_negative(value: str) -> None:
 @pytest.mark.slow
 def test_a_duplicate_section_exits_2_with_one_line(tmp_path: Path) -> None:
     path = write(tmp_path, "worker:\n  bags: 2\nworker:\n  bags: 3\n")
-    proc = subprocess.run(
-        [sys.executable, "-m", "nadird", "--role", "worker", "-c", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
+    proc = forkserver.run(
+        [sys.executable, "-m", "nadird", "--role", "worker", "-c", str(path)], timeout=60
     )
     assert proc.returncode == 2
     assert proc.stderr.strip() == (

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from nadird.testing import forkserver
 from nadird.testing.cluster import read_records
 from nadird.testing.graph import SiteGraph
 from nadird.testing.web import LAST_MODIFIED, SyntheticWeb, etag_of, run_in_thread
@@ -44,7 +45,7 @@ def crawl(
     ]
     if private:
         args.append("--allow-private")
-    proc = subprocess.run(args, capture_output=True, text=True, timeout=180, cwd=tmp_path)
+    proc = forkserver.run(args, cwd=tmp_path, timeout=180)
     return proc, store
 
 
@@ -179,7 +180,7 @@ def test_connection_refused_ends_in_dead_letters_and_the_crawl_goes_on(tmp_path:
     excluded = sum(1 for r in records(store) if r.error == "robots: disallowed")
     assert result["dead_letters"] == 1 and result["errors"] == excluded + 1
     assert result["pages"] > 0 and result["nothing_fetched"] is False
-    listing = subprocess.run(
+    listing = forkserver.run(
         [
             sys.executable,
             "-m",
@@ -189,8 +190,6 @@ def test_connection_refused_ends_in_dead_letters_and_the_crawl_goes_on(tmp_path:
             "--state-dir",
             str(tmp_path / "st"),
         ],
-        capture_output=True,
-        text=True,
         timeout=60,
     )
     assert listing.returncode == 0, listing.stderr
@@ -202,10 +201,8 @@ def test_connection_refused_ends_in_dead_letters_and_the_crawl_goes_on(tmp_path:
 def test_bad_config_exits_2_naming_file_and_key(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("fetch:\n  pool_sise: 3\n")
-    proc = subprocess.run(
+    proc = forkserver.run(
         [sys.executable, "-m", "nadird", "crawl", "http://a.test/", "--config", str(bad)],
-        capture_output=True,
-        text=True,
         timeout=60,
     )
     assert proc.returncode == 2
@@ -227,16 +224,12 @@ def test_the_config_files_store_and_state_dir_are_used_unless_the_command_line_s
     with run_in_thread(graph) as web:
         base = [sys.executable, "-m", "nadird", "crawl", *web.graph.seeds(), "-c", str(config)]
         base += ["--delay", "0"]
-        run = subprocess.run(base, capture_output=True, text=True, timeout=180, cwd=tmp_path)
+        run = forkserver.run(base, cwd=tmp_path, timeout=180)
         assert summary(run)["pages"] > 0
         assert (tmp_path / "file-state" / "frontier.db").exists()
         assert not (tmp_path / "nadird-crawl.db").exists()
-        exported = subprocess.run(
-            [sys.executable, "-m", "nadird", "export", "-c", str(config)],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            cwd=tmp_path,
+        exported = forkserver.run(
+            [sys.executable, "-m", "nadird", "export", "-c", str(config)], cwd=tmp_path, timeout=60
         )
         assert exported.returncode == 0, exported.stderr
         assert len(exported.stdout.splitlines()) == len(records(tmp_path / "file.db"))

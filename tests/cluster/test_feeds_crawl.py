@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from nadird.testing import forkserver
 from nadird.testing.cluster import wait_until
 from nadird.testing.living import ScaledClock
 from nadird.testing.news import HOWS, NewsSite, NewsWeb
@@ -48,7 +49,7 @@ def _crawl(
     config.write_text(text)
     args = [sys.executable, "-m", "nadird", "crawl", "-c", str(config), "--for", f"{seconds}s"]
     args += ["--workers", "1", "--store", f"sqlite:///{tmp_path}/news.db", *seeds]
-    proc = subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    proc = forkserver.run(args, cwd=tmp_path, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     return summary
@@ -161,7 +162,7 @@ def test_feeds_on_the_command_line_follows_a_feed_without_a_config(tmp_path: Pat
         args = [sys.executable, "-m", "nadird", "crawl", "--feeds", "--for", "8s"]
         args += ["--delay", "0.2", "--resolve", "*.test=127.0.0.1", "--allow-private"]
         args += ["--workers", "1", "--store", f"sqlite:///{tmp_path}/news.db", *news.seeds()]
-        proc = subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        proc = forkserver.run(args, cwd=tmp_path, timeout=120)
         log = server.entries()
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -5,7 +5,6 @@ fallback that names no job, itself or a cycle is a config error (exit 2)."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -15,6 +14,7 @@ import pytest
 from support.shop import Shop
 from test_crawl_command import crawl, records, summary
 
+from nadird.testing import forkserver
 from nadird.testing.graph import SiteGraph
 from nadird.testing.web import run_in_thread
 
@@ -120,11 +120,6 @@ def test_a_wrong_fallback_exits_2_naming_the_key(
     tmp_path: Path, jobs: dict[str, Any], message: str
 ) -> None:
     path = _write(tmp_path, {"jobs": jobs})
-    done = subprocess.run(
-        [sys.executable, "-m", "nadird", "check", "-c", path],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = forkserver.run([sys.executable, "-m", "nadird", "check", "-c", path], timeout=60)
     assert done.returncode == 2
     assert done.stderr.strip().startswith(f"nadird: error: {path}: {message}"), done.stderr

@@ -5,7 +5,6 @@ crawling again moves `updated_at`, never `first_seen`."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from support.mongo_helpers import sync_db
 from support.shop import Shop
 from test_crawl_command import crawl, records, summary
 
+from nadird.testing import forkserver
 from nadird.testing.graph import SiteGraph
 from nadird.testing.mongo import with_options
 from nadird.testing.web import SyntheticWeb, run_in_thread
@@ -32,12 +32,8 @@ def _config(tmp_path: Path, item_key: Any) -> str:
 
 
 def _export_items(store: str, cwd: Path) -> list[dict[str, Any]]:
-    done = subprocess.run(
-        [sys.executable, "-m", "nadird", "export", "--items", "--store", store],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=cwd,
+    done = forkserver.run(
+        [sys.executable, "-m", "nadird", "export", "--items", "--store", store], cwd=cwd, timeout=60
     )
     assert done.returncode == 0, done.stderr[-2000:]
     return [json.loads(line) for line in done.stdout.splitlines()]

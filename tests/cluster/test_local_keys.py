@@ -8,12 +8,12 @@ import json
 import os
 import shutil
 import stat
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from nadird.protocol.curve import generate_keypair
+from nadird.testing import forkserver
 from nadird.testing.checks import assert_exact_store, page_requests, site_job
 from nadird.testing.cluster import Cluster, wait_until, worker_address
 from nadird.testing.graph import SiteGraph
@@ -90,7 +90,7 @@ def test_nadird_crawl_runs_its_workers_on_the_keys_its_master_made(tmp_path: Pat
             "*.test=127.0.0.1", "--allow-private", "--delay", "0", "--workers", "2",
             "--state-dir", str(state), "--store", f"sqlite:///{tmp_path / 'crawl.db'}",
         ]  # fmt: skip
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=180, cwd=tmp_path)
+        proc = forkserver.run(command, cwd=tmp_path, timeout=180)
         entries = page_requests(web)
     assert proc.returncode == 0, proc.stderr[-3000:]
     summary = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import pytest
 from support.mongo_helpers import sync_db
 
+from nadird.testing import forkserver
 from nadird.testing.checks import expected_set, page_requests, site_job
 from nadird.testing.cluster import Cluster, wait_until
 from nadird.testing.graph import HTML_TYPE, SiteGraph
@@ -149,16 +149,12 @@ def test_nadird_crawl_with_a_mongodb_store_and_export(mongo_uri: str, tmp_path: 
             "--resolve", "*.test=127.0.0.1", "--allow-private", "--delay", "0",
             "--workers", "2", "--store", uri, "--out", str(out),
         ]  # fmt: skip
-        done = subprocess.run(crawl, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        done = forkserver.run(crawl, cwd=tmp_path, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads(done.stdout.strip().splitlines()[-1])
     assert summary["complete"] is True and summary["store"].startswith("mongodb://127.0.0.1")
-    export = subprocess.run(
-        [sys.executable, "-m", "nadird", "export", "--store", uri],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
+    export = forkserver.run(
+        [sys.executable, "-m", "nadird", "export", "--store", uri], cwd=tmp_path, timeout=60
     )
     assert export.returncode == 0, export.stderr
     rows = sorted((json.loads(line) for line in export.stdout.splitlines()), key=str)

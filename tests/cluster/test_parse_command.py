@@ -13,6 +13,7 @@ import yaml
 from aiohttp import web as aioweb
 from support.jspages import FIELDS, READY, JsSite, browser_missing
 
+from nadird.testing import forkserver
 from nadird.testing.checks import page_requests, site_job
 from nadird.testing.graph import SiteGraph
 from nadird.testing.web import SyntheticWeb, run_in_thread
@@ -25,7 +26,7 @@ def parse(
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any] | None]:
     config = tmp_path / "jobs.yaml"
     config.write_text(yaml.safe_dump({"jobs": {**site_job(web.graph), "bare": {}}}))
-    proc = subprocess.run(
+    proc = forkserver.run(
         [
             sys.executable,
             "-m",
@@ -39,10 +40,7 @@ def parse(
             "--allow-private",
             *extra,
         ],
-        capture_output=True,
-        text=True,
         timeout=60,
-        stdin=subprocess.DEVNULL,
     )
     return proc, json.loads(proc.stdout) if proc.stdout.strip() else None
 
@@ -121,7 +119,7 @@ def test_parse_refuses_an_unknown_job_or_a_bad_url(tmp_path: Path) -> None:
 def test_parse_without_allow_private_refuses_loopback_as_a_worker_does(tmp_path: Path) -> None:
     graph = SiteGraph(hosts=1, pages=10)
     with run_in_thread(graph) as web:
-        proc = subprocess.run(
+        proc = forkserver.run(
             [
                 sys.executable,
                 "-m",
@@ -131,8 +129,6 @@ def test_parse_without_allow_private_refuses_loopback_as_a_worker_does(tmp_path:
                 "--resolve",
                 "*.test=127.0.0.1",
             ],
-            capture_output=True,
-            text=True,
             timeout=60,
         )
         assert proc.returncode == 1
@@ -151,10 +147,8 @@ def test_parse_renders_when_the_job_renders(tmp_path: Path) -> None:
         found = {}
         for name in ("plain", "js"):
             options = ["-c", str(config), "--job", name, "--resolve", "*.test=127.0.0.1"]
-            proc = subprocess.run(
+            proc = forkserver.run(
                 [sys.executable, "-m", "nadird", "parse", js.seed(), *options, "--allow-private"],
-                capture_output=True,
-                text=True,
                 timeout=120,
             )
             assert proc.returncode == 0, proc.stderr[-3000:]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
-import subprocess
 import sys
 import threading
 import time
@@ -22,6 +21,7 @@ from support.hostile_helpers import hostile_web
 from support.robots_helpers import GROUPS, STAR, STAR_VERDICTS
 
 from nadird.store.base import PageRecord
+from nadird.testing import forkserver
 from nadird.testing.cluster import Cluster
 from nadird.testing.web import AccessEntry, SyntheticWeb, run_in_thread
 
@@ -325,10 +325,8 @@ def test_bombs_huge_bodies_and_hanging_servers_end_as_errors_with_bounded_memory
 
 
 def dead_letters(state_dir: Path) -> list[dict[str, Any]]:
-    proc = subprocess.run(
+    proc = forkserver.run(
         [sys.executable, "-m", "nadird", "dead-letters", "list", "--state-dir", str(state_dir)],
-        capture_output=True,
-        text=True,
         timeout=60,
     )
     assert proc.returncode == 0, proc.stderr

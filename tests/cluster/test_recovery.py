@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import random
 import signal
-import subprocess
 import sys
 import time
 
 import pytest
 from support.flaky import FlakyRoutes
 
+from nadird.testing import forkserver
 from nadird.testing.checks import (
     assert_exact_store,
     assert_one_worker_per_domain,
@@ -139,10 +139,8 @@ def test_retries_then_dead_letters_then_retry_once_fixed(cluster: Cluster) -> No
 
 
 def dead_letters(state_dir: str, action: str) -> list[dict[str, object]]:
-    proc = subprocess.run(
+    proc = forkserver.run(
         [sys.executable, "-m", "nadird", "dead-letters", action, "--state-dir", state_dir],
-        capture_output=True,
-        text=True,
         timeout=60,
     )
     assert proc.returncode == 0, proc.stderr

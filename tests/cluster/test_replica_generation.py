@@ -5,7 +5,6 @@ handing out the same work a second time."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
+from nadird.testing import forkserver
 from nadird.testing.checks import last_event, start_crawl
 from nadird.testing.cluster import Cluster
 from nadird.testing.graph import SiteGraph
@@ -22,11 +22,8 @@ pytestmark = pytest.mark.slow
 
 
 def restore(config: Path, *extra: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-m", "nadird", "restore", "-c", str(config), *extra],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    done = forkserver.run(
+        [sys.executable, "-m", "nadird", "restore", "-c", str(config), *extra], timeout=120
     )
     assert done.returncode == 0, done.stderr
     report: dict[str, Any] = yaml.safe_load(done.stdout)

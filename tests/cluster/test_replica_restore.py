@@ -21,6 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from support.receiver import AlertReceiver, receiver_in_thread
 from test_api import api, request
 
+from nadird.testing import forkserver
 from nadird.testing.checks import expected_set, last_event, page_requests, start_crawl
 from nadird.testing.cluster import Cluster, read_records, wait_until
 from nadird.testing.graph import SiteGraph
@@ -33,12 +34,7 @@ SETTLED = 2.0
 
 
 def restore(*command: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "nadird", "restore", *command],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return forkserver.run([sys.executable, "-m", "nadird", "restore", *command], timeout=120)
 
 
 def stored_urls(path: Path) -> list[str]:

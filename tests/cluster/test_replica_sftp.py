@@ -5,7 +5,6 @@ replicates with the key master.replica_sftp_key names, and `nadird restore
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import pytest
 import yaml
 from support.sftp_server import sftp_server
 
+from nadird.testing import forkserver
 from nadird.testing.checks import expected_set, start_crawl
 from nadird.testing.cluster import Cluster
 from nadird.testing.graph import SiteGraph
@@ -41,11 +41,8 @@ def test_a_master_replicates_over_sftp_with_its_key_and_restore_fetches_it_back(
         config["master"]["state_dir"] = str(tmp_path / "restored")
         elsewhere = tmp_path / "restored.yaml"
         elsewhere.write_text(yaml.safe_dump(config))
-        done = subprocess.run(
-            [sys.executable, "-m", "nadird", "restore", "-c", str(elsewhere)],
-            capture_output=True,
-            text=True,
-            timeout=120,
+        done = forkserver.run(
+            [sys.executable, "-m", "nadird", "restore", "-c", str(elsewhere)], timeout=120
         )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)

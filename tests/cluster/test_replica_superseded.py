@@ -9,7 +9,6 @@ once (real processes, a file:// replica, the synthetic web's access log)."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -21,6 +20,7 @@ from support.receiver import AlertReceiver, receiver_in_thread
 from test_replica_restore import stored_urls
 from test_worker_masters import WORKERS, elsewhere, start_workers, switches
 
+from nadird.testing import forkserver
 from nadird.testing.checks import expected_set, last_event, page_requests, site_job
 from nadird.testing.cluster import Cluster, wait_until
 from nadird.testing.graph import SiteGraph
@@ -56,7 +56,7 @@ def master_config(
 
 
 def restore(replica: str, state: Path) -> dict[str, Any]:
-    done = subprocess.run(
+    done = forkserver.run(
         [
             sys.executable,
             "-m",
@@ -67,8 +67,6 @@ def restore(replica: str, state: Path) -> dict[str, Any]:
             "--state-dir",
             str(state),
         ],
-        capture_output=True,
-        text=True,
         timeout=120,
     )
     assert done.returncode == 0, done.stderr

@@ -20,6 +20,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from support.changing import PREFIX, ChangingPages
 from test_api import api, request
 
+from nadird.testing import forkserver
 from nadird.testing.checks import master_cli as cli
 from nadird.testing.cluster import Cluster, wait_until
 from nadird.testing.living import LivingWeb, ScaledClock
@@ -248,7 +249,7 @@ def test_crawl_command_revisits_every_page_for_a_while(tmp_path: Path) -> None:
     with run_in_thread() as web:
         web.add_route(PREFIX, pages.handle)
         started = time.monotonic()
-        proc = subprocess.run(
+        proc = forkserver.run(
             [
                 sys.executable,
                 "-m",
@@ -269,10 +270,8 @@ def test_crawl_command_revisits_every_page_for_a_while(tmp_path: Path) -> None:
                 "--for",
                 "8s",
             ],
-            capture_output=True,
-            text=True,
-            timeout=120,
             cwd=tmp_path,
+            timeout=120,
         )
         took = time.monotonic() - started
         counts = _fetches(web)

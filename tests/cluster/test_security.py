@@ -6,7 +6,6 @@ import os
 import random
 import signal
 import stat
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -19,6 +18,7 @@ import zmq
 from nadird.protocol.codec import encode
 from nadird.protocol.curve import generate_keypair
 from nadird.protocol.messages import BagDone, Bye, Credit, Heartbeat, PageResult, Results
+from nadird.testing import forkserver
 from nadird.testing.checks import (
     assert_exact_store,
     last_event,
@@ -64,10 +64,8 @@ def secure_master(cluster: Cluster, k: dict[str, Any], graph: SiteGraph, **extra
 
 @pytest.mark.slow
 def test_keygen_writes_a_private_secret_key(tmp_path: Path) -> None:
-    proc = subprocess.run(
+    proc = forkserver.run(
         [sys.executable, "-m", "nadird", "keygen", "--out", str(tmp_path), "--name", "edge-1"],
-        capture_output=True,
-        text=True,
         timeout=60,
     )
     assert proc.returncode == 0, proc.stderr

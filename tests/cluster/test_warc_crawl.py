@@ -27,6 +27,7 @@ from warcio.archiveiterator import ArchiveIterator
 from nadird.common.urls import fingerprint
 from nadird.master.archive.copies import ARCHIVE_FILE, Copies
 from nadird.master.archive.records import IDENTICAL, NOT_MODIFIED
+from nadird.testing import forkserver
 from nadird.testing.cluster import wait_until
 from nadird.testing.web import run_in_thread
 
@@ -286,9 +287,7 @@ def _answers(url: str) -> bool:
 
 
 def nadird(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "nadird", *args], capture_output=True, text=True, timeout=120
-    )
+    return forkserver.run([sys.executable, "-m", "nadird", *args], timeout=120)
 
 
 def test_warc_pack_writes_a_wacz_that_lists_the_pages_crawled(
@@ -348,7 +347,7 @@ def test_after_kill_9_the_next_start_completes_the_file_left_open(tmp_path: Path
         half_a_record = b"\x1f\x8b\x08\x00half a record"  # as if cut mid-write
         with open(open_file, "ab") as handle:
             handle.write(half_a_record)
-        second = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        second = forkserver.run(args, cwd=tmp_path, timeout=120)
     assert second.returncode == 0, second.stderr[-3000:]
     events = [json.loads(line) for line in second.stderr.splitlines() if line.startswith("{")]
     [recovered] = [e for e in events if e["event"] == "warc_recovered"]

@@ -23,6 +23,7 @@ from support import replaywebpage
 from support.archive_web import PREFIX, ArchiveWeb, page_html
 from support.jspages import browser_missing
 
+from nadird.testing import forkserver
 from nadird.testing.cluster import wait_until
 from nadird.testing.web import SyntheticWeb, run_in_thread
 
@@ -73,10 +74,7 @@ def packed(tmp_path_factory: pytest.TempPathFactory) -> Packed:
 
 
 def nadird(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "nadird", *args], cwd=cwd, capture_output=True, text=True,
-        timeout=60,
-    )  # fmt: skip
+    return forkserver.run([sys.executable, "-m", "nadird", *args], cwd=cwd, timeout=60)
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,5 @@
-"""Running the real `nadird` command in a subprocess, as a user would."""
+"""Running the real `nadird` command in a subprocess, as a user would
+(forked by the fork server: nadird/testing/forkserver.py)."""
 
 from __future__ import annotations
 
@@ -6,17 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from nadird.testing import forkserver
+
 
 def nadird(
     *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
     """`python -m nadird ARGS` with no stdin, its output captured as text."""
-    return subprocess.run(
-        [sys.executable, "-m", "nadird", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-    )
+    return forkserver.run([sys.executable, "-m", "nadird", *args], cwd, env, timeout)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from nadird.testing import forkserver
 from nadird.testing.web import SyntheticWeb
 from support.shop import SHOP_FIELDS, SHOP_SCHEMA, Shop
 
@@ -35,7 +36,7 @@ def crawl_shop(tmp_path: Path, web: SyntheticWeb, shop: Shop, store: str) -> Non
         "--resolve", "*.test=127.0.0.1", "--allow-private", "--delay", "0",
         "--workers", "1", "--store", store, "-c", str(config),
     ]  # fmt: skip
-    done = subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    done = forkserver.run(args, cwd=tmp_path, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
 
 
@@ -43,7 +44,7 @@ def reextract(
     cwd: Path, config: Path, *extra: str, job: str = "default"
 ) -> subprocess.CompletedProcess[str]:
     args = [sys.executable, "-m", "nadird", "reextract", "--job", job, "-c", str(config), *extra]
-    return subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=cwd)
+    return forkserver.run(args, cwd=cwd, timeout=120)
 
 
 def summary_of(done: subprocess.CompletedProcess[str], status: int = 0) -> dict[str, Any]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from nadird.items.schema import apply_rules, compile_rules, invalid_fields
 from nadird.job.spec import FieldSpec, Job, Selector
 from nadird.master.observe.metrics import MasterMetrics
 from nadird.master.view.status import invalid_by_job
+from nadird.testing import forkserver
 
 CTX = Context("http://shop.test/item/7", 1_796_000_000.0)
 
@@ -141,11 +141,8 @@ def test_schema_errors_name_the_job_and_the_field(
 def test_a_bad_processor_exits_2_naming_job_and_field(tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
     path.write_text(BASE + "      price: {process: [numbr]}\n")
-    proc = subprocess.run(
-        [sys.executable, "-m", "nadird", "--role", "worker", "-c", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
+    proc = forkserver.run(
+        [sys.executable, "-m", "nadird", "--role", "worker", "-c", str(path)], timeout=60
     )
     assert proc.returncode == 2
     assert str(path) in proc.stderr and "jobs.shop" in proc.stderr

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -23,6 +22,7 @@ from nadird.master.service.replica_fetch import replica_generation
 from nadird.master.service.role import MasterRole
 from nadird.store.backend import Store
 from nadird.store.open import open_store
+from nadird.testing import forkserver
 
 CHECK = 0.2  # master.replica_check_interval
 
@@ -73,12 +73,7 @@ def test_a_running_master_stops_once_a_master_restored_from_its_replica_starts(
         await old.start()
         assert await until(lambda: replica_generation(binary, replica).n == 1, 20)
         into = ("--replica", replica, "--state-dir", new_config.master.state_dir)
-        restored = subprocess.run(
-            [sys.executable, "-m", "nadird", "restore", *into],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        restored = forkserver.run([sys.executable, "-m", "nadird", "restore", *into], timeout=60)
         assert restored.returncode == 0, restored.stderr
         new_store = await opened(new_config)
         new = MasterRole(new_config, new_store)

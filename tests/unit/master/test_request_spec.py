@@ -20,6 +20,7 @@ from nadird.master.state.frontier_db import FrontierDB
 from nadird.master.view.api_body import BadBody, parse_seeds
 from nadird.protocol.codec import decode, encode
 from nadird.protocol.messages import Bag, PageResult, Results
+from nadird.testing import forkserver
 
 URL = "http://shop.test/search"
 
@@ -270,7 +271,6 @@ def test_a_schema_3_frontier_gets_the_request_column_and_keeps_its_rows(tmp_path
 def test_seeds_file_lines_may_be_requests(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import subprocess
     import sys
 
     from nadird.cli.main import main
@@ -289,9 +289,7 @@ def test_seeds_file_lines_may_be_requests(
     # sees them), the others in-process: the same main(), without a start each.
     line, message = cases[0]
     seeds.write_text(f"{URL}\n{good}\n{line}\n")
-    proc = subprocess.run(
-        [sys.executable, "-m", "nadird", *argv], capture_output=True, text=True, timeout=60
-    )
+    proc = forkserver.run([sys.executable, "-m", "nadird", *argv], timeout=60)
     assert proc.returncode == 2, proc.stderr
     assert f"{seeds}: {message}" in proc.stderr
     for line, message in cases[1:]:

@@ -4,7 +4,6 @@ counted by the master, and refused in a config when it names no article field.""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -23,6 +22,7 @@ from nadird.job.spec import Job, Selector
 from nadird.master.observe.metrics import MasterMetrics
 from nadird.master.results.articles import ArticleTallies
 from nadird.protocol.messages import PageResult
+from nadird.testing import forkserver
 from nadird.worker.parse import item as item_module
 from nadird.worker.parse.item import extract_item
 from nadird.worker.parse.parser import parse_text
@@ -118,10 +118,7 @@ def test_a_wrong_generic_step_is_refused_naming_the_field(
 def test_the_command_line_exits_2_on_a_wrong_article_field(tmp_path: Path) -> None:
     path = tmp_path / "jobs.yaml"
     path.write_text("jobs:\n  news:\n    fields:\n      body: [{article: body}]\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "nadird", "check", "-c", str(path)],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    done = forkserver.run([sys.executable, "-m", "nadird", "check", "-c", str(path)], timeout=60)
     assert done.returncode == 2, done.stderr
     assert "fields.body[0].article: expected one of" in done.stderr
     assert str(path) in done.stderr

@@ -128,7 +128,9 @@ class Heartbeat:
     proxies: int = 0  # usable proxies in the worker's pool
     # Leases of finished bags the worker keeps for a restarted master, until
     # this one says their results are stored (Pong.settled; worker/held.py).
-    finished: list[str] = field(default_factory=list)
+    # Sparse: left out while empty, so a master of the version before reads
+    # the heartbeats of a worker that keeps no finished bag.
+    finished: list[str] = field(default_factory=list, metadata=SPARSE_FIELD)
 
     def __post_init__(self) -> None:
         check_lease_ids("finished", self.finished)
@@ -143,7 +145,9 @@ class Pong:
     seq: int
     # Those of Heartbeat.finished whose results this master has stored (and
     # committed the end of their lease): the worker may forget them.
-    settled: list[str] = field(default_factory=list)
+    # Sparse: left out while empty, so a worker of the version before (which
+    # lists no finished bag) reads this master's Pongs.
+    settled: list[str] = field(default_factory=list, metadata=SPARSE_FIELD)
 
     def __post_init__(self) -> None:
         check_lease_ids("settled", self.settled)

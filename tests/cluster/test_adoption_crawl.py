@@ -45,6 +45,15 @@ def start_crawl(cluster: Cluster, graph: SiteGraph, **master: Any) -> Proc:
     return proc
 
 
+def kill_and_restart(cluster: Cluster, master: Proc) -> tuple[Proc, float]:
+    """SIGKILL the master, start it again on its state; the new master and
+    when the old one was killed."""
+    master.kill(signal.SIGKILL)
+    killed = time.time()
+    master.popen.wait(10)
+    return cluster.start_again("master", cluster.workdir / "master.yaml"), killed
+
+
 def fetched_twice(entries: list[AccessEntry]) -> list[tuple[str, str]]:
     counts = Counter((e.host, e.path) for e in entries)
     return [url for url, n in counts.items() if n > 1]
@@ -97,10 +106,7 @@ def test_a_master_killed_mid_crawl_fetches_again_no_more_than_was_in_flight(
     with run_in_thread(graph, latency=0.01) as web:
         master = start_crawl(cluster, graph, politeness={"delay": 0.02})
         assert wait_until(lambda: len(page_requests(web)) > 0.3 * total, 60)
-        master.kill(signal.SIGKILL)
-        killed = time.time()
-        master.popen.wait(10)
-        master = cluster.start_again("master", cluster.workdir / "master.yaml")
+        master, killed = kill_and_restart(cluster, master)
         assert cluster.wait(master, 120) == 0
         entries = page_requests(web)
     twice = fetched_twice(entries)
@@ -132,10 +138,7 @@ def test_a_restarted_master_stalled_before_reading_its_workers_still_adopts_thei
     with run_in_thread(graph, latency=0.01) as web:
         master = start_crawl(cluster, graph, politeness={"delay": 0.02})
         assert wait_until(lambda: len(page_requests(web)) > 0.3 * total, 60)
-        master.kill(signal.SIGKILL)
-        killed = time.time()
-        master.popen.wait(10)
-        master = cluster.start_again("master", cluster.workdir / "master.yaml")
+        master, killed = kill_and_restart(cluster, master)
         # The worst moment: the previous run's leases wait for their holders
         # and nothing the workers sent has been read yet.
         assert wait_until(lambda: events(cluster, "master", "leases_waiting"), 60)
@@ -180,10 +183,7 @@ def test_a_finished_bag_whose_results_the_master_had_not_stored_is_not_fetched_a
         # a finished bag 5 s after a master answered), the crawl goes on.
         time.sleep(7.0)
         assert len(page_requests(web)) < len(expected_set(graph))
-        master.kill(signal.SIGKILL)
-        killed = time.time()
-        master.popen.wait(10)
-        master = cluster.start_again("master", cluster.workdir / "master.yaml")
+        master, killed = kill_and_restart(cluster, master)
         assert cluster.wait(master, 120) == 0
         entries = page_requests(web)
     twice = fetched_twice(entries)

@@ -43,8 +43,7 @@ class Proc:
         return events
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
-        if self.popen.poll() is None:
-            os.kill(self.popen.pid, sig)
+        self.popen.send_signal(sig)  # nothing once the process has ended
 
 
 @dataclass

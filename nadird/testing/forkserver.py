@@ -18,6 +18,7 @@ ends (a negative code: killed by that signal, as Popen says).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import importlib
 import json
 import os
@@ -120,8 +121,12 @@ class ForkedProcess:
         return self.returncode
 
     def send_signal(self, sig: int) -> None:
+        # The server reaps a child up to REAP_EVERY before it says so: one
+        # that ended in between is gone, and a signal to it does nothing, as
+        # Popen.send_signal does to a process that has ended.
         if self.poll() is None:
-            os.kill(self.pid, sig)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, sig)
 
     def terminate(self) -> None:
         self.send_signal(15)
